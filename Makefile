@@ -1,0 +1,51 @@
+# nlcl — build the book, run the tests, run one chapter, benchmark.
+# Everything runs in an isolated virtual environment (.venv) created on first use.
+
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+PROFILE ?= ci
+JOBS    ?= 2
+STAMP   := $(VENV)/.installed
+
+.PHONY: help setup book test run bench list clean distclean
+
+help:
+	@echo "make book              execute every chapter (PROFILE=$(PROFILE), JOBS=$(JOBS)) and build _build/html"
+	@echo "make test              run the test suite"
+	@echo "make run CHAPTER=id ARGS='-p name value'   re-run one chapter with parameters"
+	@echo "make list              list the chapters"
+	@echo "make bench             run the benchmarks"
+	@echo "make clean             remove _build;  make distclean  also removes $(VENV)"
+
+# Install nlcl (editable) with the book and test extras; torch is pinned by constraints.txt.
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
+	$(BIN)/python -c "import nlcl.pipeline as p; p.ensure_kernel()"
+	touch $@
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/nlcl book --profile $(PROFILE) --jobs $(JOBS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+run: $(STAMP)
+	@test -n "$(CHAPTER)" || (echo "usage: make run CHAPTER=<id> [ARGS='-p name value ...'] [PROFILE=ci|full]"; exit 2)
+	$(BIN)/nlcl run $(CHAPTER) --profile $(PROFILE) $(ARGS)
+
+list: $(STAMP)
+	$(BIN)/nlcl list
+
+bench: $(STAMP)
+	$(BIN)/python -m nlcl.bench
+
+clean:
+	rm -rf _build
+
+distclean: clean
+	rm -rf $(VENV)

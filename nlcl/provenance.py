@@ -1,0 +1,99 @@
+"""Where things live (repository root, build directory) and what produced a result (provenance).
+
+Provenance is the record every chapter ends with and every results artifact carries: commit,
+profile, parameters, device, library versions, date and wall time.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+__all__ = ["repo_root", "build_dir", "git_commit", "library_versions", "collect"]
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+LIBRARIES = ("nlcl", "numpy", "scipy", "torch", "pandas", "scikit-learn", "matplotlib", "seaborn")
+
+
+def repo_root(start: str | os.PathLike | None = None) -> Path:
+    """The book's root: ``NLCL_ROOT``, else the nearest ancestor of ``start`` (default: the current
+    directory) holding ``_toc.yml``, else the parent of the installed package (editable installs).
+    """
+    env = os.environ.get("NLCL_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "_toc.yml").is_file():
+            return candidate
+    if (_PACKAGE_DIR.parent / "_toc.yml").is_file():
+        return _PACKAGE_DIR.parent
+    raise FileNotFoundError(
+        f"cannot find the nlcl book (a folder with _toc.yml) above {here}; "
+        "run from the repository or set NLCL_ROOT"
+    )
+
+
+def build_dir(root: str | os.PathLike | None = None) -> Path:
+    """Where generated files go: ``NLCL_BUILD_DIR``, else ``<root>/_build``."""
+    env = os.environ.get("NLCL_BUILD_DIR")
+    if env:
+        return Path(env).resolve()
+    try:
+        base = Path(root) if root is not None else repo_root()
+    except FileNotFoundError:
+        base = Path.cwd()
+    return base / "_build"
+
+
+def git_commit(root: str | os.PathLike | None = None) -> str:
+    """Short commit hash of the book (``+dirty`` if tracked files changed); ``NLCL_COMMIT`` wins."""
+    env = os.environ.get("NLCL_COMMIT")
+    if env:
+        return env
+    try:
+        cwd = Path(root) if root is not None else repo_root()
+    except FileNotFoundError:
+        return "unknown"
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
+    """Installed versions of the libraries that shape the numbers (and Python's)."""
+    out = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def collect(*, profile: str, params: dict[str, Any], device: str, **extra: Any) -> dict[str, Any]:
+    """A provenance record: commit, profile, parameters, device, versions, date (UTC), extras."""
+    return {
+        "commit": git_commit(),
+        "profile": profile,
+        "parameters": params,
+        "device": device,
+        "versions": library_versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        **extra,
+    }
