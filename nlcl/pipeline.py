@@ -36,7 +36,6 @@ from .validate import ParameterError, choice, positive_int
 __all__ = [
     "KERNEL_NAME",
     "ChapterNotFound",
-    "ChapterFailed",
     "ChapterResult",
     "toc_files",
     "chapters",
@@ -60,10 +59,6 @@ INJECTED_LABEL = "Show the parameter values this page ran with"
 
 class ChapterNotFound(ParameterError):
     """The requested chapter is not in the book; the message lists the available chapters."""
-
-
-class ChapterFailed(RuntimeError):
-    """A chapter raised while executing; the message names the chapter and the failing cell."""
 
 
 # ----------------------------------------------------------------------------------------------
