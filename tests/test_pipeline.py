@@ -13,7 +13,7 @@ from nlcl.pipeline import ChapterNotFound, coerce_parameters
 from nlcl.validate import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "tests" / "fixtures" / "tiny_chapter.py"
+TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
 NLCL = [sys.executable, "-m", "nlcl.cli"]
 
 
@@ -113,7 +113,7 @@ def test_run_chapter_api(tmp_path, monkeypatch):
     monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path))
     res = pipeline.run_chapter(TINY, parameters={"n": "4"}, output=tmp_path / "t.ipynb", root=ROOT, progress_bar=False)
     assert isinstance(res, pipeline.ChapterResult)
-    assert res.ok and res.chapter == "tiny_chapter" and res.claims[0]["measured"] == 4 and res.seconds > 0
+    assert res.ok and res.chapter == "tiny-chapter" and res.claims[0]["measured"] == 4 and res.seconds > 0
     with pytest.raises(ParameterError, match="profile='paper'"):
         pipeline.run_chapter(TINY, profile="paper", root=ROOT)
 
@@ -220,9 +220,9 @@ def _mini_book(tmp_path, chapter_source: str) -> Path:
     shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
     shutil.copy2(ROOT / "book" / "reproducibility.md", root / "book" / "reproducibility.md")
     (root / "book" / "intro.md").write_text("# Mini\n")
-    (root / "book" / "tiny.py").write_text(chapter_source)
+    (root / "book" / "tiny-chapter.py").write_text(chapter_source)
     toc = {"format": "jb-book", "root": "book/intro",
-           "parts": [{"caption": "C", "chapters": [{"file": "book/tiny"}]},
+           "parts": [{"caption": "C", "chapters": [{"file": "book/tiny-chapter"}]},
                      {"caption": "E", "chapters": []},
                      {"caption": "R", "chapters": [{"file": "book/reproducibility"}]}]}
     (root / "_toc.yml").write_text(yaml.safe_dump(toc))
@@ -236,12 +236,12 @@ def test_build_book_site_and_report(tmp_path, monkeypatch):
     lines = []
     assert pipeline.build_book(root=root, jobs=1, echo=lines.append) == 0
     assert (root / "_build" / "html" / "index.html").is_file()
-    assert (root / "_build" / "html" / "book" / "tiny.html").is_file()
+    assert (root / "_build" / "html" / "book" / "tiny-chapter.html").is_file()
     report = (root / "_build" / "staging" / "book" / "reproducibility.md").read_text()
     assert "`tiny-n`" in report and "✅ pass" in report
     timings = json.loads((root / "_build" / "timings.json").read_text())
-    assert timings["tiny"]["ok"] is True
-    assert not (root / "_build" / "staging" / "book" / "tiny.py").exists()
+    assert timings["tiny-chapter"]["ok"] is True
+    assert not (root / "_build" / "staging" / "book" / "tiny-chapter.py").exists()
 
 
 @pytest.mark.slow
@@ -251,4 +251,4 @@ def test_build_book_fails_naming_chapter_and_cell(tmp_path, monkeypatch):
     lines = []
     assert pipeline.build_book(root=root, jobs=1, site=False, echo=lines.append) == 1
     text = "\n".join(lines)
-    assert "chapter 'tiny' FAILED in code cell" in text and "ClaimsFailed" in text
+    assert "chapter 'tiny-chapter' FAILED in code cell" in text and "ClaimsFailed" in text
