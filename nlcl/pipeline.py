@@ -54,6 +54,7 @@ KERNEL_NAME = "nlcl"
 USER_ERRORS = ("ParameterError", "ChapterNotFound", "ClaimsFailed", "ArtifactMismatch")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 REPORT_MARKER = "<!-- nlcl:claims-report -->"
+_KERNEL_FLAG = "--IPKernelApp.log_level=ERROR"
 INJECTED_LABEL = "Show the parameter values this page ran with"
 
 
@@ -219,13 +220,19 @@ def ensure_kernel() -> str:
 
     try:
         spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve():
+        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve() and _KERNEL_FLAG in spec.argv:
             return KERNEL_NAME
     except NoSuchKernel:
         pass
     from ipykernel.kernelspec import install
 
-    install(kernel_name=KERNEL_NAME, display_name="Python 3 (nlcl)", prefix=sys.prefix)
+    path = Path(install(kernel_name=KERNEL_NAME, display_name="Python 3 (nlcl)", prefix=sys.prefix))
+    # Kernels only log errors: a loopback kernel's "running over TCP without encryption" warning
+    # would otherwise be printed for every chapter.
+    spec_file = path / "kernel.json"
+    data = json.loads(spec_file.read_text())
+    data["argv"].append(_KERNEL_FLAG)
+    spec_file.write_text(json.dumps(data, indent=1))
     return KERNEL_NAME
 
 
