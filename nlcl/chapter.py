@@ -219,12 +219,7 @@ class Run:
                 f"| wall time | {record['wall_time_s']:.1f} s |",
             ]
         )
-        if _claims._in_notebook():
-            from IPython.display import Markdown, display
-
-            display(Markdown(text))
-        else:
-            print(text)
+        _claims.show_markdown(text)
 
 
 def start(

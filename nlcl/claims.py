@@ -45,6 +45,8 @@ __all__ = [
     "is_true",
     "to_plain",
     "load_records",
+    "show_markdown",
+    "status_badge",
 ]
 
 STATUSES = ("pass", "fail", "not-reproduced")
@@ -381,6 +383,11 @@ def _show(rec: dict[str, Any]) -> None:
     )
     if rec["status"] != "pass" and rec["note"]:
         text += f"\n\n> **Not reproduced.** {rec['note']}"
+    show_markdown(text)
+
+
+def show_markdown(text: str) -> None:
+    """Display markdown as rich output in a notebook, as plain text elsewhere."""
     if _in_notebook():
         from IPython.display import Markdown, display
 

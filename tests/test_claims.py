@@ -141,6 +141,11 @@ def test_glue_and_display_outside_notebook(tmp_path, capsys):
     assert "g1" in out and "measured: 1.25" in out
 
 
+def test_show_markdown_prints_outside_notebook(capsys):
+    claims.show_markdown("**x**")
+    assert capsys.readouterr().out == "**x**\n"
+
+
 def test_load_records_rejects_non_list(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="expected a JSON list"):
