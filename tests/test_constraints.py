@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from nlcl.collapse import init_two_layer, trace_loss
 from nlcl.constraints import (
+    Trajectory,
     CONSTRAINTS,
     gradient_descent,
     grassmann_gradient,
@@ -113,6 +114,7 @@ def test_orthogonal_training_reaches_optimum_and_keeps_constraint():
     lam = torch.linalg.eigvalsh(C)
     W1, W2 = init_two_layer(4, 8, 5, 2, generator=torch.Generator().manual_seed(0))
     traj = projected_gradient_descent(lambda a, b: trace_loss(a, b, C), W1, W2, constraint="orthogonal", lr=0.05, steps=3000, record_every=500)
+    assert isinstance(traj, Trajectory) and not traj.diverged.any()
     a, b = traj.params
     eye = torch.eye(5, dtype=torch.float64)
     assert torch.allclose(a.transpose(-1, -2) @ a, eye.expand(4, 5, 5), atol=1e-6)

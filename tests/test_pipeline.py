@@ -29,7 +29,7 @@ def test_resolve_chapter():
     assert pipeline.resolve_chapter("tian-fig8-landscape", ROOT).name == "tian-fig8-landscape.py"
     assert pipeline.resolve_chapter("book/tian-fig8-landscape.py", ROOT).name == "tian-fig8-landscape.py"
     assert pipeline.resolve_chapter(str(TINY), ROOT) == TINY
-    with pytest.raises(ChapterNotFound, match=r"unknown chapter 'nope'; available chapters:\n  .*tian-fig8-landscape"):
+    with pytest.raises(ChapterNotFound, match=r"(?s)unknown chapter 'nope'; available chapters:\n  .*tian-fig8-landscape"):
         pipeline.resolve_chapter("nope", ROOT)
 
 
