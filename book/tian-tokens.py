@@ -1,0 +1,484 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Two-layer networks on token sequences: specialization, global modulation and BatchNorm (Tian 2023, Sec. 5)
+#
+# **Overview.** Tian (2023) trains a two-layer network with $K$ disjoint receptive fields (RFs) on
+# synthetic token sequences and measures whether the low-layer filters $\mathbf{w}_{km}$ learn the
+# tokens that matter. The paper claims that (i) with several relevant tokens per RF ($P>1$) a
+# nonlinear (ReLU) network specializes its filters to different tokens and profits from
+# over-parameterization $\beta$, while a linear network cannot (Theorem 4); (ii) tokens that are
+# not part of any global pattern are *not* learned (global modulation, Theorems 5-6); (iii)
+# InfoNCE learns better than the quadratic loss (Corollary 2); and (iv) with strongly non-uniform
+# input norms, BatchNorm helps, best when the gradient does not flow through the batch variance
+# (App. D, Table 1). This chapter reproduces Figs. 4/9, 10, 11, 5 and Table 1.
+#
+# **Prerequisites.** Tian 2023, Sec. 4 (two-layer setting), Sec. 5 and App. E.2; the theory is in
+# {doc}`tian-two-layer-theory`. The matching scores $\bar\chi_\pm$ are Eqs. 16 and 181.
+#
+# **Expected run time.** `ci` profile (a reduced grid, 500 steps, one seed; plus Fig. 5 at 5000
+# steps): about 2 minutes on a shared 2-core CPU. `full` profile (the paper's grid: 960 runs × 5000
+# steps): hours on a 2-core CPU, about a minute on one modern GPU. The paper-scale numbers shown
+# below come from the committed artifact `results/tian-tokens-full-*`, produced by
+# `python -m nlcl.training` (or this chapter with `--profile full`).
+
+# %% [markdown]
+# ## The task and the network
+#
+# **Data (Sec. 5, Fig. 3).** $d=20$ tokens with orthogonal embeddings $\mathbf{u}_a$; $K=10$ RFs; in
+# each RF $R_k$ a random subset $R_k^g$ of $P$ candidate tokens. $G=40$ generators each fix 5
+# random RFs to one of their candidates and leave the others as wildcards. A sample picks a
+# generator and fills its wildcards with uniformly random tokens; its positive view is another
+# sample of the same generator; the other samples of the batch are negatives. Non-uniformity
+# $\zeta$ (App. E.2): half the tokens have $\|\mathbf{u}_a\| = 1/\zeta$, the rest $\zeta$.
+#
+# **Network.** $M=\beta P$ filters per RF, activation $h$, optional BatchNorm on the $KM$ hidden
+# units, a top linear layer $V$ ($d_\text{out}=20$) and an $\ell_2$-normalized output. SGD with
+# momentum 0.9, weight decay $5\times10^{-3}$, batch 128, 5000 minibatches, learning rate
+# $2\times10^{-3}$ (Sec. 5), temperature $\tau=0.1$ (the released code). Losses: InfoNCE (Eq. 1
+# with $\epsilon=1$, the released code's cross-entropy) and the quadratic loss (uniform $\alpha$).
+#
+# **Scores (Eqs. 16, 181).** $\chi_+(R_k)$ averages over $a\in R_k^g$ the best cosine between a filter
+# and $\mathbf{u}_a$; $\chi_-(R_k)$ the same over $a\notin R_k^g$ (we average over the $d-P$ such
+# tokens, where Eq. 181 prints a $1/P$ prefactor); $\bar\chi_\pm$ average over RFs. For linear $h$
+# we use $|\cos|$. $R_k^g$ counts the candidates that some generator actually uses.
+
+# %% tags=["parameters"]
+profile: str = "ci"  # "ci" (reduced grid, minutes on CPU) or "full" (the paper's grid)
+seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
+device: str = "auto"  # "auto", "cpu" or "cuda"
+lr: float = 2e-3  # SGD learning rate (paper: 2e-3)
+tau: float = 0.1  # InfoNCE / quadratic temperature (released code: 0.1)
+steps: int = None  # minibatches per run; None takes the profile's size (paper: 5000)
+n_seeds: int = None  # seeds per grid cell; None takes the profile's size (paper: 3)
+betas: list = None  # over-parameterizations β; None takes the profile's list
+Ps: list = None  # candidates per RF P; None takes the profile's list
+zetas: list = None  # non-uniformities ζ of Fig. 11; None takes the profile's list
+fig5_steps: int = None  # minibatches for the Fig. 5 weights; None takes the profile's size
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import nlcl
+from nlcl import results, validate
+from nlcl.claims import at_least, at_most, exactly, greater_than
+from nlcl.metrics import paper_table1, plot_beta_curves, plot_filters, summarize
+from nlcl.models import ACTIVATIONS_2LAYER
+from nlcl.tokens import make_token_worlds
+from nlcl.training import (
+    PAPER_BETAS,
+    PAPER_PS,
+    TokenRun,
+    grid_parameters,
+    paper_grid,
+    runs_from_table,
+    train_token_runs,
+)
+
+run = nlcl.start(
+    "tian-tokens",
+    profile=profile, seed=seed, device=device,
+    sizes={
+        "ci": dict(steps=500, n_seeds=1, betas=[1, 5], Ps=[1, 3], zetas=[10.0], fig5_steps=5000),
+        "full": dict(steps=5000, n_seeds=3, betas=list(PAPER_BETAS), Ps=list(PAPER_PS),
+                     zetas=[2.0, 5.0, 10.0], fig5_steps=5000),
+    },
+    params=dict(lr=lr, tau=tau, steps=steps, n_seeds=n_seeds, betas=betas, Ps=Ps, zetas=zetas,
+                fig5_steps=fig5_steps),
+)
+P = run.params
+validate.positive_float("lr", P.lr)
+validate.positive_float("tau", P.tau)
+validate.positive_int("steps", P.steps)
+validate.positive_int("n_seeds", P.n_seeds)
+validate.positive_int("fig5_steps", P.fig5_steps)
+for name in ("betas", "Ps"):
+    for v in P[name]:
+        validate.positive_int(name, v)
+for z in P.zetas:
+    validate.positive_float("zetas", z)
+seeds = [seed + i for i in range(P.n_seeds)]
+FIGURES = ("fig9", "fig10", "fig11", "table1")
+
+# %% [markdown]
+# ## What the paper predicts, and our tolerances
+#
+# Declared before anything is trained. Each claim is evaluated on the **paper-scale** results
+# (the committed full-profile artifact, or this run when it is itself the full profile); the live
+# `ci` run below only illustrates the trends. A claim is *required* when those results are in the
+# paper's setting (learning rate $2\times10^{-3}$, $\tau=0.1$, 5000 steps, the full
+# $\beta\times P$ grid, 3 seeds); otherwise it is reported but not required.
+#
+# 1. **P = 1** (Fig. 9): linear is at least as good as ReLU at $\beta=1$:
+#    $\bar\chi_+^\text{lin}-\bar\chi_+^\text{ReLU} \ge -0.05$.
+# 2. **P > 1, β ≥ 2**: ReLU $\bar\chi_+$ > linear $\bar\chi_+$ in at least 75% of those cells.
+# 3. ReLU $\bar\chi_+$ grows with $\beta$ for $P>1$: $\bar\chi_+(\beta_\max)-\bar\chi_+(\beta_\min)$,
+#    averaged over $P>1$, is $\ge 0.1$; linear is nearly flat: the same difference in absolute
+#    value is $\le 0.1$.
+# 4. InfoNCE ≥ quadratic for ReLU, $\bar\chi_+$ averaged over the grid (difference $\ge 0$).
+# 5. ReLU has the lowest grid-averaged $\bar\chi_-$ of the five activations.
+# 6. At $\zeta=10$ BatchNorm beats no BatchNorm for $\beta>1$, $P>1$: mean $\bar\chi_+$ difference $>0$.
+# 7. Table 1: not backpropagating $\sigma^2$ is at least as good as backpropagating it in more
+#    than half of the $(\beta, P, \mu\text{-backprop})$ comparisons.
+# 8. (Informational, not required.) Our Table 1 is within 0.15 of the paper's, mean absolute
+#    difference over the cells present (64 for the full grid).
+
+# %%
+def load_artifact(fig):
+    """The committed full-profile artifact of ``fig`` (any completed seeds), or None."""
+    try:
+        meta = results.load(f"tian-tokens-full-{fig}").meta
+        stored_seeds = meta["parameters"]["seeds"]
+        art = results.load(f"tian-tokens-full-{fig}",
+                           params={**grid_parameters(5000, P.lr, stored_seeds), "figure": fig})
+    except (FileNotFoundError, results.ArtifactMismatch) as err:
+        print(f"{fig}: no usable artifact ({str(err)[:160]})")
+        return None
+    return art
+
+
+artifacts = {fig: load_artifact(fig) for fig in FIGURES} if run.profile == "ci" else {fig: None for fig in FIGURES}
+paper_setting_params = P.lr == 2e-3 and P.tau == 0.1
+
+
+def is_paper_scale(table, fig):
+    """True when a result table holds every run of the paper's grid for ``fig`` in its setting."""
+    full = paper_grid([fig], lr=P.lr, tau=P.tau)
+    keys = ["activation", "loss", "bn", "beta", "P", "zeta", "seed"]
+    have = set(map(tuple, table[keys].astype(str).values))
+    return paper_setting_params and all(tuple(r) in have for r in full[keys].astype(str).values)
+
+
+# Which results the claims use: the live run in the full profile, else the artifact if present.
+claim_source = {fig: ("artifact" if artifacts[fig] is not None else "live") for fig in FIGURES}
+required = {fig: (artifacts[fig] is not None and is_paper_scale(artifacts[fig].table, fig))
+            or (run.profile == "full" and paper_setting_params) for fig in FIGURES}
+
+
+def describe(fig, short=False):
+    """Where the results of ``fig`` come from, with their extent (a partial artifact says so)."""
+    art = artifacts[fig]
+    if art is None:
+        return f"live {run.profile} run"
+    t = art.table
+    n_full = len(paper_grid([fig]))
+    extent = "complete" if len(t) == n_full else f"PARTIAL, {len(t)} of {n_full} runs"
+    if short:
+        return f"full-profile artifact ({extent}, seeds {sorted(t.seed.unique().tolist())})"
+    ms = sorted({int(b * p) for b, p in zip(t.beta, t.P)})
+    return (f"full-profile artifact, {extent} ({art.label()}; seeds {sorted(t.seed.unique().tolist())}; "
+            f"cells with M = βP in {ms})")
+
+
+src = describe
+run.glue("tokens-artifact-fig9", describe("fig9", short=True))
+claim_seeds = sorted({int(x) for f in FIGURES if artifacts[f] is not None for x in artifacts[f].table.seed}) or seeds
+UNCONV = ("at the paper's stated η = 2e-3, 5000 minibatches leave the networks far from converged (see the "
+          "learning-rate section: the β = 5, P = 3 ReLU network reaches a much higher χ̄+ at the released code's "
+          f"η = 1e-2), and these results hold seed(s) {claim_seeds} of the paper's three")
+
+c1 = run.expect("tokens-p1-linear-vs-relu", source="Tian 2023, Sec. 5.1 / Fig. 4, 9",
+                statement=f"P = 1, β = 1, InfoNCE: χ̄+(linear) − χ̄+(ReLU) ({src('fig9')}).",
+                check=at_least(-0.05), paper="linear works well at P = 1", required=required["fig9"])
+c2 = run.expect("tokens-relu-beats-linear", source="Tian 2023, Sec. 5.1 / Fig. 4, 9",
+                statement=f"Fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+ ({src('fig9')}).",
+                check=at_least(0.75), paper="ReLU better for P > 1, β > 1", required=required["fig9"])
+c3 = run.expect("tokens-relu-grows-with-beta", source="Tian 2023, Sec. 5.1 / Fig. 4",
+                statement=f"ReLU: χ̄+(β_max) − χ̄+(β_min), mean over P > 1 ({src('fig9')}).",
+                check=at_least(0.1), paper="the larger β, the better χ̄+", required=required["fig9"],
+                not_reproduced=("ReLU χ̄+ after 5000 steps falls with β for P > 1 instead of rising (Fig. 9, ReLU panel): "
+                                + UNCONV + ", so the comparison across β measures how fast networks of different "
+                                "sizes learn rather than what they converge to."))
+c3b = run.expect("tokens-linear-flat-in-beta", source="Tian 2023, Sec. 5.1 / Fig. 4",
+                 statement=f"Linear: |χ̄+(β_max) − χ̄+(β_min)|, mean over P > 1 ({src('fig9')}).",
+                 check=at_most(0.1), paper="linear barely affected by β", required=required["fig9"],
+                 not_reproduced=("Linear χ̄+ also falls with β (Fig. 9, linear panel): " + UNCONV + "; the "
+                                 "Theorem 4 argument is about fixed points, which these runs have not reached."))
+c4 = run.expect("tokens-infonce-beats-quadratic", source="Tian 2023, Sec. 5.1 / Fig. 4, 10",
+                statement=f"ReLU: χ̄+ with InfoNCE minus with the quadratic loss, mean over β×P cells ({src('fig10')}).",
+                check=at_least(0.0), paper="quadratic loss not as effective", required=required["fig10"],
+                not_reproduced=("Averaged over the β×P cells, ReLU's χ̄+ is about the same with both losses (Figs. 9 "
+                                "and 10): InfoNCE is ahead at β = 1 and behind at large β for P = 1; " + UNCONV + "."))
+c5 = run.expect("tokens-relu-lowest-chi-minus", source="Tian 2023, App. E.2 / Fig. 9",
+                statement=f"The activation with the lowest grid-mean χ̄− under InfoNCE ({src('fig9')}).",
+                check=exactly("relu"), paper="ReLU lowest χ̄−", required=required["fig9"],
+                not_reproduced=("ReLU and LeakyReLU(0.05) are nearly tied in grid-mean χ̄− (Fig. 9, bottom row); "
+                                + UNCONV + ", and the ordering between the two is not resolved."))
+c6 = run.expect("tokens-bn-helps-at-zeta10", source="Tian 2023, App. E.2 / Fig. 11",
+                statement=f"ζ = 10, ReLU: mean over β > 1, P > 1 of χ̄+(BN) − χ̄+(no BN) ({src('fig11')}).",
+                check=greater_than(0.0), paper="BN better at large ζ, β > 1, P > 1", required=required["fig11"],
+                not_reproduced=("Vanilla BN gives a lower χ̄+ than no BN in most ζ = 10 cells (Fig. 11). We have not "
+                                "identified the cause; " + UNCONV + ", so this grid does not test the converged "
+                                "behaviour the paper reports."))
+c7 = run.expect("tokens-table1-no-var-backprop", source="Tian 2023, App. E.2 / Table 1",
+                statement=f"Fraction of (β, P, μ) comparisons where σ² not backpropagated ≥ backpropagated ({src('table1')}).",
+                check=greater_than(0.5), paper="σ² no-backprop better", required=required["table1"])
+c8 = run.expect("tokens-table1-vs-paper", source="Tian 2023, Table 1",
+                statement=f"Mean |ours − paper| over the Table 1 cells present ({src('table1')}).",
+                check=at_most(0.15), paper="Table 1", required=False,
+                not_reproduced=("Our χ̄+ values stay closer to their random-initialization level than the paper's: "
+                                + UNCONV + "."))
+
+# %% [markdown]
+# ## The live run
+#
+# `nlcl.training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
+# them in stacks of equal $M$, each stack one vectorized computation over its runs (different
+# activations, losses, BatchNorm variants, $P$, $\zeta$ and seeds side by side). A run's data and
+# initialization depend only on its own seed, so the stacking does not change the results.
+
+# %%
+grid = paper_grid(FIGURES, seeds=seeds, betas=P.betas, Ps=P.Ps, zetas=P.zetas, lr=P.lr, tau=P.tau)
+live = train_token_runs(runs_from_table(grid), P.steps, device=run.device)
+live_table = grid[["figure"]].join(live.table)
+run.glue("tokens-live-runs", len(live_table))
+run.glue("tokens-live-wall", round(live.wall_s, 1))
+run.glue("tokens-live-rate", round(live.run_steps_per_s))
+print(f"{len(live_table)} runs x {P.steps} steps in {live.wall_s:.1f} s "
+      f"({live.run_steps_per_s:.0f} run-steps/s on {run.device_name})")
+if run.profile == "full":
+    for fig in FIGURES:
+        results.save(f"tian-tokens-full-{fig}", live_table[live_table.figure == fig].reset_index(drop=True),
+                     params={**grid_parameters(P.steps, P.lr, seeds), "figure": fig}, profile="full",
+                     device=run.device_name, notes="written by book/tian-tokens.py --profile full")
+
+
+def table_for(fig):
+    """The table the claims use for ``fig``: the artifact when present, else the live run."""
+    if claim_source[fig] == "artifact":
+        return artifacts[fig].table
+    return live_table[live_table.figure == fig].reset_index(drop=True)
+
+
+
+# %% [markdown]
+# The live run: {glue:text}`tokens-live-runs` runs in {glue:text}`tokens-live-wall` s
+# ({glue:text}`tokens-live-rate` run-steps per second).
+#
+# ## Figure 9 (Fig. 4, top row): InfoNCE, five activations
+#
+# $\bar\chi_+$ (top) and $\bar\chi_-$ (bottom) against $\beta$, one line per $P$, mean ± std over
+# seeds; sigmoid is the non-homogeneous control. First the live run, then (in the `ci` profile)
+# the paper-scale artifact.
+
+# %%
+ACT_LABEL = {"linear": "linear", "relu": "ReLU", "leaky_relu": "LeakyReLU(0.05)", "quadratic": "quadratic $x^2$",
+             "sigmoid": "sigmoid (control)"}
+
+
+def show_fig(table, fig, panel, label, title):
+    sub = table[table.figure == fig] if "figure" in table else table
+    s = summarize(sub, [panel, "beta", "P"])
+    order = {v: i for i, v in enumerate(ACTIVATIONS_2LAYER + ("none", "vanilla"))}
+    s = s.sort_values([panel, "beta", "P"], key=lambda c: c.map(order) if c.name == panel else c)
+    plot_beta_curves(s, panel, title=title.replace(" — ", "\n"), panel_label=label)
+    plt.show()
+
+
+show_fig(live_table, "fig9", "activation", ACT_LABEL.get, f"Fig. 9, InfoNCE — live {run.profile} run")
+if artifacts["fig9"] is not None:
+    show_fig(artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get, f"Fig. 9, InfoNCE — {describe('fig9', short=True)}")
+
+# %% [markdown]
+# ## Figure 10: the quadratic loss
+
+# %%
+show_fig(live_table, "fig10", "activation", ACT_LABEL.get, f"Fig. 10, quadratic loss — live {run.profile} run")
+if artifacts["fig10"] is not None:
+    show_fig(artifacts["fig10"].table, "fig10", "activation", ACT_LABEL.get,
+             f"Fig. 10, quadratic loss — {describe('fig10', short=True)}")
+
+# %% [markdown]
+# ## Figure 11: BatchNorm under non-uniformity ζ (ReLU, InfoNCE)
+#
+# One column per $(\zeta, \text{BN})$; "vanilla" BatchNorm backpropagates through both batch
+# statistics.
+
+# %%
+def show_fig11(table, title):
+    t = table[table.figure == "fig11"].copy()
+    t["setting"] = [f"ζ = {z:g}, " + ("BN" if b == "vanilla" else "no BN") for z, b in zip(t.zeta, t.bn)]
+    t = t.sort_values(["zeta", "bn"], ascending=[True, False])
+    s = summarize(t, ["setting", "beta", "P"])
+    s["key"] = s.setting.map({v: i for i, v in enumerate(dict.fromkeys(t.setting))})
+    plot_beta_curves(s.sort_values(["key", "beta", "P"]).drop(columns="key"), "setting", title=title.replace(" — ", "\n"))
+    plt.show()
+
+
+show_fig11(live_table, f"Fig. 11 — live {run.profile} run")
+if artifacts["fig11"] is not None:
+    show_fig11(artifacts["fig11"].table, f"Fig. 11 — {describe('fig11', short=True)}")
+
+# %% [markdown]
+# ## Table 1: which BatchNorm statistics to backpropagate (ζ = 10)
+#
+# Columns: backprop through $\mu_k$ (yes/no) × through $\sigma_k^2$ (yes/no). Each cell shows our
+# mean ± std, the paper's value, and the difference (ours − paper).
+
+# %%
+VARIANT = {"detached": "μ no / σ² no", "var": "μ no / σ² yes", "mean": "μ yes / σ² no", "vanilla": "μ yes / σ² yes"}
+
+
+def table1(table):
+    s = summarize(table[table.figure == "table1"], ["beta", "P", "bn"], values=["chi_plus"])
+    s = s.merge(paper_table1(), on=["beta", "P", "bn"], how="left")
+    s["diff"] = s.chi_plus_mean - s.paper_mean
+    s["cell"] = [f"{m:.2f}{' (1 seed)' if np.isnan(sd) else f' ± {sd:.2f}'} (paper {pm:.2f}, {d:+.2f})"
+                 for m, sd, pm, d in zip(s.chi_plus_mean, s.chi_plus_std, s.paper_mean, s["diff"])]
+    wide = s.pivot(index=["beta", "P"], columns="bn", values="cell")[list(VARIANT)].rename(columns=VARIANT)
+    return s, wide
+
+
+live_t1, live_t1_wide = table1(live_table)
+print(f"Table 1 — live {run.profile} run")
+display(live_t1_wide)
+if artifacts["table1"] is not None:
+    art_t1, art_t1_wide = table1(artifacts["table1"].table)
+    print(f"Table 1 — {describe('table1')}")
+    display(art_t1_wide)
+
+# %% [markdown]
+# ## Figure 5: the learned filters at P = 3, β = 5, and the learning rate
+#
+# One heat map per RF (rows: the $M=15$ filters, columns: the 20 tokens; ticks mark $R_k^g$; each
+# filter scaled to unit max-abs), ReLU and linear with the same seed and data, InfoNCE, trained for
+# {glue:text}`tokens-fig5-steps` minibatches. The paper states $\eta = 2\times10^{-3}$; its released
+# configuration uses $10^{-2}$, so we train both (four runs, one stack) and show both.
+
+# %%
+fig5_lrs = list(dict.fromkeys([P.lr, 1e-2]))
+fig5_runs = [TokenRun(a, beta=5, P=3, seed=seed, lr=l, tau=P.tau) for l in fig5_lrs for a in ("relu", "linear")]
+fig5 = train_token_runs(fig5_runs, P.fig5_steps, device=run.device, keep_weights=range(len(fig5_runs)))
+world5 = make_token_worlds([seed], 3)
+run.glue("tokens-fig5-steps", P.fig5_steps)
+for tag, lr_value in (("lr1", P.lr), ("lr2", 1e-2)):
+    for act_name in ("relu", "linear"):
+        row = fig5.table[(fig5.table.activation == act_name) & (fig5.table.lr == lr_value)].iloc[0]
+        run.glue(f"tokens-fig5-{act_name}-{tag}-chi-plus", round(float(row.chi_plus), 3))
+        run.glue(f"tokens-fig5-{act_name}-{tag}-chi-minus", round(float(row.chi_minus), 3))
+run.glue("tokens-fig5-lr1", f"{P.lr:g}")
+for i, r in enumerate(fig5_runs):
+    row = fig5.table.iloc[i]
+    name = {"relu": "ReLU", "linear": "linear"}[r.activation]
+    plot_filters(fig5.weights[i], world5.relevant[0],
+                 title=f"Fig. 5, {name}, η = {r.lr:g}: χ̄+ = {row.chi_plus:.2f}, χ̄− = {row.chi_minus:.2f}")
+    plt.show()
+display(fig5.table[["activation", "lr", "chi_plus", "chi_minus"]].round(3))
+
+# %% [markdown]
+# With this run's $\eta =$ {glue:text}`tokens-fig5-lr1` (the paper's $2\times10^{-3}$ by default): ReLU
+# $\bar\chi_+ =$ {glue:text}`tokens-fig5-relu-lr1-chi-plus` ($\bar\chi_- =$
+# {glue:text}`tokens-fig5-relu-lr1-chi-minus`), linear $\bar\chi_+ =$ {glue:text}`tokens-fig5-linear-lr1-chi-plus`.
+# With $\eta = 10^{-2}$: ReLU $\bar\chi_+ =$ {glue:text}`tokens-fig5-relu-lr2-chi-plus` ($\bar\chi_- =$
+# {glue:text}`tokens-fig5-relu-lr2-chi-minus`), linear $\bar\chi_+ =$ {glue:text}`tokens-fig5-linear-lr2-chi-plus`.
+
+# %% [markdown]
+# **Learning-rate sensitivity.** At the paper's stated rate, 5000 minibatches leave the filters far
+# from converged (the heat maps are still mostly their random initialization), which lowers every
+# $\bar\chi_+$ of the grid compared with the paper's figures; at the released code's $10^{-2}$ the
+# ReLU filters pick out the tokens of $R_k^g$. The paper-scale grid below uses $2\times10^{-3}$,
+# as the paper states; `-p lr 0.01` re-runs the chapter at the other rate.
+#
+# ## Measuring the claims
+
+# %%
+def cell(table, **sel):
+    t = table
+    for k, v in sel.items():
+        t = t[t[k] == v]
+    return t.groupby(["beta", "P"]).chi_plus.mean()
+
+
+t9, t10, t11, t1 = (table_for(f) for f in FIGURES)
+relu9, lin9 = cell(t9, activation="relu"), cell(t9, activation="linear")
+common = relu9.index.intersection(lin9.index)
+b_min = min(b for b, _ in common)
+c1.measure(round(float(lin9.loc[(b_min, 1)] - relu9.loc[(b_min, 1)]), 3) if (b_min, 1) in common else float("nan"))
+big = [(b, p) for b, p in common if b >= 2 and p > 1]
+c2.measure(round(float(np.mean([relu9[c] > lin9[c] for c in big])), 3) if big else float("nan"))
+
+
+def beta_span(series, p):
+    """χ̄+(β_max) − χ̄+(β_min) at P = p over the β present in ``series`` (and in ``common``)."""
+    bs = sorted(b for b, q in common if q == p)
+    return series.loc[(bs[-1], p)] - series.loc[(bs[0], p)] if len(bs) >= 2 else np.nan
+
+
+Pbig = sorted({p for _, p in common if p > 1})
+c3.measure(round(float(np.nanmean([beta_span(relu9, p) for p in Pbig])), 3))
+c3b.measure(round(float(np.nanmean([abs(beta_span(lin9, p)) for p in Pbig])), 3))
+relu10 = cell(t10, activation="relu")
+both = relu10.index.intersection(relu9.index)
+c4.measure(round(float((relu9[both] - relu10[both]).mean()), 3))
+c5.measure(str(t9.groupby("activation").chi_minus.mean().idxmin()))
+z10 = t11[t11.zeta == 10.0]
+bn, nobn = cell(z10, bn="vanilla"), cell(z10, bn="none")
+sel = [c for c in bn.index.intersection(nobn.index) if c[0] > 1 and c[1] > 1]
+c6.measure(round(float((bn[sel] - nobn[sel]).mean()), 3) if sel else float("nan"))
+m1 = summarize(t1, ["beta", "P", "bn"], values=["chi_plus"]).pivot(index=["beta", "P"], columns="bn", values="chi_plus_mean")
+pairs = [("detached", "var"), ("mean", "vanilla")]
+wins = pd.concat([(m1[a] >= m1[b])[m1[a].notna() & m1[b].notna()] for a, b in pairs if a in m1 and b in m1])
+c7.measure(round(float(wins.mean()), 3) if len(wins) else float("nan"))
+s1, _ = table1(t1 if "figure" in t1 else t1.assign(figure="table1"))
+_ = c8.measure(round(float(s1["diff"].abs().mean()), 3))
+
+# %% [markdown]
+# ## Speed
+#
+# `make bench` (`python -m nlcl.bench`) times the batched trainer at the paper's sizes and writes
+# `_build/bench.json`; its latest numbers, if present, and the artifact's own timing note:
+
+# %%
+import json
+
+from nlcl import provenance
+
+bench_path = provenance.build_dir() / "bench.json"
+if bench_path.is_file():
+    bench = json.loads(bench_path.read_text())
+    display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.bench"))
+else:
+    print("no _build/bench.json: run `make bench` (python -m nlcl.bench) to measure the trainer")
+for fig in FIGURES:
+    if artifacts[fig] is not None:
+        print(f"{fig}: {artifacts[fig].meta['notes']}")
+
+# %% [markdown]
+# ## Summary
+#
+# On the paper-scale results (see each claim's statement for their extent): at $P=1,\beta=1$ linear
+# minus ReLU $\bar\chi_+$ is {glue:text}`tokens-p1-linear-vs-relu`; ReLU beats linear in a fraction
+# {glue:text}`tokens-relu-beats-linear` of the $P>1,\beta\ge2$ cells; across $\beta$ ReLU's
+# $\bar\chi_+$ changes by {glue:text}`tokens-relu-grows-with-beta` and linear's by
+# {glue:text}`tokens-linear-flat-in-beta`; InfoNCE minus quadratic (ReLU) is
+# {glue:text}`tokens-infonce-beats-quadratic`; the lowest $\bar\chi_-$ belongs to
+# {glue:text}`tokens-relu-lowest-chi-minus`; BatchNorm minus no BatchNorm at $\zeta=10$ is
+# {glue:text}`tokens-bn-helps-at-zeta10`; not backpropagating $\sigma^2$ wins a fraction
+# {glue:text}`tokens-table1-no-var-backprop` of the Table 1 comparisons, and our Table 1 differs
+# from the paper's by {glue:text}`tokens-table1-vs-paper` on average. The verdicts, with the
+# tolerances declared above, are in the claims table below.
+#
+# Two findings stand out. First, the learning rate: at the paper's stated $2\times10^{-3}$, 5000
+# minibatches leave the filters mostly at their initialization (the first Fig. 5 heat maps), so all $\bar\chi_+$
+# are lower and the differences between settings smaller than in the paper's figures, while at
+# the released code's $10^{-2}$ ReLU recovers the tokens of $R_k^g$ almost perfectly. Second,
+# scale: the paper's grid is 960 runs × 5000 steps; on this shared 2-core CPU the batched trainer
+# completed only the part stated in each artifact's label (Fig. 9: {glue:text}`tokens-artifact-fig9`),
+# so those claims are reported, not required, until the full grid is run (one command,
+# `python -m nlcl.training`, on a GPU).
+#
+# **What's next.** {doc}`tian-two-layer-theory` checks the dynamics behind these curves
+# (Lemma 4, Theorems 4-6, Corollary 3) directly against autograd.
+
+# %%
+run.finish()

@@ -1,0 +1,195 @@
+"""Benchmark of the batched token-task trainer (Tian 2023, Sec. 5 / App. E.2 at the paper's sizes).
+
+``python -m nlcl.bench [--quick] [--device cpu|cuda] [--threads T]`` prints and writes
+``_build/bench.json``:
+
+* the matrix-multiply peak (GFLOP/s) of this machine, measured in the same run;
+* ms per training step for one configuration (R = 1) at the paper's sizes;
+* ms per step per configuration when the whole grid is stacked (Figs. 9, 10, 11, Table 1);
+* the achieved GFLOP/s of the trainer (FLOPs counted analytically by :func:`step_flops`) and its
+  fraction of the matmul peak;
+* the projected wall time of the full grid (≈ 960 runs × 5000 steps).
+
+The grid is timed stack by stack for a few steps each (all stacks, or a subset with ``--quick``)
+and extrapolated to 5000 steps.  On a shared machine the wall time includes waiting for a core,
+so on CPU every number is also measured in process CPU time (the cost on a dedicated core), with
+the peak measured in the same run and with the same clock so the ratio is meaningful.  With
+more OpenMP threads than free cores, spinning threads can slow training down by orders of
+magnitude: benchmark and train with ``--threads`` ≤ the free cores.  Explained in ``book/tian-tokens.py`` (provenance).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import torch
+
+from .device import describe_device, get_device
+from .models import TwoLayerRF
+from .tokens import make_token_worlds, sample_views
+from .training import paper_grid, runs_from_table, train_batched
+from .validate import positive_int
+
+__all__ = ["matmul_peak_gflops", "step_flops", "time_stack", "run_benchmark", "main"]
+
+
+def matmul_peak_gflops(n: int = 1024, repeats: int = 5, device: torch.device | str = "cpu") -> float:
+    """Best-of-``repeats`` float32 GFLOP/s of an n×n matmul (2n³ FLOPs), the machine's peak proxy.
+
+    On CPU the time is the process CPU time (``time.process_time``), so that time spent
+    descheduled on a shared machine does not count; with T threads it is T × wall time at best,
+    i.e. the per-core peak times T.
+    """
+    n = positive_int("n", n)
+    dev = torch.device(device)
+    a = torch.randn(n, n, device=dev)
+    b = torch.randn(n, n, device=dev)
+    a @ b
+    best = float("inf")
+    clock = time.perf_counter if dev.type == "cuda" else time.process_time
+    for _ in range(positive_int("repeats", repeats)):
+        if dev.type == "cuda":  # pragma: no cover - no GPU in CI
+            torch.cuda.synchronize()
+        t0 = clock()
+        for _ in range(4):
+            a @ b
+        if dev.type == "cuda":  # pragma: no cover
+            torch.cuda.synchronize()
+        best = min(best, (clock() - t0) / 4)
+    return 2 * n**3 / best / 1e9
+
+
+def step_flops(M: int, *, K: int = 10, d: int = 20, n_tokens: int = 20, batch_size: int = 128, out_dim: int = 20) -> float:
+    """Multiply-add FLOPs of one training step of one run (forward + backward, both views).
+
+    Counts the matrix products: the top layer V (2N × KM × d_out, ×3 for forward, ∂V and ∂f_1),
+    the InfoNCE similarity matrix (N × N × d_out, ×3) and W Eᵀ (K M d n_tokens, ×3); elementwise
+    work (activations, BatchNorm, gather, softmax) is not counted, so the achieved rate is a
+    lower bound on the useful work.
+    """
+    n2 = 2 * batch_size
+    top = 2 * n2 * K * M * out_dim
+    sim = 2 * batch_size * batch_size * out_dim
+    emb = 2 * K * M * d * n_tokens
+    return 3.0 * (top + sim + emb)
+
+
+def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device | str = "cpu",
+               warmup: int = 2) -> tuple[float, float]:
+    """(wall, CPU) seconds per training step of one stack of equal-M token runs, after ``warmup``.
+
+    CPU time is the process CPU time (all threads); on a shared machine the wall time also
+    counts the time the process waits for a core.
+    """
+    dev = torch.device(device)
+    world = make_token_worlds([r.seed for r in runs], [r.P for r in runs], [r.zeta for r in runs])
+    model = TwoLayerRF(len(runs), world.K, world.n_tokens, runs[0].M, 20, activation=[r.activation for r in runs],
+                       bn=[r.bn for r in runs], seeds=[r.seed for r in runs], device=dev)
+    emb = world.embedding(device=dev)
+
+    def data(step):
+        x1, x2, _ = sample_views(world, step, batch_size, device=dev, embedding=emb)
+        return x1, x2
+
+    kw = dict(loss=[r.loss for r in runs], tau=[r.tau for r in runs], lr=[r.lr for r in runs],
+              check_every=1 if dev.type == "cpu" else 50)
+    train_batched(model, data, warmup, **kw)
+    if dev.type == "cuda":  # pragma: no cover
+        torch.cuda.synchronize()
+    t0, c0 = time.perf_counter(), time.process_time()
+    train_batched(model, data, steps, **kw)
+    if dev.type == "cuda":  # pragma: no cover
+        torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
+
+
+def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None = None, steps: int | None = None,
+                  out: str | os.PathLike | None = "_build/bench.json") -> dict:
+    """Measure the numbers listed in the module docstring; write them to ``out`` (unless None)."""
+    dev = get_device(device)
+    if threads is not None:
+        torch.set_num_threads(positive_int("threads", threads))
+    steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
+    peak = matmul_peak_gflops(512 if quick else 1024, device=dev)
+    grid = paper_grid()
+    runs = runs_from_table(grid)
+    by_m: dict[int, list] = {}
+    for r in runs:
+        by_m.setdefault(r.M, []).append(r)
+    Ms = sorted(by_m)
+    if quick:
+        Ms = [m for m in Ms if m in (1, 15, 100)]
+    single_wall, single_cpu = {}, {}
+    for m in (15, 100) if not quick else (15,):
+        w, c = time_stack(by_m[m][:1], steps, device=dev)
+        single_wall[m], single_cpu[m] = 1e3 * w, 1e3 * c
+    wall_s, cpu_s, flops, n_runs = {}, {}, 0.0, 0
+    for m in Ms:
+        wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev)
+        flops += len(by_m[m]) * step_flops(m)
+        n_runs += len(by_m[m])
+    # On CUDA the CPU clock is meaningless: use wall time for everything.
+    busy = cpu_s if dev.type == "cpu" else wall_s
+    grid_wall, grid_busy = sum(wall_s.values()), sum(busy.values())
+    achieved = flops / grid_busy / 1e9
+    full_runs = len(runs)
+    scale = 5000 * (full_runs / n_runs)
+    res = dict(
+        device=describe_device(dev),
+        threads=torch.get_num_threads(),
+        quick=quick,
+        timed_steps=steps,
+        matmul_peak_gflops=peak,
+        single_config_ms_per_step_wall={str(k): v for k, v in single_wall.items()},
+        single_config_ms_per_step_cpu={str(k): v for k, v in single_cpu.items()},
+        grid_runs_timed=n_runs,
+        grid_runs_total=full_runs,
+        grid_ms_per_step_per_config_wall=1e3 * grid_wall / n_runs,
+        grid_ms_per_step_per_config_cpu=1e3 * grid_busy / n_runs,
+        stack_ms_per_step_wall={str(k): 1e3 * v for k, v in wall_s.items()},
+        stack_ms_per_step_cpu={str(k): 1e3 * v for k, v in cpu_s.items()},
+        achieved_gflops=achieved,
+        fraction_of_peak=achieved / peak,
+        projected_full_grid_min_wall=grid_wall * scale / 60,
+        projected_full_grid_min_dedicated=grid_busy * scale / 60,
+        note=("shared machine: wall times include waiting for a core; the 'cpu'/'dedicated' numbers use "
+              "process CPU time (what the computation costs on a dedicated core); peak measured in the same "
+              "run with the same clock"),
+    )
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(res, indent=2) + "\n")
+    return res
+
+
+def main(argv=None) -> None:
+    """Command line: ``python -m nlcl.bench [--quick] [--device D] [--threads T] [--steps S]``."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="time 3 stacks (M = 1, 15, 100) for 3 steps")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--out", default="_build/bench.json")
+    a = ap.parse_args(argv)
+    res = run_benchmark(a.quick, a.device, a.threads, a.steps, a.out)
+    print(f"device: {res['device']}, threads {res['threads']}")
+    print(f"matmul peak: {res['matmul_peak_gflops']:.1f} GFLOP/s")
+    for m, v in res["single_config_ms_per_step_cpu"].items():
+        print(f"one configuration (M={m}): {v:.2f} ms/step CPU, {res['single_config_ms_per_step_wall'][m]:.2f} ms wall")
+    print(f"batched grid ({res['grid_runs_timed']} of {res['grid_runs_total']} runs timed): "
+          f"{res['grid_ms_per_step_per_config_cpu']:.3f} ms/step per configuration CPU, "
+          f"{res['grid_ms_per_step_per_config_wall']:.3f} ms wall")
+    print(f"achieved: {res['achieved_gflops']:.1f} GFLOP/s = {100 * res['fraction_of_peak']:.1f}% of the matmul peak")
+    print(f"projected full grid (960 runs x 5000 steps): {res['projected_full_grid_min_dedicated']:.1f} min on a "
+          f"dedicated core, {res['projected_full_grid_min_wall']:.1f} min at this run's wall-clock rate")
+    print(res["note"])
+    if a.out:
+        print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

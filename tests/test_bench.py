@@ -1,0 +1,31 @@
+"""Smoke test of nlcl.bench (no timing assertions)."""
+
+import json
+
+from nlcl.bench import matmul_peak_gflops, run_benchmark, step_flops
+
+
+def test_step_flops_grows_with_M():
+    assert step_flops(100) > step_flops(10) > 0
+
+
+def test_peak_is_positive():
+    assert matmul_peak_gflops(64, repeats=1) > 0
+
+
+def test_quick_benchmark_writes_json(tmp_path, monkeypatch):
+    import nlcl.bench as bench
+
+    monkeypatch.setattr(bench, "paper_grid", _small_grid)
+    out = tmp_path / "bench.json"
+    res = run_benchmark(quick=True, steps=1, out=out)
+    stored = json.loads(out.read_text())
+    assert stored["grid_runs_total"] == res["grid_runs_total"]
+    for key in ("matmul_peak_gflops", "grid_ms_per_step_per_config_cpu", "achieved_gflops", "projected_full_grid_min_dedicated"):
+        assert stored[key] > 0
+
+
+def _small_grid():
+    from nlcl.training import paper_grid
+
+    return paper_grid(["fig9"], seeds=[0], activations=["relu"], betas=[1, 5], Ps=[1, 3])

@@ -1,0 +1,73 @@
+"""Tests for nlcl.metrics (Tian 2023, Eqs. 16 and 181; Table 1)."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.metrics import PAPER_TABLE1, filter_token_cosines, matching_scores, paper_table1, summarize
+from nlcl.tokens import make_token_worlds
+
+
+def _perfect_filters(world, M):
+    """One filter per relevant token (e_a), the rest zero: χ̄+ = 1, χ̄− = 0."""
+    R, K, n = world.n_runs, world.K, world.n_tokens
+    W = torch.zeros(R, K, M, n, dtype=torch.float64)
+    for r in range(R):
+        for k in range(K):
+            toks = torch.nonzero(world.relevant[r, k]).flatten()
+            W[r, k, torch.arange(len(toks)), toks] = 1.0
+    return W
+
+
+def test_perfect_filters_score_one_and_zero():
+    w = make_token_worlds([0, 1], [3, 5], [1.0, 10.0])
+    W = _perfect_filters(w, 5)
+    cp, cm = matching_scores(W, w)
+    assert torch.allclose(cp, torch.ones(2, dtype=torch.float64))
+    assert torch.allclose(cm, torch.zeros(2, dtype=torch.float64))
+
+
+def test_linear_uses_absolute_cosine():
+    w = make_token_worlds([0], 3)
+    W = -_perfect_filters(w, 3)
+    assert matching_scores(W, w, linear=False)[0].item() == pytest.approx(0.0, abs=1e-12)
+    assert matching_scores(W, w, linear=True)[0].item() == pytest.approx(1.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 1000), st.floats(0.1, 10.0), st.floats(0.2, 5.0))
+def test_scores_are_scale_invariant_and_bounded(seed, scale, zeta):
+    w = make_token_worlds([seed], 3, zeta)
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(1, 10, 4, 20, generator=g, dtype=torch.float64)
+    cp, cm = matching_scores(W, w)
+    cp2, cm2 = matching_scores(W * scale, w)
+    assert torch.allclose(cp, cp2) and torch.allclose(cm, cm2)
+    assert -1 <= cp.item() <= 1 and -1 <= cm.item() <= 1
+
+
+def test_cosines_shape_and_zero_filter():
+    W = torch.zeros(2, 3, 4, 5)
+    W[0, 0, 0, 1] = 2.0
+    c = filter_token_cosines(W, torch.eye(5))
+    assert c.shape == (2, 3, 4, 5)
+    assert c[0, 0, 0, 1] == pytest.approx(1.0) and c[1].abs().max() == 0
+
+
+def test_shape_errors():
+    w = make_token_worlds([0], 3)
+    with pytest.raises(ValueError, match="W has shape"):
+        matching_scores(torch.zeros(2, 10, 3, 20), w)
+    with pytest.raises(ValueError, match="embedding"):
+        filter_token_cosines(torch.zeros(1, 2, 3, 4), torch.zeros(1, 5, 5))
+
+
+def test_paper_table1_and_summarize():
+    t = paper_table1()
+    assert len(t) == 64 and set(t.bn) == {"detached", "var", "mean", "vanilla"}
+    assert PAPER_TABLE1[(10, 5)]["detached"] == (0.98, 0.02)
+    s = summarize(t.rename(columns={"paper_mean": "chi_plus", "paper_std": "chi_minus"}), ["bn"])
+    assert set(s.columns) >= {"bn", "chi_plus_mean", "chi_plus_std", "n"} and (s.n == 16).all()
+    with pytest.raises(ValueError, match="column"):
+        summarize(t, ["nope"])
