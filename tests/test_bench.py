@@ -29,3 +29,12 @@ def _small_grid():
     from nlcl.training import paper_grid
 
     return paper_grid(["fig9"], seeds=[0], activations=["relu"], betas=[1, 5], Ps=[1, 3])
+
+
+def test_time_stack_reports_positive_times():
+    from nlcl.bench import time_stack
+    from nlcl.training import TokenRun
+
+    runs = [TokenRun("relu", beta=1, P=3, seed=s) for s in range(2)]
+    wall, cpu = time_stack(runs, 2, batch_size=8, warmup=1)
+    assert wall > 0 and cpu > 0

@@ -15,6 +15,7 @@ from nlcl.training import (
     sgd_momentum_step,
     train_batched,
     train_token_runs,
+    TrainResult,
 )
 
 
@@ -86,6 +87,7 @@ def test_batched_training_equals_run_by_run_and_is_deterministic():
 
 def test_training_learns_relevant_tokens():
     res = train_token_runs([TokenRun("relu", beta=2, P=3, seed=0, lr=1e-2)], 600, keep_weights=[0])
+    assert isinstance(res, TrainResult) and res.wall_s > 0 and res.run_steps_per_s > 0
     row = res.table.iloc[0]
     assert row.chi_plus > row.chi_minus + 0.1
     assert res.weights[0].shape == (10, 6, 20)
