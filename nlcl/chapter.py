@@ -165,6 +165,7 @@ class Run:
             profile=self.profile,
             params={k: _claims.to_plain(v) for k, v in self.params.items()},
             device=self.device_name,
+            commit=self.commit,
             chapter=self.chapter,
             seed=self.seed,
             wall_time_s=round(self.wall_time, 2),

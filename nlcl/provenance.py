@@ -85,10 +85,15 @@ def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
     return out
 
 
-def collect(*, profile: str, params: dict[str, Any], device: str, **extra: Any) -> dict[str, Any]:
-    """A provenance record: commit, profile, parameters, device, versions, date (UTC), extras."""
+def collect(
+    *, profile: str, params: dict[str, Any], device: str, commit: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """A provenance record: commit, profile, parameters, device, versions, date (UTC), extras.
+
+    ``commit`` defaults to :func:`git_commit`; pass it when already known to skip the git call.
+    """
     return {
-        "commit": git_commit(),
+        "commit": commit if commit is not None else git_commit(),
         "profile": profile,
         "parameters": params,
         "device": device,

@@ -37,3 +37,4 @@ def test_versions_and_collect():
     assert provenance.library_versions(("no-such-package-xyz",))["no-such-package-xyz"] == "not installed"
     rec = provenance.collect(profile="ci", params={"a": 1}, device="cpu", extra=2)
     assert rec["profile"] == "ci" and rec["parameters"] == {"a": 1} and rec["extra"] == 2 and rec["date"]
+    assert provenance.collect(profile="ci", params={}, device="cpu", commit="abc123")["commit"] == "abc123"
