@@ -1,21 +1,25 @@
 """Benchmark of the batched token-task trainer (Tian 2023, Sec. 5 / App. E.2 at the paper's sizes).
 
-``python -m nlcl.bench [--quick] [--device cpu|cuda] [--threads T]`` prints and writes
-``_build/bench.json``:
+``python -m nlcl.bench [--quick] [--device cpu|cuda] [--threads T] [--engine tables|autograd]``
+prints and writes ``_build/bench.json``:
 
 * the matrix-multiply peak (GFLOP/s) of this machine, measured in the same run;
 * ms per training step for one configuration (R = 1) at the paper's sizes;
-* ms per step per configuration when the whole grid is stacked (Figs. 9, 10, 11, Table 1);
-* the achieved GFLOP/s of the trainer (FLOPs counted analytically by :func:`step_flops`) and its
-  fraction of the matmul peak;
-* the projected wall time of the full grid (≈ 960 runs × 5000 steps).
+* ms per step per configuration when the whole grid is stacked (Figs. 9, 10, 11, Table 1; runs
+  of equal M = βP in one stack, as ``python -m nlcl.training`` trains them);
+* achieved GFLOP/s and fraction of the matmul peak, counted two ways: the FLOPs of the
+  per-sample network (:func:`step_flops`, what the ``autograd`` engine computes; for the
+  ``tables`` engine a *dense-equivalent* rate) and the FLOPs the ``tables`` engine actually does
+  (:func:`table_step_flops`, about 13× fewer);
+* the projected wall time of the full grid (960 runs × 5000 steps).
 
 The grid is timed stack by stack for a few steps each (all stacks, or a subset with ``--quick``)
 and extrapolated to 5000 steps.  On a shared machine the wall time includes waiting for a core,
 so on CPU every number is also measured in process CPU time (the cost on a dedicated core), with
 the peak measured in the same run and with the same clock so the ratio is meaningful.  With
 more OpenMP threads than free cores, spinning threads can slow training down by orders of
-magnitude: benchmark and train with ``--threads`` ≤ the free cores.  Explained in ``book/tian-tokens.py`` (provenance).
+magnitude: benchmark and train with ``--threads`` ≤ the free cores.  Explained in
+``book/tian-tokens.py`` (speed section).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from .tokens import make_token_worlds, sample_views
 from .training import paper_grid, runs_from_table, train_batched
 from .validate import positive_int
 
-__all__ = ["matmul_peak_gflops", "step_flops", "time_stack", "run_benchmark", "main"]
+__all__ = ["matmul_peak_gflops", "step_flops", "table_step_flops", "time_stack", "run_benchmark", "main"]
 
 
 def matmul_peak_gflops(n: int = 1024, repeats: int = 5, device: torch.device | str = "cpu") -> float:
@@ -78,8 +82,28 @@ def step_flops(M: int, *, K: int = 10, d: int = 20, n_tokens: int = 20, batch_si
     return 3.0 * (top + sim + emb)
 
 
+def table_step_flops(M: int, loss: str = "infonce", *, K: int = 10, n_tokens: int = 20, batch_size: int = 128,
+                     out_dim: int = 20) -> float:
+    """FLOPs of one step of one run in the ``tables`` engine (:func:`nlcl.tables.token_step`).
+
+    Counts the table products Z = Y V (forward), ∂V and ∂Y (backward), each 2 · K · 2n_tokens · M ·
+    d_out; the gather and scatter between tables and samples (2N · K · d_out additions each way);
+    and, for InfoNCE, the similarity matrix and its gradient (2 · N² · d_out each).  Elementwise
+    work is not counted.
+    """
+    from .training import LOSSES
+    from .validate import choice
+
+    choice("loss", loss, LOSSES)
+    n2 = 2 * batch_size
+    tables = 3 * 2 * K * 2 * n_tokens * M * out_dim
+    gather = 2 * n2 * K * out_dim
+    sim = 2 * 2 * batch_size * batch_size * out_dim if loss == "infonce" else 0
+    return float(tables + gather + sim)
+
+
 def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device | str = "cpu",
-               warmup: int = 2) -> tuple[float, float]:
+               warmup: int = 2, engine: str = "auto") -> tuple[float, float]:
     """(wall, CPU) seconds per training step of one stack of equal-M token runs, after ``warmup``.
 
     CPU time is the process CPU time (all threads); on a shared machine the wall time also
@@ -96,7 +120,7 @@ def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device 
         return x1, x2
 
     kw = dict(loss=[r.loss for r in runs], tau=[r.tau for r in runs], lr=[r.lr for r in runs],
-              check_every=1 if dev.type == "cpu" else 50)
+              check_every=1 if dev.type == "cpu" else 50, engine=engine)
     train_batched(model, data, warmup, **kw)
     if dev.type == "cuda":  # pragma: no cover
         torch.cuda.synchronize()
@@ -108,9 +132,13 @@ def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device 
 
 
 def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None = None, steps: int | None = None,
-                  out: str | os.PathLike | None = "_build/bench.json") -> dict:
+                  out: str | os.PathLike | None = "_build/bench.json", engine: str = "auto") -> dict:
     """Measure the numbers listed in the module docstring; write them to ``out`` (unless None)."""
+    from .training import ENGINES
+    from .validate import choice
+
     dev = get_device(device)
+    engine = choice("engine", engine, ENGINES)
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
     steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
@@ -125,22 +153,25 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
         Ms = [m for m in Ms if m in (1, 15, 100)]
     single_wall, single_cpu = {}, {}
     for m in (15, 100) if not quick else (15,):
-        w, c = time_stack(by_m[m][:1], steps, device=dev)
+        w, c = time_stack(by_m[m][:1], steps, device=dev, engine=engine)
         single_wall[m], single_cpu[m] = 1e3 * w, 1e3 * c
-    wall_s, cpu_s, flops, n_runs = {}, {}, 0.0, 0
+    wall_s, cpu_s, dense_flops, table_flops, n_runs = {}, {}, 0.0, 0.0, 0
     for m in Ms:
-        wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev)
-        flops += len(by_m[m]) * step_flops(m)
+        wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev, engine=engine)
+        dense_flops += len(by_m[m]) * step_flops(m)
+        table_flops += sum(table_step_flops(m, r.loss) for r in by_m[m])
         n_runs += len(by_m[m])
     # On CUDA the CPU clock is meaningless: use wall time for everything.
     busy = cpu_s if dev.type == "cpu" else wall_s
     grid_wall, grid_busy = sum(wall_s.values()), sum(busy.values())
-    achieved = flops / grid_busy / 1e9
+    dense_rate = dense_flops / grid_busy / 1e9
+    table_rate = table_flops / grid_busy / 1e9
     full_runs = len(runs)
     scale = 5000 * (full_runs / n_runs)
     res = dict(
         device=describe_device(dev),
         threads=torch.get_num_threads(),
+        engine=engine,
         quick=quick,
         timed_steps=steps,
         matmul_peak_gflops=peak,
@@ -152,13 +183,16 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
         grid_ms_per_step_per_config_cpu=1e3 * grid_busy / n_runs,
         stack_ms_per_step_wall={str(k): 1e3 * v for k, v in wall_s.items()},
         stack_ms_per_step_cpu={str(k): 1e3 * v for k, v in cpu_s.items()},
-        achieved_gflops=achieved,
-        fraction_of_peak=achieved / peak,
+        achieved_gflops=dense_rate,
+        fraction_of_peak=dense_rate / peak,
+        achieved_gflops_engine=table_rate if engine != "autograd" else dense_rate,
+        fraction_of_peak_engine=(table_rate if engine != "autograd" else dense_rate) / peak,
         projected_full_grid_min_wall=grid_wall * scale / 60,
         projected_full_grid_min_dedicated=grid_busy * scale / 60,
-        note=("shared machine: wall times include waiting for a core; the 'cpu'/'dedicated' numbers use "
-              "process CPU time (what the computation costs on a dedicated core); peak measured in the same "
-              "run with the same clock"),
+        note=("achieved_gflops counts the FLOPs of the per-sample network (for the tables engine a dense-equivalent "
+              "rate); achieved_gflops_engine counts the FLOPs the engine does. Shared machine: wall times include "
+              "waiting for a core; the 'cpu'/'dedicated' numbers use process CPU time (what the computation costs "
+              "on a dedicated core); peak measured in the same run with the same clock"),
     )
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -174,16 +208,20 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--out", default="_build/bench.json")
+    ap.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
     a = ap.parse_args(argv)
-    res = run_benchmark(a.quick, a.device, a.threads, a.steps, a.out)
-    print(f"device: {res['device']}, threads {res['threads']}")
+    res = run_benchmark(a.quick, a.device, a.threads, a.steps, a.out, a.engine)
+    print(f"device: {res['device']}, threads {res['threads']}, engine {res['engine']}")
     print(f"matmul peak: {res['matmul_peak_gflops']:.1f} GFLOP/s")
     for m, v in res["single_config_ms_per_step_cpu"].items():
         print(f"one configuration (M={m}): {v:.2f} ms/step CPU, {res['single_config_ms_per_step_wall'][m]:.2f} ms wall")
     print(f"batched grid ({res['grid_runs_timed']} of {res['grid_runs_total']} runs timed): "
           f"{res['grid_ms_per_step_per_config_cpu']:.3f} ms/step per configuration CPU, "
           f"{res['grid_ms_per_step_per_config_wall']:.3f} ms wall")
-    print(f"achieved: {res['achieved_gflops']:.1f} GFLOP/s = {100 * res['fraction_of_peak']:.1f}% of the matmul peak")
+    print(f"achieved (per-sample network FLOPs): {res['achieved_gflops']:.1f} GFLOP/s = "
+          f"{100 * res['fraction_of_peak']:.1f}% of the matmul peak")
+    print(f"achieved (FLOPs the engine does): {res['achieved_gflops_engine']:.1f} GFLOP/s = "
+          f"{100 * res['fraction_of_peak_engine']:.1f}% of the matmul peak")
     print(f"projected full grid (960 runs x 5000 steps): {res['projected_full_grid_min_dedicated']:.1f} min on a "
           f"dedicated core, {res['projected_full_grid_min_wall']:.1f} min at this run's wall-clock rate")
     print(res["note"])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -34,6 +35,7 @@ __all__ = [
     "summarize",
     "plot_beta_curves",
     "plot_filters",
+    "grid_predicates",
 ]
 
 
@@ -188,3 +190,71 @@ def plot_filters(W: torch.Tensor, relevant: torch.Tensor, *, title: str = ""):
     if title:
         fig.suptitle(title)
     return fig
+
+
+def grid_predicates(fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, table1: pd.DataFrame) -> dict:
+    """The quantities behind the token-experiment claims of Tian (2023), Sec. 5.1 and App. E.2.
+
+    Inputs are result tables of :func:`nlcl.training.train_token_runs` (columns activation, bn,
+    beta, P, zeta, seed, chi_plus, chi_minus) for Fig. 9 (InfoNCE), Fig. 10 (quadratic loss),
+    Fig. 11 (BN vs none over ζ) and Table 1 (BN variants at ζ = 10); cells are means over seeds.
+    Returns a dict:
+
+    * ``p1_linear_minus_relu``: χ̄+(linear) − χ̄+(ReLU) at P = 1 and the smallest β (Fig. 9);
+    * ``relu_beats_linear``: fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+;
+    * ``relu_beta_span`` / ``linear_beta_span``: χ̄+(β_max) − χ̄+(β_min) averaged over P > 1, for
+      ReLU, and its absolute value for linear;
+    * ``infonce_minus_quadratic``: ReLU χ̄+ (Fig. 9) minus (Fig. 10), mean over the common cells;
+    * ``lowest_chi_minus``: the activation with the lowest grid-mean χ̄− in Fig. 9;
+    * ``bn_minus_none_zeta10``: mean over β > 1, P > 1 of χ̄+(vanilla BN) − χ̄+(no BN) at ζ = 10;
+    * ``no_var_backprop_wins``: fraction of the (β, P, μ-backprop) comparisons of Table 1 where not
+      backpropagating σ² gives χ̄+ ≥ backpropagating it;
+    * ``table1_vs_paper``: mean |ours − paper| over the Table 1 cells present (:data:`PAPER_TABLE1`).
+
+    A quantity whose cells are missing is NaN.
+    """
+
+    def cell(table, **sel):
+        t = table
+        for k, v in sel.items():
+            t = t[t[k] == v]
+        return t.groupby(["beta", "P"]).chi_plus.mean()
+
+    out: dict = {}
+    relu9, lin9 = cell(fig9, activation="relu"), cell(fig9, activation="linear")
+    common = relu9.index.intersection(lin9.index)
+    b_min = min((b for b, _ in common), default=None)
+    out["p1_linear_minus_relu"] = (float(lin9.loc[(b_min, 1)] - relu9.loc[(b_min, 1)])
+                                   if b_min is not None and (b_min, 1) in common else float("nan"))
+    big = [(b, p) for b, p in common if b >= 2 and p > 1]
+    out["relu_beats_linear"] = float(np.mean([relu9[c] > lin9[c] for c in big])) if big else float("nan")
+
+    def beta_span(series, p):
+        bs = sorted(b for b, q in common if q == p)
+        return float(series.loc[(bs[-1], p)] - series.loc[(bs[0], p)]) if len(bs) >= 2 else float("nan")
+
+    p_big = sorted({p for _, p in common if p > 1})
+    spans = [beta_span(relu9, p) for p in p_big]
+    out["relu_beta_span"] = float(np.nanmean(spans)) if p_big and not np.all(np.isnan(spans)) else float("nan")
+    spans = [abs(beta_span(lin9, p)) for p in p_big]
+    out["linear_beta_span"] = float(np.nanmean(spans)) if p_big and not np.all(np.isnan(spans)) else float("nan")
+    relu10 = cell(fig10, activation="relu")
+    both = relu10.index.intersection(relu9.index)
+    out["infonce_minus_quadratic"] = float((relu9[both] - relu10[both]).mean()) if len(both) else float("nan")
+    out["lowest_chi_minus"] = str(fig9.groupby("activation").chi_minus.mean().idxmin()) if len(fig9) else ""
+    z10 = fig11[fig11.zeta == 10.0]
+    bn, nobn = cell(z10, bn="vanilla"), cell(z10, bn="none")
+    sel = [c for c in bn.index.intersection(nobn.index) if c[0] > 1 and c[1] > 1]
+    out["bn_minus_none_zeta10"] = float((bn[sel] - nobn[sel]).mean()) if sel else float("nan")
+    if len(table1):
+        m1 = summarize(table1, ["beta", "P", "bn"], values=["chi_plus"]).pivot(
+            index=["beta", "P"], columns="bn", values="chi_plus_mean")
+        wins = [(m1[a] >= m1[b])[m1[a].notna() & m1[b].notna()] for a, b in (("detached", "var"), ("mean", "vanilla"))
+                if a in m1 and b in m1]
+        wins = pd.concat(wins) if wins else pd.Series(dtype=bool)
+        out["no_var_backprop_wins"] = float(wins.mean()) if len(wins) else float("nan")
+        s1 = summarize(table1, ["beta", "P", "bn"], values=["chi_plus"]).merge(paper_table1(), on=["beta", "P", "bn"])
+        out["table1_vs_paper"] = float((s1.chi_plus_mean - s1.paper_mean).abs().mean()) if len(s1) else float("nan")
+    else:
+        out["no_var_backprop_wins"] = out["table1_vs_paper"] = float("nan")
+    return out

@@ -23,6 +23,7 @@ Explained in the chapter ``book/tian-tokens.py``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -54,6 +55,12 @@ def _mix32(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+@functools.lru_cache(maxsize=32)
+def _position_hash(n: int, device: torch.device) -> torch.Tensor:
+    """_mix32(position + c) for positions 0..n−1 (step- and seed-independent, so cached)."""
+    return _mix32(torch.arange(n, dtype=torch.int64, device=device) + 0x27D4EB2F)
+
+
 def hash_uniform_int(
     seeds: torch.Tensor, step: int, stream: int, shape: Sequence[int], high: torch.Tensor | int
 ) -> torch.Tensor:
@@ -68,10 +75,9 @@ def hash_uniform_int(
     if seeds.ndim != 1:
         raise ParameterError(f"seeds has shape {tuple(seeds.shape)}; expected (R,)")
     n = int(np.prod(shape)) if len(shape) else 1
-    pos = torch.arange(n, dtype=torch.int64, device=seeds.device)
     key = _mix32(seeds * 0x9E3779B1 + 0x632BE5AB)
     key = _mix32(key ^ (int(step) * 0x85EBCA77 + int(stream) * 0xC2B2AE3D))
-    h = _mix32(key[:, None] ^ _mix32(pos[None, :] + 0x27D4EB2F))
+    h = _mix32(key[:, None] ^ _position_hash(n, seeds.device)[None, :])
     high_t = torch.as_tensor(high, dtype=torch.int64, device=seeds.device)
     if high_t.ndim == 1:
         high_t = high_t[:, None]

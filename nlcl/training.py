@@ -33,12 +33,15 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .device import keep_freed_memory
 from .models import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF, segments
+from .tables import token_step
 from .tokens import TokenBatch, make_token_worlds, sample_views
 from .validate import ParameterError, choice, nonneg_float, positive_float, positive_int
 
 __all__ = [
     "LOSSES",
+    "ENGINES",
     "TokenRun",
     "TrainResult",
     "contrastive_loss",
@@ -55,6 +58,8 @@ __all__ = [
 
 #: Loss names accepted by :func:`contrastive_loss`.
 LOSSES: tuple[str, ...] = ("infonce", "quadratic")
+#: Gradient engines of :func:`train_batched`.
+ENGINES: tuple[str, ...] = ("auto", "tables", "autograd")
 #: The paper's over-parameterizations β and candidates per RF P (Figs. 9-11, Table 1).
 PAPER_BETAS: tuple[int, ...] = (1, 2, 5, 10)
 PAPER_PS: tuple[int, ...] = (1, 3, 5, 10)
@@ -139,6 +144,7 @@ def train_batched(
     check_every: int = 1,
     callback: Callable[[int, torch.Tensor], None] | None = None,
     progress: bool | str = False,
+    engine: str = "auto",
 ) -> torch.Tensor:
     """Train a stack of runs by SGD on the contrastive loss (Tian 2023, Sec. 5, Eq. 1).
 
@@ -147,8 +153,16 @@ def train_batched(
     ``loss``, ``tau`` and ``lr`` are scalars or one per run.  Raises ``ValueError`` naming the
     run(s) and step when a loss becomes NaN or infinite (checked every ``check_every`` steps).
     Returns the per-run loss of the last step (R,).
+
+    ``engine``: ``"autograd"`` differentiates the per-sample network with torch autograd;
+    ``"tables"`` computes the same loss and gradients in token-table space
+    (:func:`nlcl.tables.token_step`, token inputs only, about an order of magnitude faster);
+    ``"auto"`` (default) takes ``"tables"`` for :class:`~nlcl.tokens.TokenBatch` views and
+    ``"autograd"`` otherwise.
     """
     steps = positive_int("steps", steps)
+    engine = choice("engine", engine, ENGINES)
+    keep_freed_memory()
     R = model.n_runs
     losses = [choice("loss", l, LOSSES) for l in (loss if not isinstance(loss, str) else [loss] * R)]
     if len(losses) != R:
@@ -174,11 +188,18 @@ def train_batched(
     last = torch.full((R,), float("nan"))
     for step in it:
         x1, x2 = data(step)
-        f = model(_cat_views(x1, x2), views=2)
-        N = f.shape[1] // 2
-        f1, f2 = f[:, :N], f[:, N:]
-        parts = [contrastive_loss(f1[sl], f2[sl], name, tau_t[sl]) for sl, name in segs]
-        per_run = parts[0] if len(parts) == 1 else torch.cat(parts)
+        x = _cat_views(x1, x2)
+        use_tables = engine == "tables" or (engine == "auto" and isinstance(x, TokenBatch))
+        if use_tables:
+            if not isinstance(x, TokenBatch):
+                raise ParameterError(f"engine='tables' needs TokenBatch views; data({step}) gave {type(x1).__name__}")
+            per_run, gW, gV = token_step(model, x, losses, tau_t)
+        else:
+            f = model(x, views=2)
+            N = f.shape[1] // 2
+            f1, f2 = f[:, :N], f[:, N:]
+            parts = [contrastive_loss(f1[sl], f2[sl], name, tau_t[sl]) for sl, name in segs]
+            per_run = parts[0] if len(parts) == 1 else torch.cat(parts)
         if (step + 1) % check_every == 0 or step == steps - 1:
             bad = ~torch.isfinite(per_run.detach())
             if bool(bad.any()):
@@ -187,7 +208,10 @@ def train_batched(
                     f"training diverged: loss is NaN or infinite at step {step} for run(s) {runs[:10]} "
                     f"(lr={lr_t[runs[0]].item():g}); lower lr or check the inputs"
                 )
-        per_run.sum().backward()
+        if use_tables:
+            model.W.grad, model.V.grad = gW, gV
+        else:
+            per_run.sum().backward()
         sgd_momentum_step(params, bufs, lr_t, momentum, weight_decay)
         if callback is not None:
             callback(step, per_run.detach())
@@ -429,30 +453,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--profile", default="full")
     args = ap.parse_args(argv)
     dev = get_device(args.device)
-    # Seed by seed, all figures in one call (stacks of equal M hold runs of every figure, smallest
-    # M first), saving every figure's finished rows after each stack: an interrupted run leaves
-    # honest subsets (all cells up to some M = βP), labeled by the rows they contain.
-    done: list[pd.DataFrame] = []
+    # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
+    # smallest M first, and every figure's finished rows are saved after each stack, so an
+    # interrupted run leaves honest subsets (all cells up to some M = βP), labeled as such.
+    grid = paper_grid(args.figures, seeds=args.seeds, lr=args.lr)
     t_start = time.perf_counter()
-    for seed in args.seeds:
-        grid = paper_grid(args.figures, seeds=[seed], lr=args.lr)
 
-        def save(partial: pd.DataFrame, grid=grid, seed=seed) -> None:
-            table = pd.concat(done + [grid[["figure"]].join(partial, how="inner")], ignore_index=True)
-            wall = time.perf_counter() - t_start
-            for fig in args.figures:
-                sub = table[table.figure == fig].reset_index(drop=True)
-                total = len(paper_grid([fig], seeds=args.seeds))
-                params = {**grid_parameters(args.steps, args.lr, args.seeds), "figure": fig}
-                results.save(f"{args.prefix}-{fig}", sub, params=params, profile=args.profile,
-                             device=describe_device(dev),
-                             notes=f"{len(sub)} of {total} runs done ({args.steps} steps each), "
-                                   f"{wall:.0f} s wall on a shared machine; "
-                                   f"{'complete' if len(sub) == total else 'PARTIAL: an honest subset of the grid'}")
-            print(f"seed {seed}: saved {len(table)} runs after {wall:.0f} s", flush=True)
+    def save(partial: pd.DataFrame) -> None:
+        table = grid[["figure"]].join(partial, how="inner")
+        wall = time.perf_counter() - t_start
+        for fig in args.figures:
+            sub = table[table.figure == fig].reset_index(drop=True)
+            total = int((grid.figure == fig).sum())
+            params = {**grid_parameters(args.steps, args.lr, args.seeds), "figure": fig}
+            results.save(f"{args.prefix}-{fig}", sub, params=params, profile=args.profile,
+                         device=describe_device(dev),
+                         notes=f"{len(sub)} of {total} runs done ({args.steps} steps each); the whole grid "
+                               f"({len(table)} of {len(grid)} runs) took {wall:.0f} s wall so far; "
+                               f"{'complete' if len(sub) == total else 'PARTIAL: an honest subset of the grid'}")
+        print(f"saved {len(table)} of {len(grid)} runs after {wall:.0f} s", flush=True)
 
-        res = train_token_runs(runs_from_table(grid), args.steps, device=dev, progress=True, on_stack=save)
-        done.append(grid[["figure"]].join(res.table))
+    train_token_runs(runs_from_table(grid), args.steps, device=dev, progress=True, on_stack=save)
+
 
 if __name__ == "__main__":
     main()

@@ -2,11 +2,22 @@
 
 import json
 
-from nlcl.bench import matmul_peak_gflops, run_benchmark, step_flops
+import pytest
+
+from nlcl.bench import matmul_peak_gflops, run_benchmark, step_flops, table_step_flops
+from nlcl.validate import ParameterError
 
 
 def test_step_flops_grows_with_M():
     assert step_flops(100) > step_flops(10) > 0
+
+
+def test_table_step_flops_counts_fewer_than_the_network():
+    assert table_step_flops(100) > table_step_flops(10) > table_step_flops(10, "quadratic") > 0
+    # the tables engine does far less arithmetic than the per-sample network at large M
+    assert step_flops(100) > 5 * table_step_flops(100)
+    with pytest.raises(ParameterError, match="loss"):
+        table_step_flops(10, "hinge")
 
 
 def test_peak_is_positive():
@@ -21,8 +32,15 @@ def test_quick_benchmark_writes_json(tmp_path, monkeypatch):
     res = run_benchmark(quick=True, steps=1, out=out)
     stored = json.loads(out.read_text())
     assert stored["grid_runs_total"] == res["grid_runs_total"]
-    for key in ("matmul_peak_gflops", "grid_ms_per_step_per_config_cpu", "achieved_gflops", "projected_full_grid_min_dedicated"):
+    for key in ("matmul_peak_gflops", "grid_ms_per_step_per_config_cpu", "achieved_gflops", "achieved_gflops_engine",
+                "projected_full_grid_min_dedicated"):
         assert stored[key] > 0
+    assert stored["engine"] == "auto"
+
+
+def test_benchmark_rejects_unknown_engine(tmp_path):
+    with pytest.raises(ParameterError, match="engine"):
+        run_benchmark(quick=True, steps=1, out=None, engine="fast")
 
 
 def _small_grid():
@@ -36,5 +54,6 @@ def test_time_stack_reports_positive_times():
     from nlcl.training import TokenRun
 
     runs = [TokenRun("relu", beta=1, P=3, seed=s) for s in range(2)]
-    wall, cpu = time_stack(runs, 2, batch_size=8, warmup=1)
-    assert wall > 0 and cpu > 0
+    for engine in ("tables", "autograd"):
+        wall, cpu = time_stack(runs, 2, batch_size=8, warmup=1, engine=engine)
+        assert wall > 0 and cpu > 0

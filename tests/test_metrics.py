@@ -1,5 +1,7 @@
 """Tests for nlcl.metrics (Tian 2023, Eqs. 16 and 181; Table 1)."""
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -92,3 +94,49 @@ def test_plot_beta_curves_and_filters():
     fig2 = plot_filters(torch.randn(world.K, 4, world.n_tokens), torch.zeros(world.K, world.n_tokens, dtype=torch.bool))
     assert len(fig2.axes) >= world.K
     plt.close("all")
+
+
+def _grid_table(values, **fixed):
+    """Rows (beta, P, seed) with chi_plus from values[(beta, P)] (and chi_minus = 0.1)."""
+    rows = []
+    for (b, p), v in values.items():
+        for s in (0, 1):
+            rows.append(dict(beta=b, P=p, seed=s, chi_plus=v, chi_minus=0.1, **fixed))
+    return pd.DataFrame(rows)
+
+
+def test_grid_predicates_on_a_constructed_grid():
+    from nlcl.metrics import grid_predicates
+
+    cells = [(1, 1), (1, 3), (5, 1), (5, 3)]
+    relu = {(1, 1): 0.5, (1, 3): 0.4, (5, 1): 0.6, (5, 3): 0.9}
+    lin = {(1, 1): 0.7, (1, 3): 0.5, (5, 1): 0.7, (5, 3): 0.45}
+    fig9 = pd.concat([_grid_table(relu, activation="relu"), _grid_table(lin, activation="linear")])
+    fig9.loc[fig9.activation == "linear", "chi_minus"] = 0.3
+    fig10 = _grid_table({c: v - 0.1 for c, v in relu.items()}, activation="relu")
+    fig11 = pd.concat([_grid_table({c: 0.5 for c in cells}, bn="none", zeta=10.0),
+                       _grid_table({c: 0.7 for c in cells}, bn="vanilla", zeta=10.0)])
+    table1 = pd.concat([_grid_table({c: v for c in cells}, bn=bn, zeta=10.0)
+                        for bn, v in (("detached", 0.8), ("var", 0.6), ("mean", 0.5), ("vanilla", 0.5))])
+    out = grid_predicates(fig9, fig10, fig11, table1)
+    assert out["p1_linear_minus_relu"] == pytest.approx(0.2)
+    assert out["relu_beats_linear"] == 1.0  # the one cell with β ≥ 2, P > 1
+    assert out["relu_beta_span"] == pytest.approx(0.5) and out["linear_beta_span"] == pytest.approx(0.05)
+    assert out["infonce_minus_quadratic"] == pytest.approx(0.1)
+    assert out["lowest_chi_minus"] == "relu"
+    assert out["bn_minus_none_zeta10"] == pytest.approx(0.2)
+    assert out["no_var_backprop_wins"] == 1.0  # 0.8 ≥ 0.6 and 0.5 ≥ 0.5
+    paper = paper_table1().set_index(["beta", "P", "bn"]).paper_mean
+    want = np.mean([abs({"detached": 0.8, "var": 0.6, "mean": 0.5, "vanilla": 0.5}[bn] - paper[(b, p, bn)])
+                    for b, p in cells for bn in ("detached", "var", "mean", "vanilla")])
+    assert out["table1_vs_paper"] == pytest.approx(want)
+
+
+def test_grid_predicates_missing_cells_give_nan():
+    from nlcl.metrics import grid_predicates
+
+    fig9 = _grid_table({(1, 1): 0.5}, activation="relu")
+    empty = fig9.iloc[:0].assign(bn="none", zeta=10.0)
+    out = grid_predicates(fig9, fig9, empty, empty)
+    assert np.isnan(out["p1_linear_minus_relu"]) and np.isnan(out["bn_minus_none_zeta10"])
+    assert np.isnan(out["no_var_backprop_wins"]) and np.isnan(out["table1_vs_paper"])
