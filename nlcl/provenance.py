@@ -52,7 +52,11 @@ def build_dir(root: str | os.PathLike | None = None) -> Path:
 
 
 def git_commit(root: str | os.PathLike | None = None) -> str:
-    """Short commit hash of the book (``+dirty`` if tracked files changed); ``NLCL_COMMIT`` wins."""
+    """Short commit hash of the book (``+dirty`` if tracked files changed); ``NLCL_COMMIT`` wins.
+
+    Changes under ``results/`` do not count as dirty: a long run rewrites its own artifacts there
+    while it saves partial results, and those are outputs, not the code that produced them.
+    """
     env = os.environ.get("NLCL_COMMIT")
     if env:
         return env
@@ -68,7 +72,7 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
 
     try:
         commit = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")

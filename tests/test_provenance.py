@@ -38,3 +38,25 @@ def test_versions_and_collect():
     rec = provenance.collect(profile="ci", params={"a": 1}, device="cpu", extra=2)
     assert rec["profile"] == "ci" and rec["parameters"] == {"a": 1} and rec["extra"] == 2 and rec["date"]
     assert provenance.collect(profile="ci", params={}, device="cpu", commit="abc123")["commit"] == "abc123"
+
+
+def test_git_commit_ignores_changes_under_results(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.delenv("NLCL_COMMIT", raising=False)
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a.csv").write_text("x\n1\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    clean = provenance.git_commit(tmp_path)
+    assert "+" not in clean and len(clean) == 12
+    (tmp_path / "results" / "a.csv").write_text("x\n2\n")
+    assert provenance.git_commit(tmp_path) == clean  # a rewritten artifact is an output, not code
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert provenance.git_commit(tmp_path) == clean + "+dirty"
