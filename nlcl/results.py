@@ -72,8 +72,14 @@ def save(
     device: str = "unknown",
     notes: str = "",
     directory: str | os.PathLike | None = None,
+    commit: str | None = None,
 ) -> Path:
-    """Write ``table`` and its provenance as ``<directory>/<name>.csv`` and ``.json``; return the csv path."""
+    """Write ``table`` and its provenance as ``<directory>/<name>.csv`` and ``.json``; return the csv path.
+
+    ``commit`` records the code's commit as read when the computation started (a long run that
+    saves partial results should pass it, so that later edits to the checkout are not recorded);
+    by default it is read now.
+    """
     _check_name(name)
     if not isinstance(table, pd.DataFrame):
         raise ParameterError(f"table must be a pandas DataFrame, got {type(table).__name__}")
@@ -81,7 +87,7 @@ def save(
     out.mkdir(parents=True, exist_ok=True)
     csv = out / f"{name}.csv"
     table.to_csv(csv, index=False)
-    meta = provenance.collect(profile=profile, params=to_plain(dict(params)), device=device)
+    meta = provenance.collect(profile=profile, params=to_plain(dict(params)), device=device, commit=commit)
     meta.update(
         name=name,
         schema=SCHEMA,

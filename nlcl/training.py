@@ -442,6 +442,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from . import results
     from .device import describe_device, get_device
+    from .provenance import git_commit
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--figures", nargs="+", default=["fig9", "fig10", "fig11", "table1"])
@@ -458,6 +459,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # interrupted run leaves honest subsets (all cells up to some M = βP), labeled as such.
     grid = paper_grid(args.figures, seeds=args.seeds, lr=args.lr)
     t_start = time.perf_counter()
+    commit = git_commit()  # the code as it was when training started
 
     def save(partial: pd.DataFrame) -> None:
         table = grid[["figure"]].join(partial, how="inner")
@@ -467,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             total = int((grid.figure == fig).sum())
             params = {**grid_parameters(args.steps, args.lr, args.seeds), "figure": fig}
             results.save(f"{args.prefix}-{fig}", sub, params=params, profile=args.profile,
-                         device=describe_device(dev),
+                         device=describe_device(dev), commit=commit,
                          notes=f"{len(sub)} of {total} runs done ({args.steps} steps each); the whole grid "
                                f"({len(table)} of {len(grid)} runs) took {wall:.0f} s wall so far; "
                                f"{'complete' if len(sub) == total else 'PARTIAL: an honest subset of the grid'}")

@@ -56,3 +56,12 @@ def test_results_dir_env(tmp_path, monkeypatch):
     monkeypatch.setenv("NLCL_RESULTS_DIR", str(tmp_path))
     assert results.results_dir() == tmp_path
     assert results.results_dir(tmp_path / "y") == tmp_path / "y"
+
+
+def test_save_records_a_given_commit(tmp_path):
+    import pandas as pd
+
+    from nlcl import results
+
+    results.save("with-commit", pd.DataFrame({"a": [1]}), params={}, profile="ci", directory=tmp_path, commit="abc123")
+    assert results.load("with-commit", directory=tmp_path).meta["commit"] == "abc123"
