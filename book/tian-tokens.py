@@ -24,11 +24,12 @@
 # **Prerequisites.** Tian 2023, Sec. 4 (two-layer setting), Sec. 5 and App. E.2; the theory is in
 # {doc}`tian-two-layer-theory`. The matching scores $\bar\chi_\pm$ are Eqs. 16 and 181.
 #
-# **Expected run time.** `ci` profile (a reduced grid, 500 steps, one seed; plus Fig. 5 at 5000
-# steps): about 2 minutes on a shared 2-core CPU. `full` profile (the paper's grid: 960 runs × 5000
-# steps): hours on a 2-core CPU, about a minute on one modern GPU. The paper-scale numbers shown
-# below come from the committed artifact `results/tian-tokens-full-*`, produced by
-# `python -m nlcl.training` (or this chapter with `--profile full`).
+# **Expected run time.** `ci` profile (a reduced grid, 2000 steps, one seed; plus Fig. 5 at 5000
+# steps): well under a minute on a 2-core CPU. `full` profile (the paper's grid: 960 runs × 5000
+# steps): about 15 minutes on a 2-core CPU. The paper-scale numbers shown below come from the
+# committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
+# `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `python -m nlcl.training`
+# (or this chapter with `--profile full`).
 
 # %% [markdown]
 # ## The task and the network
@@ -45,6 +46,12 @@
 # momentum 0.9, weight decay $5\times10^{-3}$, batch 128, 5000 minibatches, learning rate
 # $2\times10^{-3}$ (Sec. 5), temperature $\tau=0.1$ (the released code). Losses: InfoNCE (Eq. 1
 # with $\epsilon=1$, the released code's cross-entropy) and the quadratic loss (uniform $\alpha$).
+#
+# **Engine.** On token data every quantity the network computes at RF $k$ depends only on the
+# token there, so `nlcl.tables.token_step` computes the loss and its exact gradients on per-RF
+# token tables (BatchNorm moments are count-weighted table sums) instead of per sample: the same
+# numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
+# and loss), with about 13× less arithmetic.
 #
 # **Scores (Eqs. 16, 181).** $\chi_+(R_k)$ averages over $a\in R_k^g$ the best cosine between a filter
 # and $\mathbf{u}_a$; $\chi_-(R_k)$ the same over $a\notin R_k^g$ (we average over the $d-P$ such
@@ -72,7 +79,7 @@ import pandas as pd
 import nlcl
 from nlcl import results, validate
 from nlcl.claims import at_least, at_most, exactly, greater_than
-from nlcl.metrics import paper_table1, plot_beta_curves, plot_filters, summarize
+from nlcl.metrics import grid_predicates, paper_table1, plot_beta_curves, plot_filters, summarize
 from nlcl.models import ACTIVATIONS_2LAYER
 from nlcl.tokens import make_token_worlds
 from nlcl.training import (
@@ -89,7 +96,7 @@ run = nlcl.start(
     "tian-tokens",
     profile=profile, seed=seed, device=device,
     sizes={
-        "ci": dict(steps=500, n_seeds=1, betas=[1, 5], Ps=[1, 3], zetas=[10.0], fig5_steps=5000),
+        "ci": dict(steps=2000, n_seeds=1, betas=[1, 5], Ps=[1, 3], zetas=[10.0], fig5_steps=5000),
         "full": dict(steps=5000, n_seeds=3, betas=list(PAPER_BETAS), Ps=list(PAPER_PS),
                      zetas=[2.0, 5.0, 10.0], fig5_steps=5000),
     },
@@ -132,102 +139,137 @@ FIGURES = ("fig9", "fig10", "fig11", "table1")
 #    than half of the $(\beta, P, \mu\text{-backprop})$ comparisons.
 # 8. (Informational, not required.) Our Table 1 is within 0.15 of the paper's, mean absolute
 #    difference over the cells present (64 for the full grid).
+#
+# **Learning-rate sensitivity.** The paper states $\eta=2\times10^{-3}$; its released code uses
+# $10^{-2}$. We evaluate the same eight predicates, with the same tolerances, on a second
+# paper-scale grid trained at $\eta=10^{-2}$ (claims `tokens-lr0.01-*`). They are informational:
+# the paper's stated setting is the one the required claims test.
 
 # %%
-def load_artifact(fig):
-    """The committed full-profile artifact of ``fig`` (any completed seeds), or None."""
+GRID_KEYS = ["activation", "loss", "bn", "beta", "P", "zeta", "seed"]
+SENSITIVITY_LR = 1e-2
+
+
+def load_artifact(prefix, fig, lr):
+    """The committed artifact ``<prefix>-<fig>`` trained at ``lr`` (any completed seeds), or None."""
     try:
-        meta = results.load(f"tian-tokens-full-{fig}").meta
-        stored_seeds = meta["parameters"]["seeds"]
-        art = results.load(f"tian-tokens-full-{fig}",
-                           params={**grid_parameters(5000, P.lr, stored_seeds), "figure": fig})
+        stored_seeds = results.load(f"{prefix}-{fig}").meta["parameters"]["seeds"]
+        return results.load(f"{prefix}-{fig}", params={**grid_parameters(5000, lr, stored_seeds), "figure": fig})
     except (FileNotFoundError, results.ArtifactMismatch) as err:
-        print(f"{fig}: no usable artifact ({str(err)[:160]})")
+        print(f"{prefix}-{fig}: no usable artifact ({str(err)[:160]})")
         return None
-    return art
 
 
-artifacts = {fig: load_artifact(fig) for fig in FIGURES} if run.profile == "ci" else {fig: None for fig in FIGURES}
+artifacts = ({fig: load_artifact("tian-tokens-full", fig, P.lr) for fig in FIGURES} if run.profile == "ci"
+             else {fig: None for fig in FIGURES})
+sens_artifacts = {fig: load_artifact("tian-tokens-full-lr0.01", fig, SENSITIVITY_LR) for fig in FIGURES}
 paper_setting_params = P.lr == 2e-3 and P.tau == 0.1
 
 
-def is_paper_scale(table, fig):
-    """True when a result table holds every run of the paper's grid for ``fig`` in its setting."""
-    full = paper_grid([fig], lr=P.lr, tau=P.tau)
-    keys = ["activation", "loss", "bn", "beta", "P", "zeta", "seed"]
-    have = set(map(tuple, table[keys].astype(str).values))
-    return paper_setting_params and all(tuple(r) in have for r in full[keys].astype(str).values)
+def is_complete(table, fig, lr):
+    """True when a result table holds every run of the paper's grid for ``fig`` at ``lr``."""
+    full = paper_grid([fig], lr=lr, tau=P.tau)
+    have = set(map(tuple, table[GRID_KEYS].astype(str).values))
+    return all(tuple(r) in have for r in full[GRID_KEYS].astype(str).values)
 
 
 # Which results the claims use: the live run in the full profile, else the artifact if present.
 claim_source = {fig: ("artifact" if artifacts[fig] is not None else "live") for fig in FIGURES}
-required = {fig: (artifacts[fig] is not None and is_paper_scale(artifacts[fig].table, fig))
-            or (run.profile == "full" and paper_setting_params) for fig in FIGURES}
+required = {fig: paper_setting_params and ((artifacts[fig] is not None and is_complete(artifacts[fig].table, fig, P.lr))
+                                           or run.profile == "full") for fig in FIGURES}
 
 
-def describe(fig, short=False):
-    """Where the results of ``fig`` come from, with their extent (a partial artifact says so)."""
-    art = artifacts[fig]
+def describe(art, fig, short=False):
+    """Where results come from, with their extent (a partial artifact says so)."""
     if art is None:
         return f"live {run.profile} run"
     t = art.table
     n_full = len(paper_grid([fig]))
     extent = "complete" if len(t) == n_full else f"PARTIAL, {len(t)} of {n_full} runs"
+    lr_text = f"η = {art.meta['parameters']['lr']:g}"
     if short:
-        return f"full-profile artifact ({extent}, seeds {sorted(t.seed.unique().tolist())})"
-    ms = sorted({int(b * p) for b, p in zip(t.beta, t.P)})
-    return (f"full-profile artifact, {extent} ({art.label()}; seeds {sorted(t.seed.unique().tolist())}; "
-            f"cells with M = βP in {ms})")
+        return f"full-profile artifact, {lr_text} ({extent}, seeds {sorted(t.seed.unique().tolist())})"
+    return f"full-profile artifact, {lr_text}, {extent} ({art.label()}; seeds {sorted(t.seed.unique().tolist())})"
 
 
-src = describe
-run.glue("tokens-artifact-fig9", describe("fig9", short=True))
-claim_seeds = sorted({int(x) for f in FIGURES if artifacts[f] is not None for x in artifacts[f].table.seed}) or seeds
-UNCONV = ("at the paper's stated η = 2e-3, 5000 minibatches leave the networks far from converged (see the "
-          "learning-rate section: the β = 5, P = 3 ReLU network reaches a much higher χ̄+ at the released code's "
-          f"η = 1e-2), and these results hold seed(s) {claim_seeds} of the paper's three")
+def src(fig):
+    return describe(artifacts[fig], fig) if claim_source[fig] == "artifact" else f"live {run.profile} run, η = {P.lr:g}"
 
-c1 = run.expect("tokens-p1-linear-vs-relu", source="Tian 2023, Sec. 5.1 / Fig. 4, 9",
-                statement=f"P = 1, β = 1, InfoNCE: χ̄+(linear) − χ̄+(ReLU) ({src('fig9')}).",
-                check=at_least(-0.05), paper="linear works well at P = 1", required=required["fig9"])
-c2 = run.expect("tokens-relu-beats-linear", source="Tian 2023, Sec. 5.1 / Fig. 4, 9",
-                statement=f"Fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+ ({src('fig9')}).",
-                check=at_least(0.75), paper="ReLU better for P > 1, β > 1", required=required["fig9"])
-c3 = run.expect("tokens-relu-grows-with-beta", source="Tian 2023, Sec. 5.1 / Fig. 4",
-                statement=f"ReLU: χ̄+(β_max) − χ̄+(β_min), mean over P > 1 ({src('fig9')}).",
-                check=at_least(0.1), paper="the larger β, the better χ̄+", required=required["fig9"],
-                not_reproduced=("ReLU χ̄+ after 5000 steps falls with β for P > 1 instead of rising (Fig. 9, ReLU panel): "
-                                + UNCONV + ", so the comparison across β measures how fast networks of different "
-                                "sizes learn rather than what they converge to."))
-c3b = run.expect("tokens-linear-flat-in-beta", source="Tian 2023, Sec. 5.1 / Fig. 4",
-                 statement=f"Linear: |χ̄+(β_max) − χ̄+(β_min)|, mean over P > 1 ({src('fig9')}).",
-                 check=at_most(0.1), paper="linear barely affected by β", required=required["fig9"],
-                 not_reproduced=("Linear χ̄+ also falls with β (Fig. 9, linear panel): " + UNCONV + "; the "
-                                 "Theorem 4 argument is about fixed points, which these runs have not reached."))
-c4 = run.expect("tokens-infonce-beats-quadratic", source="Tian 2023, Sec. 5.1 / Fig. 4, 10",
-                statement=f"ReLU: χ̄+ with InfoNCE minus with the quadratic loss, mean over β×P cells ({src('fig10')}).",
-                check=at_least(0.0), paper="quadratic loss not as effective", required=required["fig10"],
-                not_reproduced=("Averaged over the β×P cells, ReLU's χ̄+ is about the same with both losses (Figs. 9 "
-                                "and 10): InfoNCE is ahead at β = 1 and behind at large β for P = 1; " + UNCONV + "."))
-c5 = run.expect("tokens-relu-lowest-chi-minus", source="Tian 2023, App. E.2 / Fig. 9",
-                statement=f"The activation with the lowest grid-mean χ̄− under InfoNCE ({src('fig9')}).",
-                check=exactly("relu"), paper="ReLU lowest χ̄−", required=required["fig9"],
-                not_reproduced=("ReLU and LeakyReLU(0.05) are nearly tied in grid-mean χ̄− (Fig. 9, bottom row); "
-                                + UNCONV + ", and the ordering between the two is not resolved."))
-c6 = run.expect("tokens-bn-helps-at-zeta10", source="Tian 2023, App. E.2 / Fig. 11",
-                statement=f"ζ = 10, ReLU: mean over β > 1, P > 1 of χ̄+(BN) − χ̄+(no BN) ({src('fig11')}).",
-                check=greater_than(0.0), paper="BN better at large ζ, β > 1, P > 1", required=required["fig11"],
-                not_reproduced=("Vanilla BN gives a lower χ̄+ than no BN in most ζ = 10 cells (Fig. 11). We have not "
-                                "identified the cause; " + UNCONV + ", so this grid does not test the converged "
-                                "behaviour the paper reports."))
-c7 = run.expect("tokens-table1-no-var-backprop", source="Tian 2023, App. E.2 / Table 1",
-                statement=f"Fraction of (β, P, μ) comparisons where σ² not backpropagated ≥ backpropagated ({src('table1')}).",
-                check=greater_than(0.5), paper="σ² no-backprop better", required=required["table1"])
-c8 = run.expect("tokens-table1-vs-paper", source="Tian 2023, Table 1",
-                statement=f"Mean |ours − paper| over the Table 1 cells present ({src('table1')}).",
-                check=at_most(0.15), paper="Table 1", required=False,
-                not_reproduced=("Our χ̄+ values stay closer to their random-initialization level than the paper's: "
-                                + UNCONV + "."))
+
+run.glue("tokens-artifact-fig9", describe(artifacts["fig9"], "fig9", short=True))
+
+# (id, key of nlcl.metrics.grid_predicates, source, statement, check, the paper's words, figure)
+CLAIMS = [
+    ("p1-linear-vs-relu", "p1_linear_minus_relu", "Tian 2023, Sec. 5.1 / Fig. 4, 9",
+     "P = 1, β = 1, InfoNCE: χ̄+(linear) − χ̄+(ReLU)", at_least(-0.05), "linear works well at P = 1", "fig9"),
+    ("relu-beats-linear", "relu_beats_linear", "Tian 2023, Sec. 5.1 / Fig. 4, 9",
+     "Fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+", at_least(0.75),
+     "ReLU better for P > 1, β > 1", "fig9"),
+    ("relu-grows-with-beta", "relu_beta_span", "Tian 2023, Sec. 5.1 / Fig. 4",
+     "ReLU: χ̄+(β_max) − χ̄+(β_min), mean over P > 1", at_least(0.1), "the larger β, the better χ̄+", "fig9"),
+    ("linear-flat-in-beta", "linear_beta_span", "Tian 2023, Sec. 5.1 / Fig. 4",
+     "Linear: |χ̄+(β_max) − χ̄+(β_min)|, mean over P > 1", at_most(0.1), "linear barely affected by β", "fig9"),
+    ("infonce-beats-quadratic", "infonce_minus_quadratic", "Tian 2023, Sec. 5.1 / Fig. 4, 10",
+     "ReLU: χ̄+ with InfoNCE minus with the quadratic loss, mean over β×P cells", at_least(0.0),
+     "quadratic loss not as effective", "fig10"),
+    ("relu-lowest-chi-minus", "lowest_chi_minus", "Tian 2023, App. E.2 / Fig. 9",
+     "The activation with the lowest grid-mean χ̄− under InfoNCE", exactly("relu"), "ReLU lowest χ̄−", "fig9"),
+    ("bn-helps-at-zeta10", "bn_minus_none_zeta10", "Tian 2023, App. E.2 / Fig. 11",
+     "ζ = 10, ReLU: mean over β > 1, P > 1 of χ̄+(BN) − χ̄+(no BN)", greater_than(0.0),
+     "BN better at large ζ, β > 1, P > 1", "fig11"),
+    ("table1-no-var-backprop", "no_var_backprop_wins", "Tian 2023, App. E.2 / Table 1",
+     "Fraction of (β, P, μ) comparisons where σ² not backpropagated ≥ backpropagated", greater_than(0.5),
+     "σ² no-backprop better", "table1"),
+    ("table1-vs-paper", "table1_vs_paper", "Tian 2023, Table 1",
+     "Mean |ours − paper| over the Table 1 cells present", at_most(0.15), "Table 1", "table1"),
+]
+INFORMATIONAL = {"table1-vs-paper"}
+NOT_REPRODUCED = {}  # filled below, one explanation per claim that does not hold on the committed grids
+SENS_NOT_REPRODUCED = {}
+UNCONV = ("at the paper's stated η = 2e-3, 5000 minibatches leave the networks far from converged: the Fig. 5 "
+          "section shows the β = 5, P = 3 filters still close to their initialization, and the same grid at the "
+          "released code's η = 1e-2 reaches much higher χ̄+ (compare the claim tokens-lr0.01-* of the same name)")
+# The explanations below were written after the committed grids had been seen; the predicates
+# and tolerances above were declared before any token run and have not changed.
+SLOW = ("a plausible mechanism is the top layer's initialization scale 1/√(KM): each filter's gradient is "
+        "proportional to its top-layer weights, so at a fixed η and step budget a larger β learns more slowly")
+NOT_REPRODUCED.update({
+    "relu-grows-with-beta": ("For P > 1 ReLU's χ̄+ peaks at β = 2 and falls at larger β (Fig. 9, ReLU panel): " + UNCONV
+                             + ", so the comparison across β measures how fast networks of different sizes learn "
+                             "rather than what they converge to; " + SLOW + "."),
+    "linear-flat-in-beta": ("Linear χ̄+ falls with β (Fig. 9, linear panel) instead of staying flat: " + UNCONV
+                            + "; the Theorem 4 argument is about fixed points, which these runs have not reached, and "
+                            + SLOW + "."),
+    "infonce-beats-quadratic": ("Averaged over the β×P cells, ReLU's χ̄+ is about the same with both losses (Figs. 9 "
+                                "and 10): InfoNCE is ahead at β = 1 and behind at large β; " + UNCONV + "."),
+    "relu-lowest-chi-minus": ("ReLU and LeakyReLU(0.05) are nearly tied in grid-mean χ̄− (Fig. 9, bottom row) and the "
+                              "ordering between two nearly identical activations is not resolved by these runs; "
+                              + UNCONV + "."),
+    "bn-helps-at-zeta10": ("Vanilla BN gives a lower χ̄+ than no BN in most ζ = 10 cells with β > 1, P > 1 (Fig. 11). "
+                           "We have not identified the cause; " + UNCONV + ", so this grid does not test the converged "
+                           "behaviour the paper reports."),
+    "table1-vs-paper": ("Our χ̄+ at ζ = 10 stay closer to their random-initialization level than the paper's: "
+                        + UNCONV + "."),
+})
+SENS_NOT_REPRODUCED.update({
+    "relu-lowest-chi-minus": ("At η = 1e-2 the quadratic activation, then linear, has a lower grid-mean χ̄− than ReLU "
+                              "(Fig. 9 at η = 1e-2, bottom row); ReLU is still below sigmoid. We have not identified "
+                              "the cause. One candidate is the score itself: for x², as for linear, a filter and its "
+                              "negation are the same pattern, but the paper prescribes |cos| for linear only, so the "
+                              "signed cosine of an x² filter can understate its match to an irrelevant token."),
+})
+
+claims = {}
+for cid, key, source, statement, check, paper, fig in CLAIMS:
+    claims[cid] = run.expect(f"tokens-{cid}", source=source, statement=f"{statement} ({src(fig)}).", check=check,
+                             paper=paper, required=required[fig] and cid not in INFORMATIONAL,
+                             not_reproduced=NOT_REPRODUCED.get(cid))
+sens_claims = {}
+for cid, key, source, statement, check, paper, fig in CLAIMS:
+    sens_claims[cid] = run.expect(f"tokens-lr0.01-{cid}", source=source,
+                                  statement=f"{statement} ({describe(sens_artifacts[fig], fig)}).", check=check,
+                                  paper=f"{paper} (the paper's setting is η = 2e-3)", required=False,
+                                  not_reproduced=SENS_NOT_REPRODUCED.get(cid))
 
 # %% [markdown]
 # ## The live run
@@ -260,7 +302,6 @@ def table_for(fig):
     return live_table[live_table.figure == fig].reset_index(drop=True)
 
 
-
 # %% [markdown]
 # The live run: {glue:text}`tokens-live-runs` runs in {glue:text}`tokens-live-wall` s
 # ({glue:text}`tokens-live-rate` run-steps per second).
@@ -287,7 +328,8 @@ def show_fig(table, fig, panel, label, title):
 
 show_fig(live_table, "fig9", "activation", ACT_LABEL.get, f"Fig. 9, InfoNCE — live {run.profile} run")
 if artifacts["fig9"] is not None:
-    show_fig(artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get, f"Fig. 9, InfoNCE — {describe('fig9', short=True)}")
+    show_fig(artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get,
+             f"Fig. 9, InfoNCE — {describe(artifacts['fig9'], 'fig9', short=True)}")
 
 # %% [markdown]
 # ## Figure 10: the quadratic loss
@@ -296,7 +338,7 @@ if artifacts["fig9"] is not None:
 show_fig(live_table, "fig10", "activation", ACT_LABEL.get, f"Fig. 10, quadratic loss — live {run.profile} run")
 if artifacts["fig10"] is not None:
     show_fig(artifacts["fig10"].table, "fig10", "activation", ACT_LABEL.get,
-             f"Fig. 10, quadratic loss — {describe('fig10', short=True)}")
+             f"Fig. 10, quadratic loss — {describe(artifacts['fig10'], 'fig10', short=True)}")
 
 # %% [markdown]
 # ## Figure 11: BatchNorm under non-uniformity ζ (ReLU, InfoNCE)
@@ -306,7 +348,7 @@ if artifacts["fig10"] is not None:
 
 # %%
 def show_fig11(table, title):
-    t = table[table.figure == "fig11"].copy()
+    t = table[table.figure == "fig11"].copy() if "figure" in table else table.copy()
     t["setting"] = [f"ζ = {z:g}, " + ("BN" if b == "vanilla" else "no BN") for z, b in zip(t.zeta, t.bn)]
     t = t.sort_values(["zeta", "bn"], ascending=[True, False])
     s = summarize(t, ["setting", "beta", "P"])
@@ -317,7 +359,7 @@ def show_fig11(table, title):
 
 show_fig11(live_table, f"Fig. 11 — live {run.profile} run")
 if artifacts["fig11"] is not None:
-    show_fig11(artifacts["fig11"].table, f"Fig. 11 — {describe('fig11', short=True)}")
+    show_fig11(artifacts["fig11"].table, f"Fig. 11 — {describe(artifacts['fig11'], 'fig11', short=True)}")
 
 # %% [markdown]
 # ## Table 1: which BatchNorm statistics to backpropagate (ζ = 10)
@@ -330,7 +372,8 @@ VARIANT = {"detached": "μ no / σ² no", "var": "μ no / σ² yes", "mean": "μ
 
 
 def table1(table):
-    s = summarize(table[table.figure == "table1"], ["beta", "P", "bn"], values=["chi_plus"])
+    t = table[table.figure == "table1"] if "figure" in table else table
+    s = summarize(t, ["beta", "P", "bn"], values=["chi_plus"])
     s = s.merge(paper_table1(), on=["beta", "P", "bn"], how="left")
     s["diff"] = s.chi_plus_mean - s.paper_mean
     s["cell"] = [f"{m:.2f}{' (1 seed)' if np.isnan(sd) else f' ± {sd:.2f}'} (paper {pm:.2f}, {d:+.2f})"
@@ -344,7 +387,7 @@ print(f"Table 1 — live {run.profile} run")
 display(live_t1_wide)
 if artifacts["table1"] is not None:
     art_t1, art_t1_wide = table1(artifacts["table1"].table)
-    print(f"Table 1 — {describe('table1')}")
+    print(f"Table 1 — {describe(artifacts['table1'], 'table1')}")
     display(art_t1_wide)
 
 # %% [markdown]
@@ -356,12 +399,12 @@ if artifacts["table1"] is not None:
 # configuration uses $10^{-2}$, so we train both (four runs, one stack) and show both.
 
 # %%
-fig5_lrs = list(dict.fromkeys([P.lr, 1e-2]))
+fig5_lrs = list(dict.fromkeys([P.lr, SENSITIVITY_LR]))
 fig5_runs = [TokenRun(a, beta=5, P=3, seed=seed, lr=l, tau=P.tau) for l in fig5_lrs for a in ("relu", "linear")]
 fig5 = train_token_runs(fig5_runs, P.fig5_steps, device=run.device, keep_weights=range(len(fig5_runs)))
 world5 = make_token_worlds([seed], 3)
 run.glue("tokens-fig5-steps", P.fig5_steps)
-for tag, lr_value in (("lr1", P.lr), ("lr2", 1e-2)):
+for tag, lr_value in (("lr1", P.lr), ("lr2", SENSITIVITY_LR)):
     for act_name in ("relu", "linear"):
         row = fig5.table[(fig5.table.activation == act_name) & (fig5.table.lr == lr_value)].iloc[0]
         run.glue(f"tokens-fig5-{act_name}-{tag}-chi-plus", round(float(row.chi_plus), 3))
@@ -381,101 +424,105 @@ display(fig5.table[["activation", "lr", "chi_plus", "chi_minus"]].round(3))
 # {glue:text}`tokens-fig5-relu-lr1-chi-minus`), linear $\bar\chi_+ =$ {glue:text}`tokens-fig5-linear-lr1-chi-plus`.
 # With $\eta = 10^{-2}$: ReLU $\bar\chi_+ =$ {glue:text}`tokens-fig5-relu-lr2-chi-plus` ($\bar\chi_- =$
 # {glue:text}`tokens-fig5-relu-lr2-chi-minus`), linear $\bar\chi_+ =$ {glue:text}`tokens-fig5-linear-lr2-chi-plus`.
-
-# %% [markdown]
-# **Learning-rate sensitivity.** At the paper's stated rate, 5000 minibatches leave the filters far
-# from converged (the heat maps are still mostly their random initialization), which lowers every
-# $\bar\chi_+$ of the grid compared with the paper's figures; at the released code's $10^{-2}$ the
-# ReLU filters pick out the tokens of $R_k^g$. The paper-scale grid below uses $2\times10^{-3}$,
-# as the paper states; `-p lr 0.01` re-runs the chapter at the other rate.
 #
-# ## Measuring the claims
+# ## Learning-rate sensitivity: the paper-scale grid at η = 10⁻²
+#
+# The same 960 runs (3 seeds) trained at the released code's $\eta=10^{-2}$, from the committed
+# artifact `results/tian-tokens-full-lr0.01-*`: Fig. 9, Fig. 11 and Table 1, then every claim's
+# quantity at both learning rates side by side.
 
 # %%
-def cell(table, **sel):
-    t = table
-    for k, v in sel.items():
-        t = t[t[k] == v]
-    return t.groupby(["beta", "P"]).chi_plus.mean()
+if sens_artifacts["fig9"] is not None:
+    show_fig(sens_artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get,
+             f"Fig. 9, InfoNCE — {describe(sens_artifacts['fig9'], 'fig9', short=True)}")
+if sens_artifacts["fig10"] is not None:
+    show_fig(sens_artifacts["fig10"].table, "fig10", "activation", ACT_LABEL.get,
+             f"Fig. 10, quadratic loss — {describe(sens_artifacts['fig10'], 'fig10', short=True)}")
+if sens_artifacts["fig11"] is not None:
+    show_fig11(sens_artifacts["fig11"].table, f"Fig. 11 — {describe(sens_artifacts['fig11'], 'fig11', short=True)}")
+if sens_artifacts["table1"] is not None:
+    _, sens_t1_wide = table1(sens_artifacts["table1"].table)
+    print(f"Table 1 — {describe(sens_artifacts['table1'], 'table1')}")
+    display(sens_t1_wide)
+
+# %% [markdown]
+# ## Measuring the claims
+#
+# `nlcl.metrics.grid_predicates` computes every claim's quantity from the four result tables.
+
+# %%
+main_values = grid_predicates(*(table_for(f) for f in FIGURES))
+empty = pd.DataFrame(columns=live_table.columns)
+sens_values = (grid_predicates(*(sens_artifacts[f].table if sens_artifacts[f] is not None else empty
+                                 for f in FIGURES)))
 
 
-t9, t10, t11, t1 = (table_for(f) for f in FIGURES)
-relu9, lin9 = cell(t9, activation="relu"), cell(t9, activation="linear")
-common = relu9.index.intersection(lin9.index)
-b_min = min(b for b, _ in common)
-c1.measure(round(float(lin9.loc[(b_min, 1)] - relu9.loc[(b_min, 1)]), 3) if (b_min, 1) in common else float("nan"))
-big = [(b, p) for b, p in common if b >= 2 and p > 1]
-c2.measure(round(float(np.mean([relu9[c] > lin9[c] for c in big])), 3) if big else float("nan"))
+def rounded(v):
+    return v if isinstance(v, str) else round(float(v), 3)
 
 
-def beta_span(series, p):
-    """χ̄+(β_max) − χ̄+(β_min) at P = p over the β present in ``series`` (and in ``common``)."""
-    bs = sorted(b for b, q in common if q == p)
-    return series.loc[(bs[-1], p)] - series.loc[(bs[0], p)] if len(bs) >= 2 else np.nan
-
-
-Pbig = sorted({p for _, p in common if p > 1})
-c3.measure(round(float(np.nanmean([beta_span(relu9, p) for p in Pbig])), 3))
-c3b.measure(round(float(np.nanmean([abs(beta_span(lin9, p)) for p in Pbig])), 3))
-relu10 = cell(t10, activation="relu")
-both = relu10.index.intersection(relu9.index)
-c4.measure(round(float((relu9[both] - relu10[both]).mean()), 3))
-c5.measure(str(t9.groupby("activation").chi_minus.mean().idxmin()))
-z10 = t11[t11.zeta == 10.0]
-bn, nobn = cell(z10, bn="vanilla"), cell(z10, bn="none")
-sel = [c for c in bn.index.intersection(nobn.index) if c[0] > 1 and c[1] > 1]
-c6.measure(round(float((bn[sel] - nobn[sel]).mean()), 3) if sel else float("nan"))
-m1 = summarize(t1, ["beta", "P", "bn"], values=["chi_plus"]).pivot(index=["beta", "P"], columns="bn", values="chi_plus_mean")
-pairs = [("detached", "var"), ("mean", "vanilla")]
-wins = pd.concat([(m1[a] >= m1[b])[m1[a].notna() & m1[b].notna()] for a, b in pairs if a in m1 and b in m1])
-c7.measure(round(float(wins.mean()), 3) if len(wins) else float("nan"))
-s1, _ = table1(t1 if "figure" in t1 else t1.assign(figure="table1"))
-_ = c8.measure(round(float(s1["diff"].abs().mean()), 3))
+for cid, key, *_ in CLAIMS:
+    claims[cid].measure(rounded(main_values[key]))
+    sens_claims[cid].measure(rounded(sens_values[key]))
+side_by_side = pd.DataFrame(
+    [dict(claim=f"tokens-{cid}", check=check.description, **{f"η = {P.lr:g}": rounded(main_values[key]),
+                                                     f"η = {SENSITIVITY_LR:g}": rounded(sens_values[key])})
+     for cid, key, _, _, check, _, _ in CLAIMS]).set_index("claim")
+display(side_by_side)
 
 # %% [markdown]
 # ## Speed
 #
-# `make bench` (`python -m nlcl.bench`) times the batched trainer at the paper's sizes and writes
-# `_build/bench.json`; its latest numbers, if present, and the artifact's own timing note:
+# The trainer's speed is measured by `make bench` (`python -m nlcl.bench`), not by tests. The
+# numbers below are the committed benchmark record `results/tian-tokens-bench-cpu.json` (the
+# machine and date are in it), this build's live run, and the timing notes of the artifacts.
 
 # %%
 import json
 
 from nlcl import provenance
 
-bench_path = provenance.build_dir() / "bench.json"
-if bench_path.is_file():
-    bench = json.loads(bench_path.read_text())
+for path in sorted(provenance.repo_root().glob("results/tian-tokens-bench-*.json")):
+    bench = json.loads(path.read_text())
+    print(path.name)
     display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.bench"))
-else:
-    print("no _build/bench.json: run `make bench` (python -m nlcl.bench) to measure the trainer")
-for fig in FIGURES:
-    if artifacts[fig] is not None:
-        print(f"{fig}: {artifacts[fig].meta['notes']}")
+print(f"live {run.profile} run: {live.run_steps_per_s:.0f} run-steps/s on {run.device_name}")
+for name, arts in (("η = 2e-3", artifacts), ("η = 1e-2", sens_artifacts)):
+    for fig in FIGURES:
+        if arts[fig] is not None:
+            print(f"{name}, {fig}: {arts[fig].meta['notes']}")
 
 # %% [markdown]
 # ## Summary
 #
-# On the paper-scale results (see each claim's statement for their extent): at $P=1,\beta=1$ linear
-# minus ReLU $\bar\chi_+$ is {glue:text}`tokens-p1-linear-vs-relu`; ReLU beats linear in a fraction
-# {glue:text}`tokens-relu-beats-linear` of the $P>1,\beta\ge2$ cells; across $\beta$ ReLU's
-# $\bar\chi_+$ changes by {glue:text}`tokens-relu-grows-with-beta` and linear's by
+# At the paper's stated $\eta=2\times10^{-3}$ (complete grid, 3 seeds; required claims): at
+# $P=1,\beta=1$ linear minus ReLU $\bar\chi_+$ is {glue:text}`tokens-p1-linear-vs-relu`; ReLU beats
+# linear in a fraction {glue:text}`tokens-relu-beats-linear` of the $P>1,\beta\ge2$ cells; across
+# $\beta$ ReLU's $\bar\chi_+$ changes by {glue:text}`tokens-relu-grows-with-beta` and linear's by
 # {glue:text}`tokens-linear-flat-in-beta`; InfoNCE minus quadratic (ReLU) is
 # {glue:text}`tokens-infonce-beats-quadratic`; the lowest $\bar\chi_-$ belongs to
 # {glue:text}`tokens-relu-lowest-chi-minus`; BatchNorm minus no BatchNorm at $\zeta=10$ is
 # {glue:text}`tokens-bn-helps-at-zeta10`; not backpropagating $\sigma^2$ wins a fraction
-# {glue:text}`tokens-table1-no-var-backprop` of the Table 1 comparisons, and our Table 1 differs
-# from the paper's by {glue:text}`tokens-table1-vs-paper` on average. The verdicts, with the
+# {glue:text}`tokens-table1-no-var-backprop` of the Table 1 comparisons, and our Table 1 differs from
+# the paper's by {glue:text}`tokens-table1-vs-paper` on average.
+#
+# At the released code's $\eta=10^{-2}$ (same grid, informational claims): ReLU's gain across
+# $\beta$ is {glue:text}`tokens-lr0.01-relu-grows-with-beta`, linear's change
+# {glue:text}`tokens-lr0.01-linear-flat-in-beta`, InfoNCE minus quadratic
+# {glue:text}`tokens-lr0.01-infonce-beats-quadratic`, BatchNorm minus none at $\zeta=10$
+# {glue:text}`tokens-lr0.01-bn-helps-at-zeta10`, and Table 1 is within
+# {glue:text}`tokens-lr0.01-table1-vs-paper` of the paper's on average. The verdicts, with the
 # tolerances declared above, are in the claims table below.
 #
-# Two findings stand out. First, the learning rate: at the paper's stated $2\times10^{-3}$, 5000
-# minibatches leave the filters mostly at their initialization (the first Fig. 5 heat maps), so all $\bar\chi_+$
-# are lower and the differences between settings smaller than in the paper's figures, while at
-# the released code's $10^{-2}$ ReLU recovers the tokens of $R_k^g$ almost perfectly. Second,
-# scale: the paper's grid is 960 runs × 5000 steps; on this shared 2-core CPU the batched trainer
-# completed only the part stated in each artifact's label (Fig. 9: {glue:text}`tokens-artifact-fig9`),
-# so those claims are reported, not required, until the full grid is run (one command,
-# `python -m nlcl.training`, on a GPU).
+# The finding is the learning rate. On the committed grids, the results that hold at both rates
+# are the robust ones: linear is best at $P=1$, ReLU beats linear once $P>1$ and $\beta\ge2$, and
+# not backpropagating $\sigma^2$ is at least as good as backpropagating it. The claims about trends
+# in $\beta$, about the loss and about BatchNorm fail at the stated $2\times10^{-3}$, where 5000
+# minibatches leave the filters near their initialization, and hold at $10^{-2}$ (the side-by-side
+# table in "Measuring the claims"); our Table 1 at $10^{-2}$ is close to the published one, which
+# suggests that the paper's grid was trained at the released code's rate. ReLU having the lowest
+# $\bar\chi_-$ holds at neither rate; {doc}`tian-two-layer-theory` tests global modulation directly
+# (Theorems 5-6).
 #
 # **What's next.** {doc}`tian-two-layer-theory` checks the dynamics behind these curves
 # (Lemma 4, Theorems 4-6, Corollary 3) directly against autograd.

@@ -36,7 +36,7 @@ from .device import describe_device, get_device
 from .models import TwoLayerRF
 from .tokens import make_token_worlds, sample_views
 from .training import paper_grid, runs_from_table, train_batched
-from .validate import positive_int
+from .validate import ParameterError, positive_int
 
 __all__ = ["matmul_peak_gflops", "step_flops", "table_step_flops", "time_stack", "run_benchmark", "main"]
 
@@ -131,14 +131,30 @@ def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device 
     return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
 
 
+def _time_stack_job(runs, steps: int, device: str, engine: str) -> tuple[float, float, float]:
+    """Worker side of :func:`run_benchmark` with workers > 1: (wall, CPU, elapsed incl. set-up) s/step."""
+    t0 = time.perf_counter()
+    wall, cpu = time_stack(runs, steps, device=device, engine=engine)
+    return wall, cpu, (time.perf_counter() - t0) / steps
+
+
 def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None = None, steps: int | None = None,
-                  out: str | os.PathLike | None = "_build/bench.json", engine: str = "auto") -> dict:
-    """Measure the numbers listed in the module docstring; write them to ``out`` (unless None)."""
+                  out: str | os.PathLike | None = "_build/bench.json", engine: str = "auto", workers: int = 1) -> dict:
+    """Measure the numbers listed in the module docstring; write them to ``out`` (unless None).
+
+    ``workers`` > 1 (CPU only) times the grid's stacks in that many processes at once, each with
+    ⌊threads / workers⌋ threads, as ``python -m nlcl.training --workers`` trains them; the grid's
+    wall time is then the pool's wall time, scaled by the share of the workers' time spent in the
+    timed steps (world construction and warm-up excluded).
+    """
     from .training import ENGINES
     from .validate import choice
 
     dev = get_device(device)
     engine = choice("engine", engine, ENGINES)
+    workers = positive_int("workers", workers)
+    if workers > 1 and dev.type != "cpu":
+        raise ParameterError(f"workers={workers} needs device='cpu' (got {dev})")
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
     steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
@@ -157,13 +173,32 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
         single_wall[m], single_cpu[m] = 1e3 * w, 1e3 * c
     wall_s, cpu_s, dense_flops, table_flops, n_runs = {}, {}, 0.0, 0.0, 0
     for m in Ms:
-        wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev, engine=engine)
         dense_flops += len(by_m[m]) * step_flops(m)
         table_flops += sum(table_step_flops(m, r.loss) for r in by_m[m])
         n_runs += len(by_m[m])
+    if workers == 1:
+        for m in Ms:
+            wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev, engine=engine)
+        grid_wall = sum(wall_s.values())
+    else:
+        import multiprocessing
+
+        per = max(1, torch.get_num_threads() // workers)
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=torch.set_num_threads, initargs=(per,)) as pool:
+            pool.map(abs, range(workers))  # start the workers before timing
+            t0 = time.perf_counter()
+            # largest stacks first, one per task, as nlcl.training schedules them
+            jobs = sorted(Ms, key=lambda m: -len(by_m[m]) * (m + 20))
+            timed_by_m = dict(zip(jobs, pool.starmap(_time_stack_job, [(by_m[m], steps, str(dev), engine) for m in jobs],
+                                                    chunksize=1)))
+            timed = [timed_by_m[m] for m in Ms]
+            pool_wall = time.perf_counter() - t0
+        for m, (w, c, _) in zip(Ms, timed):
+            wall_s[m], cpu_s[m] = w, c
+        grid_wall = pool_wall / steps * sum(w for w, _, _ in timed) / sum(e for _, _, e in timed)
     # On CUDA the CPU clock is meaningless: use wall time for everything.
     busy = cpu_s if dev.type == "cpu" else wall_s
-    grid_wall, grid_busy = sum(wall_s.values()), sum(busy.values())
+    grid_busy = sum(busy.values())
     dense_rate = dense_flops / grid_busy / 1e9
     table_rate = table_flops / grid_busy / 1e9
     full_runs = len(runs)
@@ -171,6 +206,7 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
     res = dict(
         device=describe_device(dev),
         threads=torch.get_num_threads(),
+        workers=workers,
         engine=engine,
         quick=quick,
         timed_steps=steps,
@@ -209,9 +245,10 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--out", default="_build/bench.json")
     ap.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
+    ap.add_argument("--workers", type=int, default=1, help="time the grid in this many processes (CPU)")
     a = ap.parse_args(argv)
-    res = run_benchmark(a.quick, a.device, a.threads, a.steps, a.out, a.engine)
-    print(f"device: {res['device']}, threads {res['threads']}, engine {res['engine']}")
+    res = run_benchmark(a.quick, a.device, a.threads, a.steps, a.out, a.engine, a.workers)
+    print(f"device: {res['device']}, threads {res['threads']}, workers {res['workers']}, engine {res['engine']}")
     print(f"matmul peak: {res['matmul_peak_gflops']:.1f} GFLOP/s")
     for m, v in res["single_config_ms_per_step_cpu"].items():
         print(f"one configuration (M={m}): {v:.2f} ms/step CPU, {res['single_config_ms_per_step_wall'][m]:.2f} ms wall")

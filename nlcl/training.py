@@ -291,6 +291,7 @@ def train_token_runs(
     keep_weights: Iterable[int] = (),
     progress: bool = False,
     on_stack: Callable[[pd.DataFrame], None] | None = None,
+    workers: int = 1,
 ) -> TrainResult:
     """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
@@ -300,16 +301,22 @@ def train_token_runs(
     initialization depend only on its own seed, P and ζ, so results do not depend on the
     grouping.  Scores come from :func:`nlcl.metrics.matching_scores`.  ``on_stack(table)``, if
     given, is called after each stack with the rows of the runs finished so far (input order).
-    """
-    from .metrics import matching_scores
 
+    ``workers`` > 1 (CPU only) trains the stacks in that many processes, each with
+    ⌊threads / workers⌋ torch threads (at least 1), largest stacks first.  On a small CPU this is
+    faster than one process using all threads, because most operations of a step are too small
+    for intra-op parallelism; results are the same up to floating-point reduction order.
+    """
     steps = positive_int("steps", steps)
     batch_size = positive_int("batch_size", batch_size)
+    workers = positive_int("workers", workers)
     runs = [r.validate(n_tokens) for r in runs]
     if not runs:
         raise ParameterError("runs is empty; expected at least one TokenRun")
     keep = set(int(i) for i in keep_weights)
     device = torch.device(device)
+    if workers > 1 and device.type != "cpu":
+        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
     order = sorted(range(len(runs)), key=lambda i: (runs[i].M, runs[i].activation, runs[i].bn, runs[i].loss, i))
     stacks: list[list[int]] = []
     for i in order:
@@ -318,44 +325,76 @@ def train_token_runs(
             stacks[-1].append(i)
         else:
             stacks.append([i])
+    opts = dict(steps=steps, batch_size=batch_size, momentum=momentum, weight_decay=weight_decay, K=K,
+                n_tokens=n_tokens, G=G, n_fixed=n_fixed, out_dim=out_dim, device=str(device), dtype=dtype)
     chi_p = np.full(len(runs), np.nan)
     chi_m = np.full(len(runs), np.nan)
     final = np.full(len(runs), np.nan)
     weights: dict[int, torch.Tensor] = {}
     t0 = time.perf_counter()
-    run_steps = 0
-    for idx in stacks:
-        rs = [runs[i] for i in idx]
-        world = make_token_worlds([r.seed for r in rs], [r.P for r in rs], [r.zeta for r in rs],
-                                  n_tokens=n_tokens, K=K, G=G, n_fixed=n_fixed)
-        model = TwoLayerRF(len(rs), K, n_tokens, rs[0].M, out_dim,
-                           activation=[r.activation for r in rs], bn=[r.bn for r in rs],
-                           seeds=[r.seed for r in rs], dtype=dtype, device=device)
-        emb = world.embedding(dtype=dtype, device=device)
 
-        def data(step: int, world=world, emb=emb):
-            x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
-            return x1, x2
-
-        last = train_batched(model, data, steps, loss=[r.loss for r in rs], tau=[r.tau for r in rs],
-                             lr=[r.lr for r in rs], momentum=momentum, weight_decay=weight_decay,
-                             check_every=1 if device.type == "cpu" else 50,
-                             progress=f"M={rs[0].M} ×{len(rs)}" if progress else False)
-        run_steps += len(rs) * steps
-        Wf = model.filters().cpu()
-        cp, cm = matching_scores(Wf, world, linear=[r.activation == "linear" for r in rs])
-        chi_p[idx] = cp.double().numpy()
-        chi_m[idx] = cm.double().numpy()
-        final[idx] = last.double().cpu().numpy()
+    def collect(idx, out) -> None:
+        cp, cm, last, W = out
+        chi_p[idx], chi_m[idx], final[idx] = cp, cm, last
         for j, i in enumerate(idx):
             if i in keep:
-                weights[i] = Wf[j].clone()
+                weights[i] = W[j].clone()
         if on_stack is not None:
             t = _result_table(runs, chi_p, chi_m, final)
             on_stack(t[~np.isnan(chi_p)])
+
+    if workers == 1:
+        for idx in stacks:
+            rs = [runs[i] for i in idx]
+            collect(idx, _train_stack(rs, opts, f"M={rs[0].M} ×{len(rs)}" if progress else False))
+    else:
+        import multiprocessing
+
+        # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
+        jobs = sorted(stacks, key=lambda idx: -len(idx) * (runs[idx[0]].M + 20))
+        threads = max(1, torch.get_num_threads() // workers)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(runs), desc=f"runs ({workers} workers)", unit="run")
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(workers, initializer=torch.set_num_threads, initargs=(threads,)) as pool:
+            pending = [(idx, pool.apply_async(_train_stack, ([runs[i] for i in idx], opts, False))) for idx in jobs]
+            for idx, res in pending:
+                collect(idx, res.get())
+                if bar is not None:
+                    bar.update(len(idx))
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - t0
     table = _result_table(runs, chi_p, chi_m, final)
-    return TrainResult(table, weights, wall, run_steps / wall if wall > 0 else float("nan"))
+    return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
+
+
+def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
+    """Train one stack of equal-M runs; return (χ̄+, χ̄−, final loss) arrays and the filters W."""
+    from .metrics import matching_scores
+
+    device = torch.device(opts["device"])
+    dtype = opts["dtype"]
+    world = make_token_worlds([r.seed for r in rs], [r.P for r in rs], [r.zeta for r in rs],
+                              n_tokens=opts["n_tokens"], K=opts["K"], G=opts["G"], n_fixed=opts["n_fixed"])
+    model = TwoLayerRF(len(rs), opts["K"], opts["n_tokens"], rs[0].M, opts["out_dim"],
+                       activation=[r.activation for r in rs], bn=[r.bn for r in rs],
+                       seeds=[r.seed for r in rs], dtype=dtype, device=device)
+    emb = world.embedding(dtype=dtype, device=device)
+
+    def data(step: int):
+        x1, x2, _ = sample_views(world, step, opts["batch_size"], device=device, embedding=emb)
+        return x1, x2
+
+    last = train_batched(model, data, opts["steps"], loss=[r.loss for r in rs], tau=[r.tau for r in rs],
+                         lr=[r.lr for r in rs], momentum=opts["momentum"], weight_decay=opts["weight_decay"],
+                         check_every=1 if device.type == "cpu" else 50, progress=progress)
+    Wf = model.filters().cpu()
+    cp, cm = matching_scores(Wf, world, linear=[r.activation == "linear" for r in rs])
+    return cp.double().numpy(), cm.double().numpy(), last.double().cpu().numpy(), Wf
 
 
 def _result_table(runs, chi_p, chi_m, final) -> pd.DataFrame:
@@ -452,6 +491,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--prefix", default="tian-tokens-full")
     ap.add_argument("--profile", default="full")
+    ap.add_argument("--workers", type=int, default=1, help="processes on CPU (e.g. the number of cores)")
     args = ap.parse_args(argv)
     dev = get_device(args.device)
     # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
@@ -470,12 +510,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             params = {**grid_parameters(args.steps, args.lr, args.seeds), "figure": fig}
             results.save(f"{args.prefix}-{fig}", sub, params=params, profile=args.profile,
                          device=describe_device(dev), commit=commit,
-                         notes=f"{len(sub)} of {total} runs done ({args.steps} steps each); the whole grid "
+                         notes=f"{len(sub)} of {total} runs done ({args.steps} steps each, {args.workers} worker process(es)); the whole grid "
                                f"({len(table)} of {len(grid)} runs) took {wall:.0f} s wall so far; "
                                f"{'complete' if len(sub) == total else 'PARTIAL: an honest subset of the grid'}")
         print(f"saved {len(table)} of {len(grid)} runs after {wall:.0f} s", flush=True)
 
-    train_token_runs(runs_from_table(grid), args.steps, device=dev, progress=True, on_stack=save)
+    res = train_token_runs(runs_from_table(grid), args.steps, device=dev, progress=True, on_stack=save,
+                           workers=args.workers)
+    print(f"{len(grid)} runs x {args.steps} steps in {res.wall_s:.0f} s wall "
+          f"({res.run_steps_per_s:.0f} run-steps/s, {args.workers} worker(s), {describe_device(dev)})", flush=True)
 
 
 if __name__ == "__main__":

@@ -57,3 +57,13 @@ def test_time_stack_reports_positive_times():
     for engine in ("tables", "autograd"):
         wall, cpu = time_stack(runs, 2, batch_size=8, warmup=1, engine=engine)
         assert wall > 0 and cpu > 0
+
+
+def test_benchmark_with_worker_processes(tmp_path, monkeypatch):
+    import nlcl.bench as bench
+
+    monkeypatch.setattr(bench, "paper_grid", _small_grid)
+    res = run_benchmark(quick=True, steps=1, out=None, workers=2)
+    assert res["workers"] == 2 and res["projected_full_grid_min_wall"] > 0
+    with pytest.raises(ParameterError, match="workers"):
+        run_benchmark(quick=True, steps=1, out=None, workers=0)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from nlcl import losses
 from nlcl.models import TwoLayerRF
+from nlcl.validate import ParameterError
 from nlcl.training import (
     TokenRun,
     contrastive_loss,
@@ -143,19 +144,21 @@ ARTIFACT_COLUMNS = ["figure", "activation", "loss", "bn", "beta", "P", "zeta", "
                     "chi_plus", "chi_minus", "final_loss"]
 
 
+@pytest.mark.parametrize("prefix,lr", [("tian-tokens-full", 2e-3), ("tian-tokens-full-lr0.01", 1e-2)])
 @pytest.mark.parametrize("fig", ["fig9", "fig10", "fig11", "table1"])
-def test_committed_full_profile_artifact_matches_the_code(fig):
-    """results/tian-tokens-full-<fig>: schema, parameters and runs agree with paper_grid."""
+def test_committed_full_profile_artifact_matches_the_code(fig, prefix, lr):
+    """results/<prefix>-<fig>: schema, parameters and runs agree with paper_grid (complete grids)."""
     from nlcl import results
     from nlcl.training import grid_parameters
 
-    name = f"tian-tokens-full-{fig}"
+    name = f"{prefix}-{fig}"
     meta = results.load(name).meta
     seeds = meta["parameters"]["seeds"]
-    art = results.load(name, params={**grid_parameters(5000, 2e-3, seeds), "figure": fig}, columns=ARTIFACT_COLUMNS)
+    art = results.load(name, params={**grid_parameters(5000, lr, seeds), "figure": fig}, columns=ARTIFACT_COLUMNS)
     t = art.table
     assert meta["profile"] == "full" and len(t) > 0
-    grid = paper_grid([fig], seeds=seeds)
+    assert seeds == [0, 1, 2] and not meta["commit"].endswith("+dirty")
+    grid = paper_grid([fig], seeds=seeds, lr=lr)
     keys = ["figure", "activation", "loss", "bn", "beta", "P", "zeta", "seed", "lr", "tau"]
     stored = [tuple(r) for r in t[keys].astype(str).values]
     allowed = {tuple(r) for r in grid[keys].astype(str).values}
@@ -163,5 +166,20 @@ def test_committed_full_profile_artifact_matches_the_code(fig):
     assert set(stored) <= allowed, "the artifact holds runs that paper_grid does not list"
     assert (t.M == t.beta * t.P).all()
     assert t.chi_plus.between(-1, 1).all() and t.chi_minus.between(-1, 1).all()
-    if len(t) < len(grid):
-        assert "PARTIAL" in meta["notes"]
+    assert len(t) == len(grid) and "complete" in meta["notes"]
+
+
+def test_train_token_runs_with_worker_processes_matches_one_process():
+    runs = runs_from_table(paper_grid(["fig9"], seeds=[0], activations=["relu", "linear"], betas=[1, 2], Ps=[1, 3]))
+    one = train_token_runs(runs, 20, batch_size=16, keep_weights=[1])
+    two = train_token_runs(runs, 20, batch_size=16, keep_weights=[1], workers=2, on_stack=lambda t: None)
+    assert torch.allclose(torch.tensor(one.table.chi_plus.values), torch.tensor(two.table.chi_plus.values), atol=1e-6)
+    assert torch.allclose(one.weights[1], two.weights[1], atol=1e-6)
+
+
+def test_train_token_runs_worker_errors():
+    runs = [TokenRun()]
+    with pytest.raises(ParameterError, match="workers"):
+        train_token_runs(runs, 1, workers=0)
+    with pytest.raises(ParameterError, match="device='cpu'"):
+        train_token_runs(runs, 1, workers=2, device="cuda")
