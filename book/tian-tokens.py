@@ -476,8 +476,10 @@ display(side_by_side)
 # ## Speed
 #
 # The trainer's speed is measured by `make bench` (`python -m nlcl.bench`), not by tests. The
-# numbers below are the committed benchmark record `results/tian-tokens-bench-cpu.json` (the
-# machine and date are in it), this build's live run, and the timing notes of the artifacts.
+# numbers below are the committed benchmark records — `results/tian-tokens-bench-cpu.json` (the
+# table engine, one worker process per core, the whole grid) and, for comparison,
+# `results/tian-tokens-bench-cpu-autograd.json` (the per-sample network differentiated by autograd,
+# three stacks, `--quick`) — then this build's live run and the timing notes of the artifacts.
 
 # %%
 import json
