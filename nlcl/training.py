@@ -478,6 +478,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     writes ``results/<prefix>-<figure>.csv/.json`` (the artifacts ``book/tian-tokens.py`` reads).
     """
     import argparse
+    import signal
+    import sys
 
     from . import results
     from .device import describe_device, get_device
@@ -494,6 +496,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=1, help="processes on CPU (e.g. the number of cores)")
     args = ap.parse_args(argv)
     dev = get_device(args.device)
+    # A terminated run (SIGTERM, e.g. `kill` or a batch scheduler) exits through the worker pool's
+    # context manager, which stops the worker processes instead of leaving them running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
     # smallest M first, and every figure's finished rows are saved after each stack, so an
     # interrupted run leaves honest subsets (all cells up to some M = βP), labeled as such.
