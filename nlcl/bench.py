@@ -33,9 +33,7 @@ from pathlib import Path
 import torch
 
 from .device import describe_device, get_device
-from .models import TwoLayerRF
-from .tokens import make_token_worlds, sample_views
-from .training import paper_grid, runs_from_table, train_batched
+from .training import _build_stack, _stack_cost, paper_grid, runs_from_table, train_batched
 from .validate import ParameterError, positive_int
 
 __all__ = ["matmul_peak_gflops", "step_flops", "table_step_flops", "time_stack", "run_benchmark", "main"]
@@ -110,15 +108,7 @@ def time_stack(runs, steps: int, *, batch_size: int = 128, device: torch.device 
     counts the time the process waits for a core.
     """
     dev = torch.device(device)
-    world = make_token_worlds([r.seed for r in runs], [r.P for r in runs], [r.zeta for r in runs])
-    model = TwoLayerRF(len(runs), world.K, world.n_tokens, runs[0].M, 20, activation=[r.activation for r in runs],
-                       bn=[r.bn for r in runs], seeds=[r.seed for r in runs], device=dev)
-    emb = world.embedding(device=dev)
-
-    def data(step):
-        x1, x2, _ = sample_views(world, step, batch_size, device=dev, embedding=emb)
-        return x1, x2
-
+    _, model, data = _build_stack(runs, batch_size=batch_size, device=dev)
     kw = dict(loss=[r.loss for r in runs], tau=[r.tau for r in runs], lr=[r.lr for r in runs],
               check_every=1 if dev.type == "cpu" else 50, engine=engine)
     train_batched(model, data, warmup, **kw)
@@ -188,7 +178,7 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
             pool.map(abs, range(workers))  # start the workers before timing
             t0 = time.perf_counter()
             # largest stacks first, one per task, as nlcl.training schedules them
-            jobs = sorted(Ms, key=lambda m: -len(by_m[m]) * (m + 20))
+            jobs = sorted(Ms, key=lambda m: -_stack_cost(len(by_m[m]), m))
             timed_by_m = dict(zip(jobs, pool.starmap(_time_stack_job, [(by_m[m], steps, str(dev), engine) for m in jobs],
                                                     chunksize=1)))
             timed = [timed_by_m[m] for m in Ms]

@@ -351,7 +351,7 @@ def train_token_runs(
         import multiprocessing
 
         # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
-        jobs = sorted(stacks, key=lambda idx: -len(idx) * (runs[idx[0]].M + 20))
+        jobs = sorted(stacks, key=lambda idx: -_stack_cost(len(idx), runs[idx[0]].M))
         threads = max(1, torch.get_num_threads() // workers)
         bar = None
         if progress:
@@ -372,23 +372,37 @@ def train_token_runs(
     return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
 
 
+def _stack_cost(n_runs: int, M: int) -> int:
+    """Relative cost of a stack of ``n_runs`` runs with M filters per RF (for scheduling only)."""
+    return n_runs * (M + 20)
+
+
+def _build_stack(rs: Sequence[TokenRun], *, batch_size: int = 128, K: int = 10, n_tokens: int = 20, G: int = 40,
+                 n_fixed: int = 5, out_dim: int = 20, device: str | torch.device = "cpu",
+                 dtype: torch.dtype = torch.float32):
+    """The token worlds, the stacked model and ``data(step)`` of one stack of equal-M runs."""
+    device = torch.device(device)
+    world = make_token_worlds([r.seed for r in rs], [r.P for r in rs], [r.zeta for r in rs],
+                              n_tokens=n_tokens, K=K, G=G, n_fixed=n_fixed)
+    model = TwoLayerRF(len(rs), K, n_tokens, rs[0].M, out_dim, activation=[r.activation for r in rs],
+                       bn=[r.bn for r in rs], seeds=[r.seed for r in rs], dtype=dtype, device=device)
+    emb = world.embedding(dtype=dtype, device=device)
+
+    def data(step: int):
+        x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
+        return x1, x2
+
+    return world, model, data
+
+
 def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
     """Train one stack of equal-M runs; return (χ̄+, χ̄−, final loss) arrays and the filters W."""
     from .metrics import matching_scores
 
     device = torch.device(opts["device"])
-    dtype = opts["dtype"]
-    world = make_token_worlds([r.seed for r in rs], [r.P for r in rs], [r.zeta for r in rs],
-                              n_tokens=opts["n_tokens"], K=opts["K"], G=opts["G"], n_fixed=opts["n_fixed"])
-    model = TwoLayerRF(len(rs), opts["K"], opts["n_tokens"], rs[0].M, opts["out_dim"],
-                       activation=[r.activation for r in rs], bn=[r.bn for r in rs],
-                       seeds=[r.seed for r in rs], dtype=dtype, device=device)
-    emb = world.embedding(dtype=dtype, device=device)
-
-    def data(step: int):
-        x1, x2, _ = sample_views(world, step, opts["batch_size"], device=device, embedding=emb)
-        return x1, x2
-
+    world, model, data = _build_stack(rs, batch_size=opts["batch_size"], K=opts["K"], n_tokens=opts["n_tokens"],
+                                      G=opts["G"], n_fixed=opts["n_fixed"], out_dim=opts["out_dim"], device=device,
+                                      dtype=opts["dtype"])
     last = train_batched(model, data, opts["steps"], loss=[r.loss for r in rs], tau=[r.tau for r in rs],
                          lr=[r.lr for r in rs], momentum=opts["momentum"], weight_decay=opts["weight_decay"],
                          check_every=1 if device.type == "cpu" else 50, progress=progress)
