@@ -33,8 +33,18 @@ from pathlib import Path
 import torch
 
 from .device import describe_device, get_device
-from .training import _build_stack, _stack_cost, paper_grid, runs_from_table, train_batched
-from .validate import ParameterError, positive_int
+from .training import (
+    ENGINES,
+    LOSSES,
+    _build_stack,
+    _check_workers,
+    _stack_cost,
+    _worker_pool,
+    paper_grid,
+    runs_from_table,
+    train_batched,
+)
+from .validate import choice, positive_int
 
 __all__ = ["matmul_peak_gflops", "step_flops", "table_step_flops", "time_stack", "run_benchmark", "main"]
 
@@ -89,9 +99,6 @@ def table_step_flops(M: int, loss: str = "infonce", *, K: int = 10, n_tokens: in
     and, for InfoNCE, the similarity matrix and its gradient (2 · N² · d_out each).  Elementwise
     work is not counted.
     """
-    from .training import LOSSES
-    from .validate import choice
-
     choice("loss", loss, LOSSES)
     n2 = 2 * batch_size
     tables = 3 * 2 * K * 2 * n_tokens * M * out_dim
@@ -137,14 +144,9 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
     wall time is then the pool's wall time, scaled by the share of the workers' time spent in the
     timed steps (world construction and warm-up excluded).
     """
-    from .training import ENGINES
-    from .validate import choice
-
     dev = get_device(device)
     engine = choice("engine", engine, ENGINES)
-    workers = positive_int("workers", workers)
-    if workers > 1 and dev.type != "cpu":
-        raise ParameterError(f"workers={workers} needs device='cpu' (got {dev})")
+    workers = _check_workers(workers, dev)
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
     steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
@@ -171,10 +173,7 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
             wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev, engine=engine)
         grid_wall = sum(wall_s.values())
     else:
-        import multiprocessing
-
-        per = max(1, torch.get_num_threads() // workers)
-        with multiprocessing.get_context("spawn").Pool(workers, initializer=torch.set_num_threads, initargs=(per,)) as pool:
+        with _worker_pool(workers) as pool:
             pool.map(abs, range(workers))  # start the workers before timing
             t0 = time.perf_counter()
             # largest stacks first, one per task, as nlcl.training schedules them
@@ -190,7 +189,7 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
     busy = cpu_s if dev.type == "cpu" else wall_s
     grid_busy = sum(busy.values())
     dense_rate = dense_flops / grid_busy / 1e9
-    table_rate = table_flops / grid_busy / 1e9
+    engine_rate = dense_rate if engine == "autograd" else table_flops / grid_busy / 1e9
     full_runs = len(runs)
     scale = 5000 * (full_runs / n_runs)
     res = dict(
@@ -211,8 +210,8 @@ def run_benchmark(quick: bool = False, device: str = "cpu", threads: int | None 
         stack_ms_per_step_cpu={str(k): 1e3 * v for k, v in cpu_s.items()},
         achieved_gflops=dense_rate,
         fraction_of_peak=dense_rate / peak,
-        achieved_gflops_engine=table_rate if engine != "autograd" else dense_rate,
-        fraction_of_peak_engine=(table_rate if engine != "autograd" else dense_rate) / peak,
+        achieved_gflops_engine=engine_rate,
+        fraction_of_peak_engine=engine_rate / peak,
         projected_full_grid_min_wall=grid_wall * scale / 60,
         projected_full_grid_min_dedicated=grid_busy * scale / 60,
         note=("achieved_gflops counts the FLOPs of the per-sample network (for the tables engine a dense-equivalent "

@@ -33,7 +33,7 @@ import torch
 
 from .models import BN_BACKPROP, TwoLayerRF, segments
 from .tokens import TokenBatch
-from .validate import ParameterError
+from .validate import ParameterError, choice
 
 __all__ = ["token_counts", "token_step"]
 
@@ -116,8 +116,7 @@ def token_step(
     if len(losses) != R:
         raise ParameterError(f"loss has {len(losses)} entries; expected 1 or n_runs={R}")
     for name in losses:
-        if name not in LOSSES:
-            raise ParameterError(f"unknown loss {name!r}; allowed: {', '.join(LOSSES)}")
+        choice("loss", name, LOSSES)
     tau_t = torch.as_tensor(tau, dtype=W.dtype, device=W.device).reshape(-1).expand(R)
     T = E.shape[1]
     N = idx.shape[1] // 2
@@ -134,20 +133,18 @@ def token_step(
         Pre = (W.transpose(2, 3) * scale).contiguous()  # (R, K, T, M): w_kmᵀ u_a
     else:
         Pre = torch.matmul(E[:, None], W.transpose(2, 3))
-    H = torch.empty_like(Pre)
     Y = torch.empty(R, K, 2, T, M, dtype=W.dtype, device=W.device)
     counts = None
     bn_saved = {}
     for sl, (act, bn) in model._segments:
-        H[sl] = model._acts[act](Pre[sl])
+        h = model._acts[act](Pre[sl])[:, :, None]  # h(w_kmᵀ u_a), the same for both views
         spec = BN_BACKPROP[bn]
         if spec is None:
-            Y[sl] = H[sl][:, :, None]
+            Y[sl] = h
             continue
         if counts is None:
             counts = token_counts(idx, T, 2, W.dtype)[..., None] / N  # (R, K, 2, T, 1)
         p = counts[sl]
-        h = H[sl][:, :, None]
         mu = (p * h).sum(3, keepdim=True)
         c = h - mu
         s = torch.rsqrt((p * c * c).sum(3, keepdim=True) + model.bn_eps)
@@ -159,10 +156,11 @@ def token_step(
     ar = torch.arange
     off = ((ar(R, device=idx.device)[:, None, None, None] * K + ar(K, device=idx.device)) * 2
            + ar(2, device=idx.device)[None, :, None, None]) * T
-    flat = (idx.reshape(R, 2, N, K) + off).reshape(R * 2 * N, K)
+    iv = idx.reshape(R, 2, N, K)
+    flat = (iv + off).reshape(R * 2 * N, K)
     # the same rows in (K, R·2N) order for the backward scatter, without a transpose copy
     flat_t = torch.empty(K, R, 2, N, dtype=flat.dtype, device=flat.device)
-    torch.add(idx.reshape(R, 2, N, K).permute(3, 0, 1, 2), off.permute(3, 0, 1, 2), out=flat_t)
+    torch.add(iv.permute(3, 0, 1, 2), off.permute(3, 0, 1, 2), out=flat_t)
     flat_t = flat_t.reshape(K, R * 2 * N)
     out = torch.nn.functional.embedding_bag(flat, Z.reshape(-1, O), mode="sum").reshape(R, 2, N, O)
     if model.normalize_output:
@@ -194,7 +192,7 @@ def token_step(
     Yf = Y.reshape(R, K, 2 * T, M)
     dV = torch.matmul(dZ.transpose(2, 3), Yf).permute(0, 2, 1, 3).reshape(R, O, K * M)  # (R, O, KM)
     dY = torch.matmul(dZ, Vk.transpose(2, 3)).reshape(R, K, 2, T, M)
-    dH = torch.empty_like(H)
+    dH = torch.empty_like(Pre)
     for sl, (act, bn) in model._segments:
         spec = BN_BACKPROP[bn]
         dy = dY[sl]

@@ -309,14 +309,12 @@ def train_token_runs(
     """
     steps = positive_int("steps", steps)
     batch_size = positive_int("batch_size", batch_size)
-    workers = positive_int("workers", workers)
     runs = [r.validate(n_tokens) for r in runs]
     if not runs:
         raise ParameterError("runs is empty; expected at least one TokenRun")
     keep = set(int(i) for i in keep_weights)
     device = torch.device(device)
-    if workers > 1 and device.type != "cpu":
-        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
+    workers = _check_workers(workers, device)
     order = sorted(range(len(runs)), key=lambda i: (runs[i].M, runs[i].activation, runs[i].bn, runs[i].loss, i))
     stacks: list[list[int]] = []
     for i in order:
@@ -348,18 +346,14 @@ def train_token_runs(
             rs = [runs[i] for i in idx]
             collect(idx, _train_stack(rs, opts, f"M={rs[0].M} ×{len(rs)}" if progress else False))
     else:
-        import multiprocessing
-
         # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
         jobs = sorted(stacks, key=lambda idx: -_stack_cost(len(idx), runs[idx[0]].M))
-        threads = max(1, torch.get_num_threads() // workers)
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(runs), desc=f"runs ({workers} workers)", unit="run")
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=torch.set_num_threads, initargs=(threads,)) as pool:
+        with _worker_pool(workers) as pool:
             pending = [(idx, pool.apply_async(_train_stack, ([runs[i] for i in idx], opts, False))) for idx in jobs]
             for idx, res in pending:
                 collect(idx, res.get())
@@ -370,6 +364,22 @@ def train_token_runs(
     wall = time.perf_counter() - t0
     table = _result_table(runs, chi_p, chi_m, final)
     return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
+
+
+def _check_workers(workers: int, device: torch.device) -> int:
+    """Validate a number of worker processes for ``device`` (more than one only on CPU)."""
+    workers = positive_int("workers", workers)
+    if workers > 1 and device.type != "cpu":
+        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
+    return workers
+
+
+def _worker_pool(workers: int):
+    """A pool of ``workers`` spawned processes sharing this process's torch threads (at least 1 each)."""
+    import multiprocessing
+
+    threads = max(1, torch.get_num_threads() // workers)
+    return multiprocessing.get_context("spawn").Pool(workers, initializer=torch.set_num_threads, initargs=(threads,))
 
 
 def _stack_cost(n_runs: int, M: int) -> int:
