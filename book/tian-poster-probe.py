@@ -36,15 +36,15 @@
 #
 # * **encoder**: a two-hidden-layer MLP $\mathbf{x} \in \mathbb{R}^{784} \to 256 \to 128$ (ReLU), the
 #   representation $\mathbf{h}$, followed by SimCLR's projection head $128 \to 128 \to 64$ and
-#   $\ell_2$ normalization (`nlcl.encoders.EnsembleEncoder`, all runs stacked in one computation);
+#   $\ell_2$ normalization (`nlcl.tian.simclr_probe.EnsembleEncoder`, all runs stacked in one computation);
 # * **views**: two independent `RandomResizedCrop((28, 28), scale=(0.5, 1.0), ratio=(0.5, 1.5))` of
-#   each image, the augmentation of Tian 2023, App. E.3 (`nlcl.augment`);
-# * **losses** (`nlcl.losses`, averaged over the batch): InfoNCE, Eq. 1, with $\tau = 0.5$ and
+#   each image, the augmentation of Tian 2023, App. E.3 (`nlcl.datasets.augment`);
+# * **losses** (`nlcl.tian.losses`, averaged over the batch): InfoNCE, Eq. 1, with $\tau = 0.5$ and
 #   $\epsilon = 1$ (the positive pair in the denominator, as in SimCLR), and the quadratic loss
 #   $\sum_i \sum_{j \ne i} (d_i^2 - d_{ij}^2)$, α-CL with uniform α;
 # * **optimizer**: Adam, learning rate $10^{-3}$, batch size 256;
 # * **linear evaluation**: scikit-learn's logistic regression on standardized frozen $\mathbf{h}$,
-#   fit on the training images, scored on held-out images (`nlcl.encoders.linear_probe`).
+#   fit on the training images, scored on held-out images (`nlcl.tian.simclr_probe.linear_probe`).
 #
 # | | poster (α-CL line of work) | here |
 # | --- | --- | --- |
@@ -87,14 +87,16 @@ import seaborn as sns
 from IPython.display import display
 
 import nlcl
-from nlcl import validate
-from nlcl.claims import exactly, greater_than
-from nlcl.encoders import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
-from nlcl.mnist import SOURCES, load_mnist
+from nlcl.core import validate
+from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.harness.claims import exactly, greater_than
+from nlcl.tian.simclr_probe import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
 
 run = nlcl.start(
     "tian-poster-probe",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={"ci": dict(steps=240, n_seeds=3), "full": dict(steps=3000, n_seeds=5)},
     params=dict(source=source, tau=tau, batch_size=batch_size, lr=lr, steps=steps, n_seeds=n_seeds),
 )
@@ -123,16 +125,20 @@ run.glue("epochs", epochs)
 # %%
 S = P.n_seeds
 c_gap = run.expect(
-    "poster-infonce-minus-quadratic", source="Tian 2023 poster, table (α-CL)",
+    "poster-infonce-minus-quadratic",
+    source="Tian 2023 poster, table (α-CL)",
     statement="Linear-probe accuracy with InfoNCE minus that with the quadratic loss "
-              "(mean over seeds, MNIST analog) is positive.",
-    check=greater_than(0.0), paper="+14.28 (CIFAR-10), +16.42 (STL-10) points; not re-run",
+    "(mean over seeds, MNIST analog) is positive.",
+    check=greater_than(0.0),
+    paper="+14.28 (CIFAR-10), +16.42 (STL-10) points; not re-run",
 )
 c_seeds = run.expect(
-    "poster-infonce-every-seed", source="Tian 2023 poster, table (α-CL)",
+    "poster-infonce-every-seed",
+    source="Tian 2023 poster, table (α-CL)",
     statement="InfoNCE beats the quadratic loss in every seed of the paired comparison "
-              "(number of seeds where it does).",
-    check=exactly(S), paper="InfoNCE > quadratic, std ≤ 1.21 points",
+    "(number of seeds where it does).",
+    check=exactly(S),
+    paper="InfoNCE > quadratic, std ≤ 1.21 points",
 )
 
 # %% [markdown]
@@ -147,11 +153,21 @@ seeds = [run.seed + s for s in range(S)] * 2
 losses = ["infonce"] * S + ["quadratic"] * S
 encoder = EnsembleEncoder(2 * S, seeds=seeds, device=run.device)
 acc_init = probe_accuracies(encoder, train, test)[:S]
-acc_pixels = linear_probe(train.images.reshape(len(train), -1), train.labels,
-                          test.images.reshape(len(test), -1), test.labels)
+acc_pixels = linear_probe(
+    train.images.reshape(len(train), -1), train.labels, test.images.reshape(len(test), -1), test.labels
+)
 t0 = time.perf_counter()
-history = train_simclr(encoder, train.images, P.steps, loss=losses, tau=P.tau, eps=EPS,
-                       batch_size=P.batch_size, lr=P.lr, aug_seed=run.seed)
+history = train_simclr(
+    encoder,
+    train.images,
+    P.steps,
+    loss=losses,
+    tau=P.tau,
+    eps=EPS,
+    batch_size=P.batch_size,
+    lr=P.lr,
+    aug_seed=run.seed,
+)
 train_s = time.perf_counter() - t0
 acc = probe_accuracies(encoder, train, test)
 print(f"trained {2 * S} encoders × {P.steps} minibatches ({epochs:.1f} epochs) in {train_s:.0f} s")
@@ -185,8 +201,10 @@ plt.show()
 summary = table.groupby("method", sort=False)["accuracy"].agg(["mean", "std"]).mul(100).round(2)
 summary.columns = ["accuracy mean (%)", "std over seeds (%)"]
 paper = pd.DataFrame(
-    {"CIFAR-10 (poster)": ["—", "—", "87.86 ± 0.12", "73.58 ± 0.82"],
-     "STL-10 (poster)": ["—", "—", "83.70 ± 0.12", "67.28 ± 1.21"]},
+    {
+        "CIFAR-10 (poster)": ["—", "—", "87.86 ± 0.12", "73.58 ± 0.82"],
+        "STL-10 (poster)": ["—", "—", "83.70 ± 0.12", "67.28 ± 1.21"],
+    },
     index=["raw pixels", "random-init encoder", "infonce encoder", "quadratic encoder"],
 )
 summary.join(paper).rename_axis("MNIST analog (this run); poster numbers not re-run")
@@ -209,13 +227,18 @@ run.glue("n-seeds", S)
 # `--profile full` rewrites them.
 
 # %%
-from nlcl import results
+from nlcl.harness import results
 
 full_params = {**dict(P), **run.sizes["full"]}
 if run.profile == "full":
-    results.save("tian-poster-probe-full", table.assign(data_source=train.source),
-                 params=full_params, profile=run.profile, device=run.device_name,
-                 notes=f"train: {train.description}; test: {test.description}")
+    results.save(
+        "tian-poster-probe-full",
+        table.assign(data_source=train.source),
+        params=full_params,
+        profile=run.profile,
+        device=run.device_name,
+        notes=f"train: {train.description}; test: {test.description}",
+    )
 try:
     art = results.load("tian-poster-probe-full", params=full_params)
 except (FileNotFoundError, results.ArtifactMismatch) as err:

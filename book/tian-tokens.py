@@ -28,7 +28,7 @@
 # steps): well under a minute on a 2-core CPU. `full` profile (the paper's grid: 960 runs × 5000
 # steps): about 10 minutes on a 2-core CPU with `-p workers 2`. The paper-scale numbers shown below come from the
 # committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
-# `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `python -m nlcl.training`
+# `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `nlcl train-grid`
 # (or this chapter with `--profile full`).
 
 # %% [markdown]
@@ -48,7 +48,7 @@
 # with $\epsilon=1$, the released code's cross-entropy) and the quadratic loss (uniform $\alpha$).
 #
 # **Engine.** On token data every quantity the network computes at RF $k$ depends only on the
-# token there, so `nlcl.tables.token_step` computes the loss and its exact gradients on per-RF
+# token there, so `nlcl.tian.token_tables.token_step` computes the loss and its exact gradients on per-RF
 # token tables (BatchNorm moments are count-weighted table sums) instead of per sample: the same
 # numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
 # and loss), while the top layer's work shrinks by the factor $2N/d = 256/20 \approx 13$.
@@ -78,12 +78,11 @@ import numpy as np
 import pandas as pd
 
 import nlcl
-from nlcl import results, validate
-from nlcl.claims import at_least, at_most, exactly, greater_than
-from nlcl.metrics import grid_predicates, paper_table1, plot_beta_curves, plot_filters, summarize
-from nlcl.models import ACTIVATIONS_2LAYER
-from nlcl.tokens import make_token_worlds
-from nlcl.training import (
+from nlcl.core import validate
+from nlcl.harness import results
+from nlcl.harness.claims import at_least, at_most, exactly, greater_than
+from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
+from nlcl.tian.token_grid import (
     PAPER_BETAS,
     PAPER_PS,
     TokenRun,
@@ -92,17 +91,36 @@ from nlcl.training import (
     runs_from_table,
     train_token_runs,
 )
+from nlcl.tian.token_metrics import grid_predicates, paper_table1, plot_beta_curves, plot_filters, summarize
+from nlcl.tian.tokens import make_token_worlds
 
 run = nlcl.start(
     "tian-tokens",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={
         "ci": dict(steps=2000, n_seeds=1, betas=[1, 5], Ps=[1, 3], zetas=[10.0], fig5_steps=5000),
-        "full": dict(steps=5000, n_seeds=3, betas=list(PAPER_BETAS), Ps=list(PAPER_PS),
-                     zetas=[2.0, 5.0, 10.0], fig5_steps=5000),
+        "full": dict(
+            steps=5000,
+            n_seeds=3,
+            betas=list(PAPER_BETAS),
+            Ps=list(PAPER_PS),
+            zetas=[2.0, 5.0, 10.0],
+            fig5_steps=5000,
+        ),
     },
-    params=dict(lr=lr, tau=tau, steps=steps, n_seeds=n_seeds, betas=betas, Ps=Ps, zetas=zetas,
-                fig5_steps=fig5_steps, workers=workers),
+    params=dict(
+        lr=lr,
+        tau=tau,
+        steps=steps,
+        n_seeds=n_seeds,
+        betas=betas,
+        Ps=Ps,
+        zetas=zetas,
+        fig5_steps=fig5_steps,
+        workers=workers,
+    ),
 )
 P = run.params
 validate.positive_float("lr", P.lr)
@@ -156,14 +174,19 @@ def load_artifact(prefix, fig, lr):
     """The committed artifact ``<prefix>-<fig>`` trained at ``lr`` (any completed seeds), or None."""
     try:
         stored_seeds = results.load(f"{prefix}-{fig}").meta["parameters"]["seeds"]
-        return results.load(f"{prefix}-{fig}", params={**grid_parameters(5000, lr, stored_seeds), "figure": fig})
+        return results.load(
+            f"{prefix}-{fig}", params={**grid_parameters(5000, lr, stored_seeds), "figure": fig}
+        )
     except (FileNotFoundError, results.ArtifactMismatch) as err:
         print(f"{prefix}-{fig}: no usable artifact ({str(err)[:160]})")
         return None
 
 
-artifacts = ({fig: load_artifact("tian-tokens-full", fig, P.lr) for fig in FIGURES} if run.profile == "ci"
-             else {fig: None for fig in FIGURES})
+artifacts = (
+    {fig: load_artifact("tian-tokens-full", fig, P.lr) for fig in FIGURES}
+    if run.profile == "ci"
+    else {fig: None for fig in FIGURES}
+)
 sens_artifacts = {fig: load_artifact("tian-tokens-full-lr0.01", fig, SENSITIVITY_LR) for fig in FIGURES}
 paper_setting_params = P.lr == 2e-3 and P.tau == 0.1
 
@@ -177,8 +200,13 @@ def is_complete(table, fig, lr):
 
 # Which results the claims use: the live run in the full profile, else the artifact if present.
 claim_source = {fig: ("artifact" if artifacts[fig] is not None else "live") for fig in FIGURES}
-required = {fig: paper_setting_params and ((artifacts[fig] is not None and is_complete(artifacts[fig].table, fig, P.lr))
-                                           or run.profile == "full") for fig in FIGURES}
+required = {
+    fig: paper_setting_params
+    and (
+        (artifacts[fig] is not None and is_complete(artifacts[fig].table, fig, P.lr)) or run.profile == "full"
+    )
+    for fig in FIGURES
+}
 
 
 def describe(art, fig, short=False):
@@ -195,88 +223,187 @@ def describe(art, fig, short=False):
 
 
 def src(fig):
-    return describe(artifacts[fig], fig) if claim_source[fig] == "artifact" else f"live {run.profile} run, η = {P.lr:g}"
+    return (
+        describe(artifacts[fig], fig)
+        if claim_source[fig] == "artifact"
+        else f"live {run.profile} run, η = {P.lr:g}"
+    )
 
 
 run.glue("tokens-artifact-fig9", describe(artifacts["fig9"], "fig9", short=True))
 
-# (id, key of nlcl.metrics.grid_predicates, source, statement, check, the paper's words, figure)
+# (id, key of nlcl.tian.token_metrics.grid_predicates, source, statement, check, the paper's words, figure)
 CLAIMS = [
-    ("p1-linear-vs-relu", "p1_linear_minus_relu", "Tian 2023, Sec. 5.1 / Fig. 4, 9",
-     "P = 1, β = 1, InfoNCE: χ̄+(linear) − χ̄+(ReLU)", at_least(-0.05), "linear works well at P = 1", "fig9"),
-    ("relu-beats-linear", "relu_beats_linear", "Tian 2023, Sec. 5.1 / Fig. 4, 9",
-     "Fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+", at_least(0.75),
-     "ReLU better for P > 1, β > 1", "fig9"),
-    ("relu-grows-with-beta", "relu_beta_span", "Tian 2023, Sec. 5.1 / Fig. 4",
-     "ReLU: χ̄+(β_max) − χ̄+(β_min), mean over P > 1", at_least(0.1), "the larger β, the better χ̄+", "fig9"),
-    ("linear-flat-in-beta", "linear_beta_span", "Tian 2023, Sec. 5.1 / Fig. 4",
-     "Linear: |χ̄+(β_max) − χ̄+(β_min)|, mean over P > 1", at_most(0.1), "linear barely affected by β", "fig9"),
-    ("infonce-beats-quadratic", "infonce_minus_quadratic", "Tian 2023, Sec. 5.1 / Fig. 4, 10",
-     "ReLU: χ̄+ with InfoNCE minus with the quadratic loss, mean over β×P cells", at_least(0.0),
-     "quadratic loss not as effective", "fig10"),
-    ("relu-lowest-chi-minus", "lowest_chi_minus", "Tian 2023, App. E.2 / Fig. 9",
-     "The activation with the lowest grid-mean χ̄− under InfoNCE", exactly("relu"), "ReLU lowest χ̄−", "fig9"),
-    ("bn-helps-at-zeta10", "bn_minus_none_zeta10", "Tian 2023, App. E.2 / Fig. 11",
-     "ζ = 10, ReLU: mean over β > 1, P > 1 of χ̄+(BN) − χ̄+(no BN)", greater_than(0.0),
-     "BN better at large ζ, β > 1, P > 1", "fig11"),
-    ("table1-no-var-backprop", "no_var_backprop_wins", "Tian 2023, App. E.2 / Table 1",
-     "Fraction of (β, P, μ) comparisons where σ² not backpropagated ≥ backpropagated", greater_than(0.5),
-     "σ² no-backprop better", "table1"),
-    ("table1-vs-paper", "table1_vs_paper", "Tian 2023, Table 1",
-     "Mean |ours − paper| over the Table 1 cells present", at_most(0.15), "Table 1", "table1"),
+    (
+        "p1-linear-vs-relu",
+        "p1_linear_minus_relu",
+        "Tian 2023, Sec. 5.1 / Fig. 4, 9",
+        "P = 1, β = 1, InfoNCE: χ̄+(linear) − χ̄+(ReLU)",
+        at_least(-0.05),
+        "linear works well at P = 1",
+        "fig9",
+    ),
+    (
+        "relu-beats-linear",
+        "relu_beats_linear",
+        "Tian 2023, Sec. 5.1 / Fig. 4, 9",
+        "Fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+",
+        at_least(0.75),
+        "ReLU better for P > 1, β > 1",
+        "fig9",
+    ),
+    (
+        "relu-grows-with-beta",
+        "relu_beta_span",
+        "Tian 2023, Sec. 5.1 / Fig. 4",
+        "ReLU: χ̄+(β_max) − χ̄+(β_min), mean over P > 1",
+        at_least(0.1),
+        "the larger β, the better χ̄+",
+        "fig9",
+    ),
+    (
+        "linear-flat-in-beta",
+        "linear_beta_span",
+        "Tian 2023, Sec. 5.1 / Fig. 4",
+        "Linear: |χ̄+(β_max) − χ̄+(β_min)|, mean over P > 1",
+        at_most(0.1),
+        "linear barely affected by β",
+        "fig9",
+    ),
+    (
+        "infonce-beats-quadratic",
+        "infonce_minus_quadratic",
+        "Tian 2023, Sec. 5.1 / Fig. 4, 10",
+        "ReLU: χ̄+ with InfoNCE minus with the quadratic loss, mean over β×P cells",
+        at_least(0.0),
+        "quadratic loss not as effective",
+        "fig10",
+    ),
+    (
+        "relu-lowest-chi-minus",
+        "lowest_chi_minus",
+        "Tian 2023, App. E.2 / Fig. 9",
+        "The activation with the lowest grid-mean χ̄− under InfoNCE",
+        exactly("relu"),
+        "ReLU lowest χ̄−",
+        "fig9",
+    ),
+    (
+        "bn-helps-at-zeta10",
+        "bn_minus_none_zeta10",
+        "Tian 2023, App. E.2 / Fig. 11",
+        "ζ = 10, ReLU: mean over β > 1, P > 1 of χ̄+(BN) − χ̄+(no BN)",
+        greater_than(0.0),
+        "BN better at large ζ, β > 1, P > 1",
+        "fig11",
+    ),
+    (
+        "table1-no-var-backprop",
+        "no_var_backprop_wins",
+        "Tian 2023, App. E.2 / Table 1",
+        "Fraction of (β, P, μ) comparisons where σ² not backpropagated ≥ backpropagated",
+        greater_than(0.5),
+        "σ² no-backprop better",
+        "table1",
+    ),
+    (
+        "table1-vs-paper",
+        "table1_vs_paper",
+        "Tian 2023, Table 1",
+        "Mean |ours − paper| over the Table 1 cells present",
+        at_most(0.15),
+        "Table 1",
+        "table1",
+    ),
 ]
 INFORMATIONAL = {"table1-vs-paper"}
 NOT_REPRODUCED = {}  # filled below, one explanation per claim that does not hold on the committed grids
 SENS_NOT_REPRODUCED = {}
-UNCONV = ("at the paper's stated η = 2e-3, 5000 minibatches leave the networks far from converged: the Fig. 5 "
-          "section shows the β = 5, P = 3 filters still close to their initialization, and the same grid at the "
-          "released code's η = 1e-2 reaches much higher χ̄+ (compare the claim tokens-lr0.01-* of the same name)")
+UNCONV = (
+    "at the paper's stated η = 2e-3, 5000 minibatches leave the networks far from converged: the Fig. 5 "
+    "section shows the β = 5, P = 3 filters still close to their initialization, and the same grid at the "
+    "released code's η = 1e-2 reaches much higher χ̄+ (compare the claim tokens-lr0.01-* of the same name)"
+)
 # The explanations below were written after the committed grids had been seen; the predicates
 # and tolerances above were declared before any token run and have not changed.
-SLOW = ("a plausible mechanism is the top layer's initialization scale 1/√(KM): each filter's gradient is "
-        "proportional to its top-layer weights, so at a fixed η and step budget a larger β learns more slowly")
-NOT_REPRODUCED.update({
-    "relu-grows-with-beta": ("For P > 1 ReLU's χ̄+ peaks at β = 2 and falls at larger β (Fig. 9, ReLU panel): " + UNCONV
-                             + ", so the comparison across β measures how fast networks of different sizes learn "
-                             "rather than what they converge to; " + SLOW + "."),
-    "linear-flat-in-beta": ("Linear χ̄+ falls with β (Fig. 9, linear panel) instead of staying flat: " + UNCONV
-                            + "; the Theorem 4 argument is about fixed points, which these runs have not reached, and "
-                            + SLOW + "."),
-    "infonce-beats-quadratic": ("Averaged over the β×P cells, ReLU's χ̄+ is about the same with both losses (Figs. 9 "
-                                "and 10): InfoNCE is ahead at β = 1 and behind at large β; " + UNCONV + "."),
-    "relu-lowest-chi-minus": ("ReLU and LeakyReLU(0.05) are nearly tied in grid-mean χ̄− (Fig. 9, bottom row) and the "
-                              "ordering between two nearly identical activations is not resolved by these runs; "
-                              + UNCONV + "."),
-    "bn-helps-at-zeta10": ("Vanilla BN gives a lower χ̄+ than no BN in most ζ = 10 cells with β > 1, P > 1 (Fig. 11). "
-                           "We have not identified the cause; " + UNCONV + ", so this grid does not test the converged "
-                           "behaviour the paper reports."),
-    "table1-vs-paper": ("Our χ̄+ at ζ = 10 stay closer to their random-initialization level than the paper's: "
-                        + UNCONV + "."),
-})
-SENS_NOT_REPRODUCED.update({
-    "relu-lowest-chi-minus": ("At η = 1e-2 the quadratic activation, then linear, has a lower grid-mean χ̄− than ReLU "
-                              "(Fig. 9 at η = 1e-2, bottom row); ReLU is still below sigmoid. We have not identified "
-                              "the cause. One candidate is the score itself: for x², as for linear, a filter and its "
-                              "negation are the same pattern, but the paper prescribes |cos| for linear only, so the "
-                              "signed cosine of an x² filter can understate its match to an irrelevant token."),
-})
+SLOW = (
+    "a plausible mechanism is the top layer's initialization scale 1/√(KM): each filter's gradient is "
+    "proportional to its top-layer weights, so at a fixed η and step budget a larger β learns more slowly"
+)
+NOT_REPRODUCED.update(
+    {
+        "relu-grows-with-beta": (
+            "For P > 1 ReLU's χ̄+ peaks at β = 2 and falls at larger β (Fig. 9, ReLU panel): "
+            + UNCONV
+            + ", so the comparison across β measures how fast networks of different sizes learn "
+            "rather than what they converge to; " + SLOW + "."
+        ),
+        "linear-flat-in-beta": (
+            "Linear χ̄+ falls with β (Fig. 9, linear panel) instead of staying flat: "
+            + UNCONV
+            + "; the Theorem 4 argument is about fixed points, which these runs have not reached, and "
+            + SLOW
+            + "."
+        ),
+        "infonce-beats-quadratic": (
+            "Averaged over the β×P cells, ReLU's χ̄+ is about the same with both losses (Figs. 9 "
+            "and 10): InfoNCE is ahead at β = 1 and behind at large β; " + UNCONV + "."
+        ),
+        "relu-lowest-chi-minus": (
+            "ReLU and LeakyReLU(0.05) are nearly tied in grid-mean χ̄− (Fig. 9, bottom row) and the "
+            "ordering between two nearly identical activations is not resolved by these runs; " + UNCONV + "."
+        ),
+        "bn-helps-at-zeta10": (
+            "Vanilla BN gives a lower χ̄+ than no BN in most ζ = 10 cells with β > 1, P > 1 (Fig. 11). "
+            "We have not identified the cause; " + UNCONV + ", so this grid does not test the converged "
+            "behaviour the paper reports."
+        ),
+        "table1-vs-paper": (
+            "Our χ̄+ at ζ = 10 stay closer to their random-initialization level than the paper's: "
+            + UNCONV
+            + "."
+        ),
+    }
+)
+SENS_NOT_REPRODUCED.update(
+    {
+        "relu-lowest-chi-minus": (
+            "At η = 1e-2 the quadratic activation, then linear, has a lower grid-mean χ̄− than ReLU "
+            "(Fig. 9 at η = 1e-2, bottom row); ReLU is still below sigmoid. We have not identified "
+            "the cause. One candidate is the score itself: for x², as for linear, a filter and its "
+            "negation are the same pattern, but the paper prescribes |cos| for linear only, so the "
+            "signed cosine of an x² filter can understate its match to an irrelevant token."
+        ),
+    }
+)
 
 claims = {}
-for cid, key, source, statement, check, paper, fig in CLAIMS:
-    claims[cid] = run.expect(f"tokens-{cid}", source=source, statement=f"{statement} ({src(fig)}).", check=check,
-                             paper=paper, required=required[fig] and cid not in INFORMATIONAL,
-                             not_reproduced=NOT_REPRODUCED.get(cid))
+for cid, _key, source, statement, check, paper, fig in CLAIMS:
+    claims[cid] = run.expect(
+        f"tokens-{cid}",
+        source=source,
+        statement=f"{statement} ({src(fig)}).",
+        check=check,
+        paper=paper,
+        required=required[fig] and cid not in INFORMATIONAL,
+        not_reproduced=NOT_REPRODUCED.get(cid),
+    )
 sens_claims = {}
-for cid, key, source, statement, check, paper, fig in CLAIMS:
-    sens_claims[cid] = run.expect(f"tokens-lr0.01-{cid}", source=source,
-                                  statement=f"{statement} ({describe(sens_artifacts[fig], fig)}).", check=check,
-                                  paper=f"{paper} (the paper's setting is η = 2e-3)", required=False,
-                                  not_reproduced=SENS_NOT_REPRODUCED.get(cid))
+for cid, _key, source, statement, check, paper, fig in CLAIMS:
+    sens_claims[cid] = run.expect(
+        f"tokens-lr0.01-{cid}",
+        source=source,
+        statement=f"{statement} ({describe(sens_artifacts[fig], fig)}).",
+        check=check,
+        paper=f"{paper} (the paper's setting is η = 2e-3)",
+        required=False,
+        not_reproduced=SENS_NOT_REPRODUCED.get(cid),
+    )
 
 # %% [markdown]
 # ## The live run
 #
-# `nlcl.training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
+# `nlcl.tian.token_training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
 # them in stacks of equal $M$, each stack one vectorized computation over its runs (different
 # activations, losses, BatchNorm variants, $P$, $\zeta$ and seeds side by side). A run's data and
 # initialization depend only on its own seed, so the stacking does not change the results.
@@ -288,13 +415,20 @@ live_table = grid[["figure"]].join(live.table)
 run.glue("tokens-live-runs", len(live_table))
 run.glue("tokens-live-wall", round(live.wall_s, 1))
 run.glue("tokens-live-rate", round(live.run_steps_per_s))
-print(f"{len(live_table)} runs x {P.steps} steps in {live.wall_s:.1f} s "
-      f"({live.run_steps_per_s:.0f} run-steps/s on {run.device_name})")
+print(
+    f"{len(live_table)} runs x {P.steps} steps in {live.wall_s:.1f} s "
+    f"({live.run_steps_per_s:.0f} run-steps/s on {run.device_name})"
+)
 if run.profile == "full":
     for fig in FIGURES:
-        results.save(f"tian-tokens-full-{fig}", live_table[live_table.figure == fig].reset_index(drop=True),
-                     params={**grid_parameters(P.steps, P.lr, seeds), "figure": fig}, profile="full",
-                     device=run.device_name, notes="written by book/tian-tokens.py --profile full")
+        results.save(
+            f"tian-tokens-full-{fig}",
+            live_table[live_table.figure == fig].reset_index(drop=True),
+            params={**grid_parameters(P.steps, P.lr, seeds), "figure": fig},
+            profile="full",
+            device=run.device_name,
+            notes="written by book/tian-tokens.py --profile full",
+        )
 
 
 def table_for(fig):
@@ -315,8 +449,13 @@ def table_for(fig):
 # the paper-scale artifact.
 
 # %%
-ACT_LABEL = {"linear": "linear", "relu": "ReLU", "leaky_relu": "LeakyReLU(0.05)", "quadratic": "quadratic $x^2$",
-             "sigmoid": "sigmoid (control)"}
+ACT_LABEL = {
+    "linear": "linear",
+    "relu": "ReLU",
+    "leaky_relu": "LeakyReLU(0.05)",
+    "quadratic": "quadratic $x^2$",
+    "sigmoid": "sigmoid (control)",
+}
 
 
 def show_fig(table, fig, panel, label, title):
@@ -330,23 +469,36 @@ def show_fig(table, fig, panel, label, title):
 
 show_fig(live_table, "fig9", "activation", ACT_LABEL.get, f"Fig. 9, InfoNCE — live {run.profile} run")
 if artifacts["fig9"] is not None:
-    show_fig(artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get,
-             f"Fig. 9, InfoNCE — {describe(artifacts['fig9'], 'fig9', short=True)}")
+    show_fig(
+        artifacts["fig9"].table,
+        "fig9",
+        "activation",
+        ACT_LABEL.get,
+        f"Fig. 9, InfoNCE — {describe(artifacts['fig9'], 'fig9', short=True)}",
+    )
 
 # %% [markdown]
 # ## Figure 10: the quadratic loss
 
 # %%
-show_fig(live_table, "fig10", "activation", ACT_LABEL.get, f"Fig. 10, quadratic loss — live {run.profile} run")
+show_fig(
+    live_table, "fig10", "activation", ACT_LABEL.get, f"Fig. 10, quadratic loss — live {run.profile} run"
+)
 if artifacts["fig10"] is not None:
-    show_fig(artifacts["fig10"].table, "fig10", "activation", ACT_LABEL.get,
-             f"Fig. 10, quadratic loss — {describe(artifacts['fig10'], 'fig10', short=True)}")
+    show_fig(
+        artifacts["fig10"].table,
+        "fig10",
+        "activation",
+        ACT_LABEL.get,
+        f"Fig. 10, quadratic loss — {describe(artifacts['fig10'], 'fig10', short=True)}",
+    )
 
 # %% [markdown]
 # ## Figure 11: BatchNorm under non-uniformity ζ (ReLU, InfoNCE)
 #
 # One column per $(\zeta, \text{BN})$; "vanilla" BatchNorm backpropagates through both batch
 # statistics.
+
 
 # %%
 def show_fig11(table, title):
@@ -355,7 +507,9 @@ def show_fig11(table, title):
     t = t.sort_values(["zeta", "bn"], ascending=[True, False])
     s = summarize(t, ["setting", "beta", "P"])
     s["key"] = s.setting.map({v: i for i, v in enumerate(dict.fromkeys(t.setting))})
-    plot_beta_curves(s.sort_values(["key", "beta", "P"]).drop(columns="key"), "setting", title=title.replace(" — ", "\n"))
+    plot_beta_curves(
+        s.sort_values(["key", "beta", "P"]).drop(columns="key"), "setting", title=title.replace(" — ", "\n")
+    )
     plt.show()
 
 
@@ -370,7 +524,12 @@ if artifacts["fig11"] is not None:
 # mean ± std, the paper's value, and the difference (ours − paper).
 
 # %%
-VARIANT = {"detached": "μ no / σ² no", "var": "μ no / σ² yes", "mean": "μ yes / σ² no", "vanilla": "μ yes / σ² yes"}
+VARIANT = {
+    "detached": "μ no / σ² no",
+    "var": "μ no / σ² yes",
+    "mean": "μ yes / σ² no",
+    "vanilla": "μ yes / σ² yes",
+}
 
 
 def table1(table):
@@ -378,8 +537,10 @@ def table1(table):
     s = summarize(t, ["beta", "P", "bn"], values=["chi_plus"])
     s = s.merge(paper_table1(), on=["beta", "P", "bn"], how="left")
     s["diff"] = s.chi_plus_mean - s.paper_mean
-    s["cell"] = [f"{m:.2f}{' (1 seed)' if np.isnan(sd) else f' ± {sd:.2f}'} (paper {pm:.2f}, {d:+.2f})"
-                 for m, sd, pm, d in zip(s.chi_plus_mean, s.chi_plus_std, s.paper_mean, s["diff"])]
+    s["cell"] = [
+        f"{m:.2f}{' (1 seed)' if np.isnan(sd) else f' ± {sd:.2f}'} (paper {pm:.2f}, {d:+.2f})"
+        for m, sd, pm, d in zip(s.chi_plus_mean, s.chi_plus_std, s.paper_mean, s["diff"])
+    ]
     wide = s.pivot(index=["beta", "P"], columns="bn", values="cell")[list(VARIANT)].rename(columns=VARIANT)
     return s, wide
 
@@ -402,7 +563,9 @@ if artifacts["table1"] is not None:
 
 # %%
 fig5_lrs = list(dict.fromkeys([P.lr, SENSITIVITY_LR]))
-fig5_runs = [TokenRun(a, beta=5, P=3, seed=seed, lr=l, tau=P.tau) for l in fig5_lrs for a in ("relu", "linear")]
+fig5_runs = [
+    TokenRun(a, beta=5, P=3, seed=seed, lr=l, tau=P.tau) for l in fig5_lrs for a in ("relu", "linear")
+]
 fig5 = train_token_runs(fig5_runs, P.fig5_steps, device=run.device, keep_weights=range(len(fig5_runs)))
 world5 = make_token_worlds([seed], 3)
 run.glue("tokens-fig5-steps", P.fig5_steps)
@@ -415,8 +578,11 @@ run.glue("tokens-fig5-lr1", f"{P.lr:g}")
 for i, r in enumerate(fig5_runs):
     row = fig5.table.iloc[i]
     name = {"relu": "ReLU", "linear": "linear"}[r.activation]
-    plot_filters(fig5.weights[i], world5.relevant[0],
-                 title=f"Fig. 5, {name}, η = {r.lr:g}: χ̄+ = {row.chi_plus:.2f}, χ̄− = {row.chi_minus:.2f}")
+    plot_filters(
+        fig5.weights[i],
+        world5.relevant[0],
+        title=f"Fig. 5, {name}, η = {r.lr:g}: χ̄+ = {row.chi_plus:.2f}, χ̄− = {row.chi_minus:.2f}",
+    )
     plt.show()
 display(fig5.table[["activation", "lr", "chi_plus", "chi_minus"]].round(3))
 
@@ -435,13 +601,25 @@ display(fig5.table[["activation", "lr", "chi_plus", "chi_minus"]].round(3))
 
 # %%
 if sens_artifacts["fig9"] is not None:
-    show_fig(sens_artifacts["fig9"].table, "fig9", "activation", ACT_LABEL.get,
-             f"Fig. 9, InfoNCE — {describe(sens_artifacts['fig9'], 'fig9', short=True)}")
+    show_fig(
+        sens_artifacts["fig9"].table,
+        "fig9",
+        "activation",
+        ACT_LABEL.get,
+        f"Fig. 9, InfoNCE — {describe(sens_artifacts['fig9'], 'fig9', short=True)}",
+    )
 if sens_artifacts["fig10"] is not None:
-    show_fig(sens_artifacts["fig10"].table, "fig10", "activation", ACT_LABEL.get,
-             f"Fig. 10, quadratic loss — {describe(sens_artifacts['fig10'], 'fig10', short=True)}")
+    show_fig(
+        sens_artifacts["fig10"].table,
+        "fig10",
+        "activation",
+        ACT_LABEL.get,
+        f"Fig. 10, quadratic loss — {describe(sens_artifacts['fig10'], 'fig10', short=True)}",
+    )
 if sens_artifacts["fig11"] is not None:
-    show_fig11(sens_artifacts["fig11"].table, f"Fig. 11 — {describe(sens_artifacts['fig11'], 'fig11', short=True)}")
+    show_fig11(
+        sens_artifacts["fig11"].table, f"Fig. 11 — {describe(sens_artifacts['fig11'], 'fig11', short=True)}"
+    )
 if sens_artifacts["table1"] is not None:
     _, sens_t1_wide = table1(sens_artifacts["table1"].table)
     print(f"Table 1 — {describe(sens_artifacts['table1'], 'table1')}")
@@ -450,13 +628,14 @@ if sens_artifacts["table1"] is not None:
 # %% [markdown]
 # ## Measuring the claims
 #
-# `nlcl.metrics.grid_predicates` computes every claim's quantity from the four result tables.
+# `nlcl.tian.token_metrics.grid_predicates` computes every claim's quantity from the four result tables.
 
 # %%
 main_values = grid_predicates(*(table_for(f) for f in FIGURES))
 empty = pd.DataFrame(columns=live_table.columns)
-sens_values = (grid_predicates(*(sens_artifacts[f].table if sens_artifacts[f] is not None else empty
-                                 for f in FIGURES)))
+sens_values = grid_predicates(
+    *(sens_artifacts[f].table if sens_artifacts[f] is not None else empty for f in FIGURES)
+)
 
 
 def rounded(v):
@@ -467,15 +646,24 @@ for cid, key, *_ in CLAIMS:
     claims[cid].measure(rounded(main_values[key]))
     sens_claims[cid].measure(rounded(sens_values[key]))
 side_by_side = pd.DataFrame(
-    [dict(claim=f"tokens-{cid}", check=check.description, **{f"η = {P.lr:g}": rounded(main_values[key]),
-                                                     f"η = {SENSITIVITY_LR:g}": rounded(sens_values[key])})
-     for cid, key, _, _, check, _, _ in CLAIMS]).set_index("claim")
+    [
+        dict(
+            claim=f"tokens-{cid}",
+            check=check.description,
+            **{
+                f"η = {P.lr:g}": rounded(main_values[key]),
+                f"η = {SENSITIVITY_LR:g}": rounded(sens_values[key]),
+            },
+        )
+        for cid, key, _, _, check, _, _ in CLAIMS
+    ]
+).set_index("claim")
 display(side_by_side)
 
 # %% [markdown]
 # ## Speed
 #
-# The trainer's speed is measured by `make bench` (`python -m nlcl.bench`), not by tests. The
+# The trainer's speed is measured by `make bench` (`nlcl bench`), not by tests. The
 # numbers below are the committed benchmark records — `results/tian-tokens-bench-cpu.json` (the
 # table engine, one worker process per core, the whole grid) and, for comparison,
 # `results/tian-tokens-bench-cpu-autograd.json` (the per-sample network differentiated by autograd,
@@ -484,18 +672,22 @@ display(side_by_side)
 # %%
 import json
 
-from nlcl import provenance
+from nlcl.harness import provenance
 
 bench_glue = dict(device="n/a", projected="n/a", dense="n/a", engine="n/a", peak="n/a", workers="n/a")
 for path in sorted(provenance.repo_root().glob("results/tian-tokens-bench-*.json")):
     bench = json.loads(path.read_text())
     print(path.name)
-    display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.bench"))
+    display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.tian.bench"))
     if path.name == "tian-tokens-bench-cpu.json":
-        bench_glue = dict(device=bench["device"], projected=f"{bench['projected_full_grid_min_wall']:.1f}",
-                          dense=f"{100 * bench['fraction_of_peak']:.0f}%",
-                          engine=f"{100 * bench['fraction_of_peak_engine']:.0f}%",
-                          peak=f"{bench['matmul_peak_gflops']:.0f}", workers=str(bench.get("workers", 1)))
+        bench_glue = dict(
+            device=bench["device"],
+            projected=f"{bench['projected_full_grid_min_wall']:.1f}",
+            dense=f"{100 * bench['fraction_of_peak']:.0f}%",
+            engine=f"{100 * bench['fraction_of_peak_engine']:.0f}%",
+            peak=f"{bench['matmul_peak_gflops']:.0f}",
+            workers=str(bench.get("workers", 1)),
+        )
 for key, value in bench_glue.items():
     run.glue(f"tokens-bench-{key}", value)
 print(f"live {run.profile} run: {live.run_steps_per_s:.0f} run-steps/s on {run.device_name}")

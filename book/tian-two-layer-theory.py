@@ -31,8 +31,12 @@ profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples)
 seed: int = 0  # random seed of data and weights
 device: str = "cpu"  # the computations are small float64 linear algebra on the CPU
 activation: str = "relu"  # nonlinearity compared with linear; a homogeneous activation
-n_samples: int = None  # samples of the binary-latent model (Theorem 5, Corollary 3), None takes the profile's size
-n_init: int = None  # random initializations per modulation strength (Theorem 6), None takes the profile's size
+n_samples: int = (
+    None  # samples of the binary-latent model (Theorem 5, Corollary 3), None takes the profile's size
+)
+n_init: int = (
+    None  # random initializations per modulation strength (Theorem 6), None takes the profile's size
+)
 
 # %%
 import matplotlib.pyplot as plt
@@ -40,12 +44,13 @@ import numpy as np
 import torch
 
 import nlcl
-from nlcl import validate
-from nlcl.activations import get_activation
-from nlcl.claims import at_least, at_most, is_true
-from nlcl.contrastive import infonce_alpha, split_views
-from nlcl.models import (
-    batch_norm,
+from nlcl.core import validate
+from nlcl.core.activations import get_activation
+from nlcl.harness.claims import at_least, at_most, is_true
+from nlcl.tian.contrastive import infonce_alpha, split_views
+from nlcl.tian.rf_network import batch_norm
+from nlcl.tian.tokens import make_token_worlds, sample_views
+from nlcl.tian.two_layer_theory import (
     energy_two_layer,
     hidden_two_layer,
     lemma4_dynamics,
@@ -53,11 +58,12 @@ from nlcl.models import (
     project_out,
     theorem5_prediction,
 )
-from nlcl.tokens import make_token_worlds, sample_views
 
 run = nlcl.start(
     "tian-two-layer-theory",
-    profile=profile, seed=seed, device=device,
+    profile=profile,
+    seed=seed,
+    device=device,
     sizes={"ci": dict(n_samples=100_000, n_init=1000), "full": dict(n_samples=1_000_000, n_init=10_000)},
     params=dict(activation=activation, n_samples=n_samples, n_init=n_init),
 )
@@ -65,7 +71,8 @@ P = run.params
 act = get_activation(P.activation)
 if not act.homogeneous or P.activation == "linear":
     raise validate.ParameterError(
-        f"activation={P.activation!r} is not allowed; choose a nonlinear homogeneous one: relu, leaky_relu, quadratic")
+        f"activation={P.activation!r} is not allowed; choose a nonlinear homogeneous one: relu, leaky_relu, quadratic"
+    )
 validate.positive_int("n_samples", P.n_samples)
 validate.positive_int("n_init", P.n_init)
 paper_setting = P.activation == "relu"
@@ -89,9 +96,14 @@ torch.set_default_dtype(torch.float64)
 
 # %%
 run.glue("theory-activation", P.activation)
-c_lemma4 = run.expect("lemma4-closed-form", source="Tian 2023, Lemma 4 / Eq. 12",
-                      statement=f"max relative difference between Eq. 12 and autograd (linear and {P.activation}).",
-                      check=at_most(1e-10), paper="equality", required=paper_setting)
+c_lemma4 = run.expect(
+    "lemma4-closed-form",
+    source="Tian 2023, Lemma 4 / Eq. 12",
+    statement=f"max relative difference between Eq. 12 and autograd (linear and {P.activation}).",
+    check=at_most(1e-10),
+    paper="equality",
+    required=paper_setting,
+)
 
 K, M, d, N, d_out = 4, 3, 5, 32, 6
 x4 = torch.randn(2 * N, K, d, generator=gen)
@@ -103,7 +115,9 @@ for a in ("linear", P.activation):
     alpha = infonce_alpha(f1, f2, tau=0.5)
     gW, gV = torch.autograd.grad(energy_two_layer(W, V, x4, a, alpha), [W, V])
     Vdot, Wdot = lemma4_dynamics(W.detach(), V.detach(), x4, a, alpha)
-    errs[a] = max(((gV - Vdot).abs().max() / gV.abs().max()).item(), ((gW - Wdot).abs().max() / gW.abs().max()).item())
+    errs[a] = max(
+        ((gV - Vdot).abs().max() / gV.abs().max()).item(), ((gW - Wdot).abs().max() / gW.abs().max()).item()
+    )
 print({a: f"{e:.1e}" for a, e in errs.items()})
 c_lemma4.measure(float(max(errs.values())))
 
@@ -124,18 +138,38 @@ c_lemma4.measure(float(max(errs.values())))
 #    {glue:text}`theory-activation` (relative gradient norm $\ge 10^{-3}$ somewhere on it).
 
 # %%
-c_col_lin = run.expect("thm4-linear-colinear", source="Tian 2023, Theorem 4 (1) / Eq. 14",
-                       statement="linear: min |cos| between gradients of two filters of one RF.",
-                       check=at_least(1 - 1e-9), paper="|cos| = 1", required=paper_setting)
-c_col_nl = run.expect("thm4-nonlinear-not-colinear", source="Tian 2023, Sec. 4.1",
-                      statement=f"{P.activation}: median |cos| between gradients of two filters of one RF.",
-                      check=at_most(0.9), paper="diverse directions", required=paper_setting)
-c_path_lin = run.expect("thm4-linear-critical-path", source="Tian 2023, Theorem 4 (2)",
-                        statement="linear: max relative gradient norm along the path between a critical point and its swap.",
-                        check=at_most(1e-10), paper="a path of critical points", required=paper_setting)
-c_path_nl = run.expect("thm4-nonlinear-path-not-critical", source="Tian 2023, Sec. 4.1",
-                       statement=f"{P.activation}: max relative gradient norm along the same path.",
-                       check=at_least(1e-3), paper="(linear only)", required=paper_setting)
+c_col_lin = run.expect(
+    "thm4-linear-colinear",
+    source="Tian 2023, Theorem 4 (1) / Eq. 14",
+    statement="linear: min |cos| between gradients of two filters of one RF.",
+    check=at_least(1 - 1e-9),
+    paper="|cos| = 1",
+    required=paper_setting,
+)
+c_col_nl = run.expect(
+    "thm4-nonlinear-not-colinear",
+    source="Tian 2023, Sec. 4.1",
+    statement=f"{P.activation}: median |cos| between gradients of two filters of one RF.",
+    check=at_most(0.9),
+    paper="diverse directions",
+    required=paper_setting,
+)
+c_path_lin = run.expect(
+    "thm4-linear-critical-path",
+    source="Tian 2023, Theorem 4 (2)",
+    statement="linear: max relative gradient norm along the path between a critical point and its swap.",
+    check=at_most(1e-10),
+    paper="a path of critical points",
+    required=paper_setting,
+)
+c_path_nl = run.expect(
+    "thm4-nonlinear-path-not-critical",
+    source="Tian 2023, Sec. 4.1",
+    statement=f"{P.activation}: max relative gradient norm along the same path.",
+    check=at_least(1e-3),
+    paper="(linear only)",
+    required=paper_setting,
+)
 
 world = make_token_worlds([seed], 3)
 xa, xb, _ = sample_views(world, 0, 512, dtype=torch.float64)
@@ -151,7 +185,7 @@ def grads_at(W, a, s):
 
 
 def top_s(W, a):
-    from nlcl.contrastive import contrastive_covariance
+    from nlcl.tian.contrastive import contrastive_covariance
 
     C = contrastive_covariance(hidden_two_layer(W, x_tok, a))
     return torch.linalg.eigh(C)[1][:, -1]
@@ -177,8 +211,10 @@ W_star = torch.stack([mu, -mu], 1)
 W_swap = W_star.flip(1)
 cs = torch.linspace(0, 1, 21)
 ref = {a: grads_at(torch.randn(Kt, 2, dt, generator=gen), a, s_sym).norm() for a in ("linear", P.activation)}
-path = {a: torch.stack([grads_at(c * W_star + (1 - c) * W_swap, a, s_sym).norm() / ref[a] for c in cs])
-        for a in ("linear", P.activation)}
+path = {
+    a: torch.stack([grads_at(c * W_star + (1 - c) * W_swap, a, s_sym).norm() / ref[a] for c in cs])
+    for a in ("linear", P.activation)
+}
 c_path_lin.measure(float(path["linear"].max()))
 c_path_nl.measure(round(float(path[P.activation].max()), 4))
 
@@ -214,15 +250,30 @@ plt.show()
 
 # %%
 run.glue("theory-n-samples", P.n_samples)
-c_bns = run.expect("thm5-bns-eigenvector", source="Tian 2023, Eq. 139 (Bunch et al. 1978)",
-                   statement="|cos| between the BNS vector s and the top eigenvector of V[f_1].",
-                   check=at_least(0.999), paper="equal", required=paper_setting)
-c_thm5 = run.expect("thm5-matches-autograd", source="Tian 2023, Theorem 5 / Eq. 15",
-                    statement="relative error ‖ẇ_pred − ẇ_autograd‖ / ‖ẇ_autograd‖.",
-                    check=at_most(0.05), paper="equality (population)", required=paper_setting)
-c_delta = run.expect("thm5-delta-nonnegative", source="Tian 2023, Theorem 5 / Eq. 143",
-                     statement="all modulation coefficients δ_k ≥ 0.",
-                     check=is_true(), paper="δ_k ≥ 0", required=paper_setting)
+c_bns = run.expect(
+    "thm5-bns-eigenvector",
+    source="Tian 2023, Eq. 139 (Bunch et al. 1978)",
+    statement="|cos| between the BNS vector s and the top eigenvector of V[f_1].",
+    check=at_least(0.999),
+    paper="equal",
+    required=paper_setting,
+)
+c_thm5 = run.expect(
+    "thm5-matches-autograd",
+    source="Tian 2023, Theorem 5 / Eq. 15",
+    statement="relative error ‖ẇ_pred − ẇ_autograd‖ / ‖ẇ_autograd‖.",
+    check=at_most(0.05),
+    paper="equality (population)",
+    required=paper_setting,
+)
+c_delta = run.expect(
+    "thm5-delta-nonnegative",
+    source="Tian 2023, Theorem 5 / Eq. 143",
+    statement="all modulation coefficients δ_k ≥ 0.",
+    check=is_true(),
+    paper="δ_k ≥ 0",
+    required=paper_setting,
+)
 
 
 def binary_latent_data(n, K, d, scales=None, p1=0.4, noise=0.3):
@@ -230,8 +281,11 @@ def binary_latent_data(n, K, d, scales=None, p1=0.4, noise=0.3):
     z = torch.rand(n, generator=gen) < p1
     pis = torch.rand(2, K, d, generator=gen) ** 3
     pis = pis / pis.sum(-1, keepdim=True)
-    tok = torch.where(z[:, None], torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
-                      torch.multinomial(pis[0], n, replacement=True, generator=gen).T)
+    tok = torch.where(
+        z[:, None],
+        torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
+        torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
+    )
     x = torch.nn.functional.one_hot(tok, d).double() + noise * torch.randn(n, K, d, generator=gen)
     if scales is not None:
         x = x * torch.as_tensor(scales)[None, :, None]
@@ -275,12 +329,22 @@ print("s (BNS):", pred["s"].numpy().round(3), " δ:", pred["delta"].numpy().roun
 
 # %%
 run.glue("theory-n-init", P.n_init)
-c_mono = run.expect("thm6-basin-grows", source="Tian 2023, Theorem 6",
-                    statement="P[w → u_1] increases monotonically with the modulation c.",
-                    check=is_true(), paper="larger basin for c > 0", required=paper_setting)
-c_gain = run.expect("thm6-basin-gain", source="Tian 2023, Theorem 6 / Eq. 155",
-                    statement="P[w → u_1](c = 1) − P[w → u_1](c = 0).",
-                    check=at_least(0.1), paper="positive modulation raises P[E_l]", required=paper_setting)
+c_mono = run.expect(
+    "thm6-basin-grows",
+    source="Tian 2023, Theorem 6",
+    statement="P[w → u_1] increases monotonically with the modulation c.",
+    check=is_true(),
+    paper="larger basin for c > 0",
+    required=paper_setting,
+)
+c_gain = run.expect(
+    "thm6-basin-gain",
+    source="Tian 2023, Theorem 6 / Eq. 155",
+    statement="P[w → u_1](c = 1) − P[w → u_1](c = 0).",
+    check=at_least(0.1),
+    paper="positive modulation raises P[E_l]",
+    required=paper_setting,
+)
 c_grid = [0.0, 0.25, 0.5, 1.0]
 fracs = modulated_basin_fractions(8, c_grid, n_init=P.n_init, seed=seed)
 c_mono.measure(bool(all(b > a for a, b in zip(fracs, fracs[1:]))))
@@ -309,29 +373,51 @@ plt.show()
 # $\ge 0.1$ with mean-backprop BatchNorm (Def. 5), both by autograd.
 
 # %%
-c_dbn = run.expect("cor3-dbn-uniform", source="Tian 2023, App. D / Corollary 3",
-                   statement="max/min ratio of d_k^bn across RFs (scales 0.1-10; d_k ratio shown for contrast).",
-                   check=at_most(3.0), paper="d_k^bn nearly uniform", required=paper_setting)
-c_slow = run.expect("cor3-no-bn-slow", source="Tian 2023, App. D",
-                    statement="without BN: slowest/fastest RF speed ‖ẇ_k‖.",
-                    check=at_most(0.01), paper="RFs with small d_k learn slowly", required=paper_setting)
-c_fast = run.expect("cor3-bn-not-slow", source="Tian 2023, App. D / Lemma 6",
-                    statement="mean-backprop BN: slowest/fastest RF speed ‖ẇ_k‖.",
-                    check=at_least(0.1), paper="BN removes the slowdown", required=paper_setting,
-                    not_reproduced=(
-                        "Our tolerance assumed BN would leave the RFs at comparable speeds; it leaves them at the "
-                        "speeds they have at unit scale (claim cor3-bn-scale-free), and those differ by the RFs' "
-                        "discriminability b_k/sqrt(d_k) through s_k² (Eq. 139), independently of the scales: the "
-                        "unit-scale ratio without BN is glued below as cor3-baseline-ratio. What BN removes is the "
-                        "factor of the scales (ratio without BN, claim cor3-no-bn-slow)."))
-c_free = run.expect("cor3-bn-scale-free", source="Tian 2023, App. D / Corollary 3",
-                    statement="max relative difference of the per-RF BN speeds between scaled (0.1-10) and unit-scale inputs.",
-                    check=at_most(0.05), paper="d_k^bn independent of the input magnitude", required=paper_setting,
-                    not_reproduced=(
-                        "BatchNorm's ε = 1e-5 (torch's default, used by the paper's code) is not negligible against "
-                        "the batch variance of the 0.1-scaled RF (about 6e-4): σ_k² + ε breaks the exact scale "
-                        "invariance of Corollary 3, which assumes ε = 0. With ε = 1e-12 the same difference is "
-                        "glued below as cor3-scale-free-eps0 (round-off level)."))
+c_dbn = run.expect(
+    "cor3-dbn-uniform",
+    source="Tian 2023, App. D / Corollary 3",
+    statement="max/min ratio of d_k^bn across RFs (scales 0.1-10; d_k ratio shown for contrast).",
+    check=at_most(3.0),
+    paper="d_k^bn nearly uniform",
+    required=paper_setting,
+)
+c_slow = run.expect(
+    "cor3-no-bn-slow",
+    source="Tian 2023, App. D",
+    statement="without BN: slowest/fastest RF speed ‖ẇ_k‖.",
+    check=at_most(0.01),
+    paper="RFs with small d_k learn slowly",
+    required=paper_setting,
+)
+c_fast = run.expect(
+    "cor3-bn-not-slow",
+    source="Tian 2023, App. D / Lemma 6",
+    statement="mean-backprop BN: slowest/fastest RF speed ‖ẇ_k‖.",
+    check=at_least(0.1),
+    paper="BN removes the slowdown",
+    required=paper_setting,
+    not_reproduced=(
+        "Our tolerance assumed BN would leave the RFs at comparable speeds; it leaves them at the "
+        "speeds they have at unit scale (claim cor3-bn-scale-free), and those differ by the RFs' "
+        "discriminability b_k/sqrt(d_k) through s_k² (Eq. 139), independently of the scales: the "
+        "unit-scale ratio without BN is glued below as cor3-baseline-ratio. What BN removes is the "
+        "factor of the scales (ratio without BN, claim cor3-no-bn-slow)."
+    ),
+)
+c_free = run.expect(
+    "cor3-bn-scale-free",
+    source="Tian 2023, App. D / Corollary 3",
+    statement="max relative difference of the per-RF BN speeds between scaled (0.1-10) and unit-scale inputs.",
+    check=at_most(0.05),
+    paper="d_k^bn independent of the input magnitude",
+    required=paper_setting,
+    not_reproduced=(
+        "BatchNorm's ε = 1e-5 (torch's default, used by the paper's code) is not negligible against "
+        "the batch variance of the 0.1-scaled RF (about 6e-4): σ_k² + ε breaks the exact scale "
+        "invariance of Corollary 3, which assumes ε = 0. With ε = 1e-12 the same difference is "
+        "glued below as cor3-scale-free-eps0 (round-off level)."
+    ),
+)
 scales = [0.1, 1.0, 3.0, 10.0]
 xs, zs = binary_latent_data(P.n_samples, 4, 6, scales=scales)
 Ws = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen), dim=-1)
@@ -351,6 +437,8 @@ x_unit = xs / torch.as_tensor(scales)[None, :, None]
 speed_bn_unit = autograd_wdot(Ws, x_unit, P.activation, bn=(True, False))[0].norm(dim=-1)
 speed_unit = autograd_wdot(Ws, x_unit, P.activation)[0].norm(dim=-1)
 c_free.measure(round(float(((speed_bn - speed_bn_unit).abs() / speed_bn_unit).max()), 4))
+
+
 def bn_speeds(x, eps):
     Wr = Ws.clone().requires_grad_()
     f1 = batch_norm(hidden_two_layer(Wr, x, P.activation), True, False, eps)

@@ -1,13 +1,34 @@
 """nlcl: nonlinearity in contrastive learning — the helper package of the executable book.
 
-Modules are named by the papers' concepts (``contrastive``, ``landscape``, ``models``, ``data``,
-``metrics``, ``training``, ...); the book machinery lives in ``chapter`` (a chapter run),
-``claims`` (the claims registry), ``results`` (artifacts), ``pipeline`` and ``cli``.
+The layout shows the architecture:
+
+* :mod:`nlcl.harness` — the book machinery: a chapter run (``chapter``), the claims registry
+  (``claims``), result artifacts (``results``), provenance, notebook execution, the report, the site
+  and the command line. Paper code never imports it.
+* :mod:`nlcl.core` — shared by every paper: argument validation, device and seeding, activations,
+  the figure style, small tensor helpers.
+* :mod:`nlcl.datasets` — MNIST loading and image augmentation.
+* :mod:`nlcl.tian`, :mod:`nlcl.esser`, :mod:`nlcl.renli` — one subpackage per paper, one module per
+  concept of that paper.
+
+``import nlcl`` is light (no torch): :func:`start` and :class:`Run` are imported on first use.
 """
 
 __version__ = "0.1.0"
 
-from .chapter import Run, start  # noqa: E402
-from .device import get_device, seed_everything  # noqa: E402
-
 __all__ = ["__version__", "Run", "start", "get_device", "seed_everything"]
+
+_LAZY = {
+    "Run": "nlcl.harness.chapter",
+    "start": "nlcl.harness.chapter",
+    "get_device": "nlcl.core.device",
+    "seed_everything": "nlcl.core.device",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'nlcl' has no attribute {name!r}")

@@ -4,40 +4,56 @@ import importlib
 import inspect
 import pkgutil
 import re
+import shutil
 import subprocess
-import tomllib
+import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 
 import nlcl
-from nlcl import pipeline
+from nlcl.harness import notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.py"))
 
 
 def test_layout():
-    for name in ("book", "nlcl", "tests", "_config.yml", "_toc.yml", "environment.yml", "pyproject.toml",
-                 "README.md", "Makefile", ".ci/run", "constraints.txt"):
+    for name in (
+        "book",
+        "nlcl",
+        "tests",
+        "_config.yml",
+        "_toc.yml",
+        "environment.yml",
+        "pyproject.toml",
+        "README.md",
+        "Makefile",
+        ".ci/run",
+        "constraints.txt",
+    ):
         assert (ROOT / name).exists(), name
 
 
 def test_no_tracked_ipynb():
     try:
-        files = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.split()
+        files = subprocess.run(
+            ["git", "ls-files", "*.ipynb"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
     assert files == [], f"chapters are jupytext .py files; tracked notebooks: {files}"
 
 
 def test_toc_and_book_files_agree():
-    entries = pipeline.toc_files(ROOT)
+    entries = notebook.toc_files(ROOT)
     for entry in entries:
-        assert (ROOT / f"{entry}.py").is_file() or (ROOT / f"{entry}.md").is_file(), f"_toc.yml lists missing {entry}"
+        assert (ROOT / f"{entry}.py").is_file() or (ROOT / f"{entry}.md").is_file(), (
+            f"_toc.yml lists missing {entry}"
+        )
     listed = set(entries)
     for path in (ROOT / "book").iterdir():
         if path.suffix in (".py", ".md"):
@@ -81,32 +97,50 @@ def test_readme_starts_with_the_two_commands_and_ci_calls_them():
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_conventions(path):
     text = path.read_text()
-    nb = pipeline.to_notebook(path)
-    spec = pipeline.chapter_parameters(nb, path.stem)
+    nb = notebook.to_notebook(path)
+    spec = notebook.chapter_parameters(nb, path.stem)
     for name in ("profile", "seed", "device"):
         assert name in spec, f"{path.stem}: parameter {name!r} missing"
     assert spec["profile"]["default"].strip("'\"") == "ci"
-    assert re.search(rf'nlcl\.start\(\s*"{re.escape(path.stem)}"', text), "nlcl.start must name the chapter id"
+    assert re.search(rf'nlcl\.start\(\s*"{re.escape(path.stem)}"', text), (
+        "nlcl.start must name the chapter id"
+    )
     assert re.search(r'sizes=\{\s*"ci":', text) or re.search(r"sizes=\{'ci':", text) or "sizes=SIZES" in text
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code[-1].source.strip() == "run.finish()", f"{path.stem}: the last cell must be run.finish()"
     assert all(not c.get("outputs") for c in code)
-    assert "{glue:text}" in text or "{glue:}" in text, f"{path.stem}: prose should quote computed values via glue"
+    assert "{glue:text}" in text or "{glue:}" in text, (
+        f"{path.stem}: prose should quote computed values via glue"
+    )
+
+
+def _modules():
+    """Every module of the package, as a name relative to ``nlcl`` (``tian.landscape``)."""
+    for info in pkgutil.walk_packages(nlcl.__path__, "nlcl."):
+        if not info.ispkg and not info.name.rsplit(".", 1)[-1].startswith("_"):
+            yield info.name.removeprefix("nlcl.")
 
 
 def _public_objects():
-    for info in pkgutil.iter_modules(nlcl.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"nlcl.{info.name}")
+    for name in _modules():
+        module = importlib.import_module(f"nlcl.{name}")
         names = getattr(module, "__all__", None)
         if names is None:
-            names = [n for n, o in vars(module).items()
-                     if not n.startswith("_") and (inspect.isfunction(o) or inspect.isclass(o))
-                     and getattr(o, "__module__", "") == module.__name__]
+            names = [
+                n
+                for n, o in vars(module).items()
+                if not n.startswith("_")
+                and (inspect.isfunction(o) or inspect.isclass(o))
+                and getattr(o, "__module__", "") == module.__name__
+            ]
         for name in names:
-            if inspect.isfunction(getattr(module, name, None)) or inspect.isclass(getattr(module, name, None)):
-                yield info.name, name  # constants (ALL_CAPS tuples etc.) are data, not functions
+            if inspect.isfunction(getattr(module, name, None)) or inspect.isclass(
+                getattr(module, name, None)
+            ):
+                yield (
+                    module.__name__.removeprefix("nlcl."),
+                    name,
+                )  # constants (ALL_CAPS tuples etc.) are data, not functions
 
 
 def test_every_public_function_is_tested():
@@ -122,3 +156,113 @@ def test_public_functions_have_docstrings():
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and not inspect.getdoc(obj):
             missing.append(f"nlcl.{module}.{name}")
     assert missing == [], f"public objects without docstrings: {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout shows the architecture (README "Layout"): the harness, shared core, datasets and one
+# subpackage per paper; paper code never imports the harness; no import circles; small modules.
+# ---------------------------------------------------------------------------------------------
+
+SUBPACKAGES = ("harness", "core", "datasets", "tian", "esser", "renli")
+MAX_MODULE_LINES = 450
+
+
+def _import_graph():
+    import ast
+
+    modules = {f"nlcl.{m}" for m in _modules()} | {f"nlcl.{p}" for p in SUBPACKAGES}
+    graph = {}
+    for mod in modules:
+        rel = mod.removeprefix("nlcl.").replace(".", "/")
+        path = (
+            ROOT
+            / "nlcl"
+            / (
+                f"{rel}/__init__.py"
+                if mod.count(".") == 1 and mod.split(".")[1] in SUBPACKAGES
+                else f"{rel}.py"
+            )
+        )
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nlcl"):
+                deps.add(node.module)
+                deps |= {f"{node.module}.{a.name}" for a in node.names} & modules
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("nlcl")}
+        graph[mod] = (deps & modules) - {mod}
+    return graph
+
+
+def test_package_is_split_into_the_documented_subpackages():
+    top = sorted(p.name for p in (ROOT / "nlcl").iterdir() if p.suffix == ".py" or p.is_dir())
+    assert [p for p in top if p not in (*SUBPACKAGES, "__init__.py", "__pycache__")] == []
+
+
+def test_paper_code_never_imports_the_harness():
+    bad = [
+        (m, d)
+        for m, deps in _import_graph().items()
+        if not m.startswith("nlcl.harness")
+        for d in deps
+        if d.startswith("nlcl.harness")
+    ]
+    assert bad == [], f"paper/core code importing the harness: {bad}"
+
+
+def test_no_import_circles():
+    graph, state, cycles = _import_graph(), {}, []
+
+    def visit(u, stack):
+        state[u] = 1
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                cycles.append(stack[stack.index(v) :] + [v])
+            elif v not in state:
+                visit(v, stack + [v])
+        state[u] = 2
+
+    for u in sorted(graph):
+        if u not in state:
+            visit(u, [u])
+    assert cycles == [], f"import circles: {cycles}"
+
+
+def test_modules_are_small():
+    big = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "nlcl").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert big == {}, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {big}"
+
+
+def test_import_nlcl_is_light():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, nlcl, nlcl.harness.cli; print(sorted(m for m in ('torch', 'numpy', 'pandas') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == "[]", f"`import nlcl` and the CLI module must not import heavy libraries; imported {out}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_compiles_as_python(path):
+    # jupytext tolerates a markdown line without "# "; Python does not, and neither do we.
+    compile(path.read_text(), str(path), "exec")
+
+
+def test_ruff_lint_and_format_are_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        pytest.fail("ruff is not installed: install nlcl with the [test] extra (make setup)")
+    targets = ["nlcl", "tests", "book"]
+    lint = subprocess.run([ruff, "check", *targets], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, f"ruff check found problems (run `ruff check --fix`):\n{lint.stdout[-3000:]}"
+    fmt = subprocess.run([ruff, "format", "--check", *targets], cwd=ROOT, capture_output=True, text=True)
+    assert fmt.returncode == 0, f"files need `ruff format`:\n{fmt.stdout[-3000:]}"

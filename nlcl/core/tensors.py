@@ -1,0 +1,52 @@
+"""Small tensor helpers shared by every paper's code: one place for numpy/torch interoperation.
+
+Functions here accept numpy arrays, torch tensors or nested sequences of numbers, and keep the
+caller's array library where that matters (the landscape code runs on both).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from nlcl.core.validate import ParameterError
+
+__all__ = ["is_torch", "as_array", "like", "as_tensor"]
+
+
+def is_torch(x: Any) -> bool:
+    """Whether ``x`` is a torch tensor."""
+    return isinstance(x, torch.Tensor)
+
+
+def as_array(x: Any) -> Any:
+    """``x`` unchanged if it is a torch tensor, else a float numpy array."""
+    return x if is_torch(x) else np.asarray(x, dtype=float)
+
+
+def like(x: Any, ref: Any) -> Any:
+    """Convert ``x`` to the array type, dtype and device of ``ref``."""
+    if is_torch(ref):
+        return torch.as_tensor(x, dtype=ref.dtype, device=ref.device)
+    if is_torch(x):
+        x = x.detach().cpu().numpy()
+    ref = np.asarray(ref)
+    return np.asarray(x, dtype=ref.dtype if ref.dtype.kind == "f" else np.float64)
+
+
+def as_tensor(name: str, x: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """``x`` as a torch tensor (optionally cast to ``dtype``); a clear error names ``name`` if it is not numeric."""
+    if isinstance(x, torch.Tensor):
+        t = x
+    else:
+        try:
+            t = torch.as_tensor(np.asarray(x, dtype=float))
+        except (TypeError, ValueError) as err:
+            raise ParameterError(
+                f"{name} must be an array of numbers, got {type(x).__name__}: {err}"
+            ) from None
+    if dtype is not None:
+        t = t.to(dtype)
+    return t

@@ -1,0 +1,179 @@
+"""The ``nlcl`` command line: run one chapter, build the book, list chapters and their parameters.
+
+Examples::
+
+    nlcl list
+    nlcl run tian-fig8-landscape -p activation linear
+    nlcl run tian-fig8-landscape --profile full -o fig8-full.ipynb
+    nlcl book --profile ci --jobs 2
+    nlcl train-grid --workers 2          # the token task's paper grid (results/tian-tokens-full-*)
+    nlcl bench --quick                   # benchmark the token trainer
+
+Exit codes: 0 success; 1 a chapter failed (an error in a cell or a failed required claim) or the
+site did not build; 2 a usage error (unknown chapter, parameter, profile, wrong type).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from nlcl import __version__
+from nlcl.core.validate import ParameterError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nlcl", description="Run the chapters of the nlcl book and build it."
+    )
+    parser.add_argument("--version", action="version", version=f"nlcl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="execute one chapter with custom parameters")
+    run.add_argument("chapter", help="chapter id (see `nlcl list`) or path to a book/*.py chapter")
+    run.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="set a parameter (repeatable); VALUE is a Python literal or a bare string",
+    )
+    run.add_argument("--profile", choices=("ci", "full"), default=None, help="size profile (default: ci)")
+    run.add_argument(
+        "-o", "--output", default=None, help="executed notebook (default: _build/notebooks/<chapter>.ipynb)"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    book = sub.add_parser("book", help="execute every chapter and build the site into _build/html")
+    book.add_argument("--profile", choices=("ci", "full"), default="ci")
+    book.add_argument("--jobs", "-j", type=int, default=1, help="chapters executed in parallel")
+    book.add_argument(
+        "--only", nargs="+", default=None, metavar="CHAPTER", help="execute only these chapters"
+    )
+    book.add_argument("--no-site", action="store_true", help="execute and report, but do not build the site")
+
+    lst = sub.add_parser("list", help="list the chapters, or one chapter's parameters")
+    lst.add_argument("chapter", nargs="?", default=None)
+
+    grid = sub.add_parser(
+        "train-grid", help="train the token task's paper grid (Tian 2023, Sec. 5) and save results artifacts"
+    )
+    grid.add_argument("--figures", nargs="+", default=["fig9", "fig10", "fig11", "table1"])
+    grid.add_argument("--steps", type=int, default=5000)
+    grid.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    grid.add_argument("--lr", type=float, default=2e-3)
+    grid.add_argument("--device", default="cpu")
+    grid.add_argument(
+        "--prefix", default="tian-tokens-full", help="artifact names: results/<prefix>-<figure>"
+    )
+    grid.add_argument("--profile", default="full")
+    grid.add_argument("--workers", type=int, default=1, help="processes on CPU (e.g. the number of cores)")
+
+    bench = sub.add_parser("bench", help="benchmark the token-task trainer at the paper's sizes")
+    bench.add_argument("--quick", action="store_true", help="time 3 stacks (M = 1, 15, 100) for 3 steps")
+    bench.add_argument("--device", default="cpu")
+    bench.add_argument("--threads", type=int, default=None)
+    bench.add_argument("--steps", type=int, default=None)
+    bench.add_argument("--out", default="_build/bench.json")
+    bench.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
+    bench.add_argument("--workers", type=int, default=1, help="time the grid in this many processes (CPU)")
+    return parser
+
+
+def _cmd_train_grid(args: argparse.Namespace) -> int:
+    from nlcl.harness.train_grid import train_grid
+
+    train_grid(
+        args.figures,
+        steps=args.steps,
+        seeds=args.seeds,
+        lr=args.lr,
+        device=args.device,
+        prefix=args.prefix,
+        profile=args.profile,
+        workers=args.workers,
+    )
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from nlcl.tian.bench import format_benchmark, run_benchmark
+
+    res = run_benchmark(
+        args.quick, args.device, args.threads, args.steps, args.out, args.engine, args.workers
+    )
+    print(format_benchmark(res))
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from nlcl.harness.notebook import run_chapter
+
+    params = {}
+    for name, value in args.parameter:
+        if name in params:
+            raise ParameterError(f"parameter {name!r} is given twice")
+        params[name] = value
+    res = run_chapter(
+        args.chapter, parameters=params, profile=args.profile, output=args.output, progress_bar=not args.quiet
+    )
+    passed = sum(c["status"] == "pass" for c in res.claims)
+    print(
+        f"nlcl run: {res.chapter}: {'ok' if res.ok else 'FAILED'} in {res.seconds:.1f} s; "
+        f"claims {passed}/{len(res.claims)} pass; notebook: {res.output}"
+    )
+    for c in res.claims:
+        print(
+            f"  {c['status']:<15} {c['id']}: measured {c['measured']!r}, check {c['tolerance']}"
+            + ("" if c["required"] else " (not required)")
+        )
+    if not res.ok:
+        where = f"code cell {res.cell}" if res.cell else "outside a cell"
+        print(f"nlcl run: {res.chapter} failed in {where}:\n{res.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from nlcl.harness.notebook import chapter_parameters, chapters, resolve_chapter, to_notebook
+
+    if args.chapter is None:
+        for name, path in chapters().items():
+            print(f"{name:<34} {path}")
+        return 0
+    path = resolve_chapter(args.chapter)
+    for name, p in chapter_parameters(to_notebook(path), path.stem).items():
+        help_ = f"  # {p['help']}" if p["help"] else ""
+        print(f"{name} ({p['type']}) = {p['default']}{help_}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``nlcl`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "list":
+            return _cmd_list(args)
+        if args.command == "train-grid":
+            return _cmd_train_grid(args)
+        if args.command == "bench":
+            return _cmd_bench(args)
+        from nlcl.harness.site import build_book
+
+        return build_book(profile=args.profile, jobs=args.jobs, only=args.only, site=not args.no_site)
+    except (ParameterError, FileNotFoundError) as exc:
+        print(f"nlcl: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        print("nlcl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

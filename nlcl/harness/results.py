@@ -1,0 +1,146 @@
+"""Results artifacts: a run's result table plus its provenance, committed under ``results/``.
+
+Paper-scale (``full`` profile) runs are often too slow for CI, so a chapter shows the committed
+full-profile table beside its live ``ci`` run. An artifact is two files::
+
+    results/<name>.csv    the table (pandas)
+    results/<name>.json   provenance: name, schema, columns, rows, parameters, profile, device,
+                          commit, date, versions, and free-form notes
+
+:func:`load` compares the stored parameters with the chapter's current ones and refuses a stale
+artifact with a message naming every parameter that differs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nlcl.core.validate import ParameterError
+from nlcl.harness import provenance
+from nlcl.harness.claims import to_plain
+
+__all__ = ["SCHEMA", "Artifact", "ArtifactMismatch", "results_dir", "save", "load"]
+
+SCHEMA = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ArtifactMismatch(ValueError):
+    """A stored artifact was produced with other parameters (or another schema) than asked for."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A loaded artifact: the table and its provenance record."""
+
+    table: pd.DataFrame
+    meta: dict[str, Any]
+
+    def label(self) -> str:
+        """One line for captions: profile, device, commit and date of the stored run."""
+        m = self.meta
+        return f"{m['profile']} profile, {m['device']}, commit {m['commit']}, {m['date'][:10]}"
+
+
+def results_dir(directory: str | os.PathLike | None = None) -> Path:
+    """``directory`` if given, else ``NLCL_RESULTS_DIR``, else ``<repo root>/results``."""
+    if directory is not None:
+        return Path(directory)
+    env = os.environ.get("NLCL_RESULTS_DIR")
+    return Path(env) if env else provenance.repo_root() / "results"
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ParameterError(f"artifact name={name!r} must match {_NAME.pattern}")
+    return name
+
+
+def save(
+    name: str,
+    table: pd.DataFrame,
+    *,
+    params: dict[str, Any],
+    profile: str,
+    device: str = "unknown",
+    notes: str = "",
+    directory: str | os.PathLike | None = None,
+    commit: str | None = None,
+) -> Path:
+    """Write ``table`` and its provenance as ``<directory>/<name>.csv`` and ``.json``; return the csv path.
+
+    ``commit`` records the code's commit as read when the computation started (a long run that
+    saves partial results should pass it, so that later edits to the checkout are not recorded);
+    by default it is read now.
+    """
+    _check_name(name)
+    if not isinstance(table, pd.DataFrame):
+        raise ParameterError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    out = results_dir(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    csv = out / f"{name}.csv"
+    table.to_csv(csv, index=False)
+    meta = provenance.collect(profile=profile, params=to_plain(dict(params)), device=device, commit=commit)
+    meta.update(
+        name=name,
+        schema=SCHEMA,
+        columns=list(map(str, table.columns)),
+        rows=int(len(table)),
+        notes=notes,
+    )
+    (out / f"{name}.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    return csv
+
+
+def load(
+    name: str,
+    *,
+    params: dict[str, Any] | None = None,
+    columns: list[str] | None = None,
+    directory: str | os.PathLike | None = None,
+) -> Artifact:
+    """Load an artifact; with ``params``/``columns``, fail clearly if the stored ones differ."""
+    _check_name(name)
+    base = results_dir(directory)
+    csv, meta_path = base / f"{name}.csv", base / f"{name}.json"
+    for path in (csv, meta_path):
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"results artifact {name!r} is missing {path}; produce it by running the chapter "
+                "with --profile full and nlcl.harness.results.save"
+            )
+    meta = json.loads(meta_path.read_text())
+    if meta.get("schema") != SCHEMA:
+        raise ArtifactMismatch(
+            f"artifact {name!r} has schema {meta.get('schema')!r}; this nlcl reads schema {SCHEMA}: re-run it"
+        )
+    table = pd.read_csv(csv)
+    if list(map(str, table.columns)) != meta["columns"] or len(table) != meta["rows"]:
+        raise ArtifactMismatch(
+            f"artifact {name!r}: {csv} does not match its record {meta_path} "
+            f"(columns {list(table.columns)} vs {meta['columns']}, rows {len(table)} vs {meta['rows']})"
+        )
+    if columns is not None and list(columns) != meta["columns"]:
+        raise ArtifactMismatch(
+            f"artifact {name!r} has columns {meta['columns']}; the chapter expects {list(columns)}: re-run it"
+        )
+    if params is not None:
+        stored, wanted = meta["parameters"], to_plain(dict(params))
+        diffs = [
+            f"{k}: stored {stored.get(k, '<absent>')!r}, chapter {wanted.get(k, '<absent>')!r}"
+            for k in sorted(set(stored) | set(wanted))
+            if stored.get(k, "<absent>") != wanted.get(k, "<absent>")
+        ]
+        if diffs:
+            raise ArtifactMismatch(
+                f"artifact {name!r} ({meta_path}) was produced with other parameters than the chapter's "
+                "code uses; re-run it with --profile full. Differences: " + "; ".join(diffs)
+            )
+    return Artifact(table=table, meta=meta)

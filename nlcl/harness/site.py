@@ -1,0 +1,174 @@
+"""The book: execute every chapter of ``_toc.yml`` into a staging tree, write the report, build the site.
+
+:func:`build_book` executes the chapters (in parallel) with :func:`nlcl.harness.notebook.run_chapter`
+into ``_build/staging``, writes the reproducibility report (:mod:`nlcl.harness.report`) and builds the
+site with jupyter-book (1.x) with execution off, so the site shows exactly the outputs that ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import yaml
+
+from nlcl.core.validate import choice, positive_int
+from nlcl.harness import provenance
+from nlcl.harness.chapter import PROFILES
+from nlcl.harness.claims import load_records
+from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
+from nlcl.harness.report import write_report
+
+__all__ = ["build_book"]
+
+
+def _stage_toc(root: Path, staging: Path, executed: set[str]) -> None:
+    """Copy ``_toc.yml`` into the staging tree, keeping only the chapters that were executed
+    (``--only``) and dropping parts left empty (jupyter-book rejects empty chapter lists)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    available = chapters(root)
+
+    def keep(entry: dict) -> bool:
+        stem = Path(entry.get("file", "")).name
+        return stem not in available or stem in executed
+
+    parts = []
+    for part in toc.get("parts") or []:
+        part = dict(part)
+        part["chapters"] = [c for c in part.get("chapters") or [] if keep(c)]
+        if part["chapters"]:
+            parts.append(part)
+    if "parts" in toc:
+        toc["parts"] = parts
+    (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False, allow_unicode=True))
+
+
+def _stage_sources(root: Path, staging: Path) -> None:
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    shutil.copy2(root / "_config.yml", staging / "_config.yml")
+    shutil.copytree(
+        root / "book",
+        staging / "book",
+        ignore=shutil.ignore_patterns("*.py", "*.ipynb", "__pycache__", ".ipynb_checkpoints"),
+    )
+
+
+def _jupyter_book() -> list[str]:
+    exe = Path(sys.executable).parent / "jupyter-book"
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("jupyter-book")
+    if found:
+        return [found]
+    raise FileNotFoundError("jupyter-book is not installed; install nlcl with the [book] extra")
+
+
+def build_book(
+    *,
+    profile: str = "ci",
+    jobs: int = 1,
+    root: Path | None = None,
+    only: list[str] | None = None,
+    site: bool = True,
+    echo=print,
+) -> int:
+    """Execute every chapter of ``_toc.yml`` into ``_build/staging``, write the reproducibility
+    report and build the site into ``_build/html``. Returns 0 on success, 1 if any chapter failed
+    (or the site build failed); failures name the chapter and the failing cell.
+    """
+    from tqdm.auto import tqdm
+
+    choice("profile", profile, PROFILES)
+    jobs = positive_int("jobs", jobs)
+    root = (root or provenance.repo_root()).resolve()
+    build = provenance.build_dir(root)
+    staging = build / "staging"
+    todo = chapters(root)
+    if only:
+        unknown = [c for c in only if c not in todo]
+        if unknown:
+            raise ChapterNotFound(f"unknown chapters {unknown}; available: {', '.join(todo)}")
+        todo = {c: p for c, p in todo.items() if c in only}
+    _stage_sources(root, staging)
+    _stage_toc(root, staging, set(todo))
+    claims_dir = build / "claims"
+    if claims_dir.exists():
+        shutil.rmtree(claims_dir)
+    # Share the cores between the chapters that run at once.
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))
+    os.environ["NLCL_COMMIT"] = provenance.git_commit(root)
+    echo(
+        f"nlcl book: executing {len(todo)} chapters (profile {profile}, {jobs} at a time, {threads} threads each)"
+    )
+    results: dict[str, ChapterResult] = {}
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(
+                run_chapter,
+                path,
+                profile=profile,
+                output=staging / path.relative_to(root).with_suffix(".ipynb"),
+                root=root,
+                progress_bar=False,
+            ): name
+            for name, path in todo.items()
+        }
+        with tqdm(total=len(futures), desc="chapters", unit="ch", disable=None) as bar:
+            for fut in as_completed(futures):
+                name = futures[fut]
+                try:
+                    res = fut.result()
+                except Exception as exc:  # parameter errors etc.
+                    res = ChapterResult(name, Path(), 0.0, False, f"{type(exc).__name__}: {exc}")
+                results[name] = res
+                mark = "ok  " if res.ok else "FAIL"
+                passed = sum(c["status"] == "pass" for c in res.claims)
+                bar.write(
+                    f"  {mark} {name:<32} {res.seconds:6.1f} s  claims: {passed}/{len(res.claims)} pass"
+                )
+                bar.update()
+    timings = {
+        n: {"seconds": round(r.seconds, 2), "ok": r.ok, "profile": profile, "cell": r.cell}
+        for n, r in results.items()
+    }
+    (build / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    counts = write_report(
+        load_records(claims_dir) if claims_dir.exists() else [],
+        timings,
+        root / "book" / "reproducibility.md",
+        staging / "book" / "reproducibility.md",
+        chapter_order=list(todo),
+    )
+    echo(
+        f"nlcl book: chapters executed in {time.perf_counter() - t0:.1f} s; claims: "
+        f"{counts['pass']} pass, {counts['fail']} fail, {counts['not-reproduced']} not reproduced"
+    )
+    failed = [r for r in results.values() if not r.ok]
+    for r in failed:
+        where = f"code cell {r.cell}" if r.cell else "before or outside a cell"
+        echo(f"\nnlcl book: chapter {r.chapter!r} FAILED in {where} (notebook: {r.output}):\n{r.error}")
+    if failed:
+        echo(f"nlcl book: {len(failed)} chapter(s) failed: {', '.join(r.chapter for r in failed)}")
+        return 1
+    if not site:
+        return 0
+    cmd = [*_jupyter_book(), "build", str(staging), "--path-output", str(root), "--keep-going"]
+    echo("nlcl book: building the site: " + " ".join(cmd))
+    proc = subprocess.run(cmd, cwd=root)
+    index = root / "_build" / "html" / "index.html"
+    if proc.returncode != 0 or not index.is_file():
+        echo(f"nlcl book: jupyter-book failed (exit {proc.returncode})")
+        return 1
+    echo(f"nlcl book: site ready: {index}")
+    return 0

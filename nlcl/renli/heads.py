@@ -1,0 +1,304 @@
+"""Real-data analog of Ren & Li (2023), Sec. 6 / Fig. 2: fixed encoders, trainable 3-layer heads.
+
+Pixel PCA stands in for the frozen image encoder, an offline sentence encoder
+(:mod:`nlcl.renli.text`) for the text encoder; :class:`MLPHeads` are trained with the losses of
+:mod:`nlcl.renli.losses`. Explained in the chapter ``book/renli-mnist-captions.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from nlcl.core.validate import ParameterError, nonneg_float, positive_float, positive_int
+from nlcl.renli.losses import contrastive_loss
+from nlcl.renli.model import _EPS
+
+__all__ = [
+    "HeadsResult",
+    "MLPHeads",
+    "class_means",
+    "empirical_covariance",
+    "fit_pixel_pca",
+    "pixel_features",
+    "train_heads",
+    "zero_shot_accuracy",
+]
+
+
+def fit_pixel_pca(images: np.ndarray, n_components: int):
+    """The fixed image encoder of the real-data analog: PCA of the pixels, fitted once, whitened.
+
+    Stands in for the frozen pre-trained ResNet-101 of Ren & Li (2023), Sec. 6 (nothing pre-trained
+    can be downloaded here).  ``images`` (n, ...) are flattened; the PCA (scikit-learn, full SVD:
+    deterministic) is fitted on them and returned.  Use :func:`pixel_features` to encode.  Chapter
+    ``renli-mnist-captions``.
+
+    Raises
+    ------
+    ParameterError
+        If ``n_components`` is not a positive integer or exceeds ``min(n, pixels)``.
+    """
+    from sklearn.decomposition import PCA
+
+    x = np.asarray(images, dtype=np.float64).reshape(len(images), -1)
+    k = positive_int("n_components", n_components)
+    if k > min(x.shape):
+        raise ParameterError(f"n_components={k} must be <= min(n_images, n_pixels) = {min(x.shape)}")
+    return PCA(n_components=k, whiten=True, svd_solver="full").fit(x)
+
+
+def pixel_features(pca, images: np.ndarray) -> torch.Tensor:
+    """Encode ``images`` (n, ...) with a fitted :func:`fit_pixel_pca`: float32 tensor (n, n_components).
+
+    Chapter ``renli-mnist-captions``.
+    """
+    x = np.asarray(images, dtype=np.float64).reshape(len(images), -1)
+    return torch.from_numpy(pca.transform(x).astype(np.float32))
+
+
+class MLPHeads(torch.nn.Module):
+    """``R`` independent trainable 3-layer fully-connected heads with BatchNorm, vectorized over runs.
+
+    ``Linear(d_in, w) → BatchNorm → ReLU → Linear(w, w) → BatchNorm → ReLU → Linear(w, d_out)``,
+    then the output normalization of Ren & Li, Eq. 2 extended to outputs with a mean: centre over the
+    batch and divide by ``sqrt(mean_batch ||h − mean h||²)`` (:func:`normalize_batch`).  In
+    evaluation mode the BatchNorm layers and the output normalization use running statistics
+    (momentum ``momentum``), like ``torch.nn.BatchNorm1d``.  Ren & Li (2023), Sec. 6: "a 3-layer
+    fully-connected network with batch norm between layers" on each side.  Run ``i`` initializes
+    its weights like ``torch.nn.Linear`` from a generator seeded with ``seeds[i]``.  Inputs
+    (R, n, d_in) → outputs (R, n, d_out).  Chapter ``renli-mnist-captions``.
+
+    Raises
+    ------
+    ParameterError
+        For a non-positive size, or ``seeds`` of the wrong length.
+    """
+
+    def __init__(
+        self, d_in: int, width: int, d_out: int, seeds: Sequence[int], momentum: float = 0.1
+    ) -> None:
+        super().__init__()
+        d_in, width, d_out = (
+            positive_int("d_in", d_in),
+            positive_int("width", width),
+            positive_int("d_out", d_out),
+        )
+        seeds = [int(s) for s in seeds]
+        if not seeds:
+            raise ParameterError("seeds=[] is not allowed; give one seed per run")
+        self.momentum = nonneg_float("momentum", momentum)
+        R = len(seeds)
+        dims = [(d_in, width), (width, width), (width, d_out)]
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        for layer, (fan_in, fan_out) in enumerate(dims, start=1):
+            bound = 1.0 / math.sqrt(fan_in)
+            w = torch.stack([(torch.rand(fan_in, fan_out, generator=g) * 2 - 1) * bound for g in gens])
+            b = torch.stack([(torch.rand(fan_out, generator=g) * 2 - 1) * bound for g in gens])
+            self.register_parameter(f"weight{layer}", torch.nn.Parameter(w))
+            self.register_parameter(f"bias{layer}", torch.nn.Parameter(b))
+        for layer in (1, 2):
+            self.register_parameter(f"bn_gamma{layer}", torch.nn.Parameter(torch.ones(R, width)))
+            self.register_parameter(f"bn_beta{layer}", torch.nn.Parameter(torch.zeros(R, width)))
+            self.register_buffer(f"running_mean{layer}", torch.zeros(R, width))
+            self.register_buffer(f"running_var{layer}", torch.ones(R, width))
+        self.register_buffer("out_mean", torch.zeros(R, d_out))
+        self.register_buffer("out_scale2", torch.ones(R))
+
+    @property
+    def n_runs(self) -> int:
+        """Number of independent heads ``R``."""
+        return int(self.weight1.shape[0])
+
+    def _bn(self, h: torch.Tensor, layer: int) -> torch.Tensor:
+        rm, rv = getattr(self, f"running_mean{layer}"), getattr(self, f"running_var{layer}")
+        if self.training:
+            mean, var = h.mean(1), h.var(1, unbiased=False)
+            with torch.no_grad():
+                n = h.shape[1]
+                rm.lerp_(mean.detach(), self.momentum)
+                rv.lerp_(var.detach() * n / max(n - 1, 1), self.momentum)
+        else:
+            mean, var = rm, rv
+        h = (h - mean[:, None]) / torch.sqrt(var[:, None] + 1e-5)
+        return h * getattr(self, f"bn_gamma{layer}")[:, None] + getattr(self, f"bn_beta{layer}")[:, None]
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
+        """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in).
+
+        With ``index`` (R, n), ``x`` (R, C, d_in) is a table of distinct inputs and sample ``j`` of
+        run ``i`` is ``x[i, index[i, j]]``; the first linear layer is then applied to the table
+        only (exactly the same result, cheaper when the table is small, e.g. a few captions).
+        """
+        if x.dim() != 3 or x.shape[0] != self.n_runs or x.shape[2] != self.weight1.shape[1]:
+            raise ParameterError(
+                f"x has shape {tuple(x.shape)}; expected ({self.n_runs}, n, {self.weight1.shape[1]})"
+            )
+        h = torch.baddbmm(self.bias1[:, None], x, self.weight1)
+        if index is not None:
+            if index.dim() != 2 or index.shape[0] != self.n_runs:
+                raise ParameterError(f"index has shape {tuple(index.shape)}; expected ({self.n_runs}, n)")
+            h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
+        h = torch.relu(self._bn(h, 1))
+        h = torch.relu(self._bn(torch.baddbmm(self.bias2[:, None], h, self.weight2), 2))
+        h = torch.baddbmm(self.bias3[:, None], h, self.weight3)
+        if self.training:
+            mean = h.mean(1)
+            centred = h - mean[:, None]
+            scale2 = centred.pow(2).sum(-1).mean(-1)
+            with torch.no_grad():
+                self.out_mean.lerp_(mean.detach(), self.momentum)
+                self.out_scale2.lerp_(scale2.detach(), self.momentum)
+            return centred / torch.sqrt(scale2 + _EPS)[:, None, None]
+        return (h - self.out_mean[:, None]) / torch.sqrt(self.out_scale2 + _EPS)[:, None, None]
+
+
+@dataclass
+class HeadsResult:
+    """Trained image and text heads (:class:`MLPHeads`) and the training loss of each run per step.
+
+    Chapter ``renli-mnist-captions``.
+    """
+
+    image_heads: MLPHeads
+    text_heads: MLPHeads
+    loss: np.ndarray  # (R, steps)
+    lam: np.ndarray  # (R,)
+    seeds: tuple[int, ...]
+
+
+def train_heads(
+    image_features: torch.Tensor,
+    text_features: torch.Tensor,
+    caption_index: torch.Tensor,
+    lam: Sequence[float],
+    seeds: Sequence[int],
+    *,
+    width: int,
+    d_out: int,
+    steps: int,
+    beta: float = 2.0,
+    lr: float = 1e-3,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    progress: bool = True,
+) -> HeadsResult:
+    """Train image and text heads on (image, caption) positive pairs, one run per (λ, seed).
+
+    Real-data analog of Ren & Li (2023), Sec. 6: frozen features ``image_features`` (N, d_img) and
+    ``text_features`` (C, d_txt) of the captions, ``caption_index`` (N,) the caption of each image.
+    Each step every run draws its own batch of ``batch_size`` images (with replacement, from a
+    generator seeded with its seed), and minimizes :func:`contrastive_loss` with its ``λ`` and
+    inverse temperature ``β`` (``λ = 0``: :func:`non_contrastive_loss`) with Adam (learning rate
+    ``lr``).  Chapter ``renli-mnist-captions``.
+
+    Raises
+    ------
+    ParameterError
+        For bad sizes, mismatched lengths, a caption index out of range or a negative ``λ``.
+    ValueError
+        If the loss becomes NaN or infinite.
+    """
+    width, d_out, steps = (
+        positive_int("width", width),
+        positive_int("d_out", d_out),
+        positive_int("steps", steps),
+    )
+    batch_size = positive_int("batch_size", batch_size)
+    beta, lr = positive_float("beta", beta), positive_float("lr", lr)
+    lam_list = [nonneg_float("lam", float(v)) for v in lam]
+    seeds = [int(s) for s in seeds]
+    if len(lam_list) != len(seeds) or not seeds:
+        raise ParameterError(f"lam has {len(lam_list)} entries and seeds {len(seeds)}; expected equal, >= 1")
+    if image_features.dim() != 2 or text_features.dim() != 2:
+        raise ParameterError("image_features and text_features must be 2-D (n, dim)")
+    if caption_index.shape != (image_features.shape[0],):
+        raise ParameterError(
+            f"caption_index has shape {tuple(caption_index.shape)}; expected ({image_features.shape[0]},)"
+        )
+    if int(caption_index.min()) < 0 or int(caption_index.max()) >= text_features.shape[0]:
+        raise ParameterError(f"caption_index must lie in [0, {text_features.shape[0]})")
+    device = torch.device(device)
+    R, N = len(seeds), image_features.shape[0]
+    img_heads = MLPHeads(image_features.shape[1], width, d_out, [2 * s for s in seeds]).to(device)
+    txt_heads = MLPHeads(text_features.shape[1], width, d_out, [2 * s + 1 for s in seeds]).to(device)
+    opt = torch.optim.Adam([*img_heads.parameters(), *txt_heads.parameters()], lr=lr)
+    gens = [torch.Generator().manual_seed(10_000 + s) for s in seeds]
+    img, txt, cap = image_features.to(device), text_features.to(device), caption_index.to(device)
+    lam_t = torch.tensor(lam_list, device=device)
+    txt_table = txt.expand(R, -1, -1)
+    losses = np.empty((R, steps))
+    img_heads.train()
+    txt_heads.train()
+    for step in tqdm(range(steps), desc="Ren & Li heads", disable=not progress, mininterval=2.0):
+        idx = torch.stack([torch.randint(0, N, (batch_size,), generator=g) for g in gens]).to(device)
+        f_a = img_heads(img[idx])
+        f_b = txt_heads(txt_table, cap[idx])
+        loss = contrastive_loss(f_a, f_b, lam_t, beta)
+        if not bool(torch.isfinite(loss).all()):
+            raise ValueError(f"training diverged at step {step}: non-finite loss; lower lr={lr}")
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        opt.step()
+        losses[:, step] = loss.detach().cpu().numpy()
+    img_heads.eval()
+    txt_heads.eval()
+    return HeadsResult(img_heads, txt_heads, losses, np.asarray(lam_list), tuple(seeds))
+
+
+def zero_shot_accuracy(
+    image_emb: torch.Tensor, prompt_emb: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
+    """Zero-shot accuracy: predict the prompt with the largest cosine similarity to each image.
+
+    Ren & Li (2023), Sec. 6, after Radford et al. (2021): ``image_emb`` (R, N, k), ``prompt_emb``
+    (R, C, k) (one prompt per class, in class order), ``labels`` (N,) → (R,) accuracies.  Chapter
+    ``renli-mnist-captions``.
+    """
+    if image_emb.dim() != 3 or prompt_emb.dim() != 3 or image_emb.shape[-1] != prompt_emb.shape[-1]:
+        raise ParameterError(
+            f"image_emb {tuple(image_emb.shape)} and prompt_emb {tuple(prompt_emb.shape)} must be (R, N, k), (R, C, k)"
+        )
+    a = torch.nn.functional.normalize(image_emb, dim=-1)
+    b = torch.nn.functional.normalize(prompt_emb, dim=-1)
+    pred = (a @ b.transpose(-1, -2)).argmax(-1)
+    return (pred == labels.to(pred.device)[None]).double().mean(-1)
+
+
+def empirical_covariance(features: torch.Tensor) -> torch.Tensor:
+    """Covariance over samples, ``(F − mean)ᵀ(F − mean)/n``, of features (..., n, k) → (..., k, k).
+
+    The output covariance whose :func:`stable_rank` is Ren & Li's balance score (Def. 4.2), measured
+    on held-out data.  Chapter ``renli-mnist-captions``.
+    """
+    centred = features - features.mean(-2, keepdim=True)
+    return centred.transpose(-1, -2) @ centred / features.shape[-2]
+
+
+def class_means(features: torch.Tensor, labels: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """Class-conditional means, centred over classes: (..., n, k) → (..., n_classes, k).
+
+    With the class as the latent variable, this matrix is the analog of ``U_A`` (latent →
+    representation) of the linear model; its effective condition number (:func:`condition_number`
+    with ``k = n_classes − 1``; centring removes one dimension) measures balance on real data.
+    Chapter ``renli-mnist-captions``.
+
+    Raises
+    ------
+    ParameterError
+        If a class has no sample.
+    """
+    n_classes = positive_int("n_classes", n_classes)
+    onehot = torch.nn.functional.one_hot(labels.long(), n_classes).to(features.dtype).to(features.device)
+    counts = onehot.sum(0)
+    if bool((counts == 0).any()):
+        raise ParameterError(
+            f"labels has no sample of classes {torch.nonzero(counts == 0).flatten().tolist()}"
+        )
+    means = (onehot.T @ features) / counts[:, None]
+    return means - means.mean(-2, keepdim=True)

@@ -1,0 +1,399 @@
+"""The paper's grid of token-task runs (Tian 2023, Sec. 5, Figs. 9-11, Table 1) and its trainer.
+
+:func:`paper_grid` lists the runs of Figs. 9, 10, 11 and Table 1; :func:`train_token_runs` trains
+them in stacks of equal M = βP (vectorized over runs; optionally in worker processes) with
+:func:`nlcl.tian.token_training.train_batched` and scores them with
+:func:`nlcl.tian.token_metrics.matching_scores`. ``nlcl train-grid`` writes the artifacts the chapter
+``book/tian-tokens.py`` reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import pandas as pd
+import torch
+
+from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
+from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF
+from nlcl.tian.token_training import LOSSES, train_batched
+from nlcl.tian.tokens import make_token_worlds, sample_views
+
+__all__ = [
+    "PAPER_BETAS",
+    "PAPER_PS",
+    "TokenRun",
+    "TrainResult",
+    "grid_parameters",
+    "paper_grid",
+    "runs_from_table",
+    "train_token_runs",
+]
+
+
+#: The paper's over-parameterizations β and candidates per RF P (Figs. 9-11, Table 1).
+PAPER_BETAS: tuple[int, ...] = (1, 2, 5, 10)
+
+
+PAPER_PS: tuple[int, ...] = (1, 3, 5, 10)
+
+
+@dataclass(frozen=True)
+class TokenRun:
+    """One run of the token experiment (Tian 2023, Sec. 5, App. E.2); M = β P filters per RF.
+
+    ``bn`` is one of :data:`nlcl.tian.rf_network.BN_VARIANTS`; ``loss`` one of :data:`LOSSES`.
+    """
+
+    activation: str = "relu"
+    loss: str = "infonce"
+    bn: str = "none"
+    beta: int = 1
+    P: int = 1
+    zeta: float = 1.0
+    seed: int = 0
+    lr: float = 2e-3
+    tau: float = 0.1
+
+    @property
+    def M(self) -> int:
+        """Filters per RF, M = βP."""
+        return self.beta * self.P
+
+    def validate(self, n_tokens: int = 20) -> TokenRun:
+        """Raise ``ValueError`` for a bad field; return self."""
+        choice("activation", self.activation, ACTIVATIONS_2LAYER)
+        choice("loss", self.loss, LOSSES)
+        choice("bn", self.bn, BN_VARIANTS)
+        positive_int("beta", self.beta)
+        positive_int("P", self.P)
+        if self.P > n_tokens:
+            raise ParameterError(f"P={self.P} must be <= n_tokens={n_tokens}")
+        positive_float("zeta", self.zeta)
+        positive_float("lr", self.lr)
+        positive_float("tau", self.tau)
+        if self.seed < 0:
+            raise ParameterError(f"seed={self.seed} must be >= 0")
+        return self
+
+
+@dataclass
+class TrainResult:
+    """Output of :func:`train_token_runs`.
+
+    ``table``: one row per run (its :class:`TokenRun` fields, M, chi_plus, chi_minus,
+    final_loss), in input order.  ``weights``: run index → W (K, M, d) for the runs asked for.
+    ``run_steps_per_s``: training speed (runs × steps / wall seconds).  ``wall_s``: total.
+    """
+
+    table: pd.DataFrame
+    weights: dict[int, torch.Tensor]
+    wall_s: float
+    run_steps_per_s: float
+
+
+def train_token_runs(
+    runs: Sequence[TokenRun],
+    steps: int,
+    *,
+    batch_size: int = 128,
+    momentum: float = 0.9,
+    weight_decay: float = 5e-3,
+    K: int = 10,
+    n_tokens: int = 20,
+    G: int = 40,
+    n_fixed: int = 5,
+    out_dim: int = 20,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+    max_elements: int = 48_000_000,
+    keep_weights: Iterable[int] = (),
+    progress: bool = False,
+    on_stack: Callable[[pd.DataFrame], None] | None = None,
+    workers: int = 1,
+) -> TrainResult:
+    """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
+
+    Runs are grouped by M = βP and split so that a stack's hidden activations (R × 2N × KM)
+    stay under ``max_elements``; inside a stack they are ordered by (activation, bn, loss) so
+    those form contiguous segments.  A run's data (its token world and batches) and its
+    initialization depend only on its own seed, P and ζ, so results do not depend on the
+    grouping.  Scores come from :func:`nlcl.tian.token_metrics.matching_scores`.  ``on_stack(table)``, if
+    given, is called after each stack with the rows of the runs finished so far (input order).
+
+    ``workers`` > 1 (CPU only) trains the stacks in that many processes, each with
+    ⌊threads / workers⌋ torch threads (at least 1), largest stacks first.  On a small CPU this is
+    faster than one process using all threads, because most operations of a step are too small
+    for intra-op parallelism; results are the same up to floating-point reduction order.
+    """
+    steps = positive_int("steps", steps)
+    batch_size = positive_int("batch_size", batch_size)
+    runs = [r.validate(n_tokens) for r in runs]
+    if not runs:
+        raise ParameterError("runs is empty; expected at least one TokenRun")
+    keep = set(int(i) for i in keep_weights)
+    device = torch.device(device)
+    workers = _check_workers(workers, device)
+    order = sorted(
+        range(len(runs)), key=lambda i: (runs[i].M, runs[i].activation, runs[i].bn, runs[i].loss, i)
+    )
+    stacks: list[list[int]] = []
+    for i in order:
+        cap = max(1, max_elements // (2 * batch_size * K * runs[i].M))
+        if stacks and runs[stacks[-1][0]].M == runs[i].M and len(stacks[-1]) < cap:
+            stacks[-1].append(i)
+        else:
+            stacks.append([i])
+    opts = dict(
+        steps=steps,
+        batch_size=batch_size,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        K=K,
+        n_tokens=n_tokens,
+        G=G,
+        n_fixed=n_fixed,
+        out_dim=out_dim,
+        device=str(device),
+        dtype=dtype,
+    )
+    chi_p = np.full(len(runs), np.nan)
+    chi_m = np.full(len(runs), np.nan)
+    final = np.full(len(runs), np.nan)
+    weights: dict[int, torch.Tensor] = {}
+    t0 = time.perf_counter()
+
+    def collect(idx, out) -> None:
+        cp, cm, last, W = out
+        chi_p[idx], chi_m[idx], final[idx] = cp, cm, last
+        for j, i in enumerate(idx):
+            if i in keep:
+                weights[i] = W[j].clone()
+        if on_stack is not None:
+            t = _result_table(runs, chi_p, chi_m, final)
+            on_stack(t[~np.isnan(chi_p)])
+
+    if workers == 1:
+        for idx in stacks:
+            rs = [runs[i] for i in idx]
+            collect(idx, _train_stack(rs, opts, f"M={rs[0].M} ×{len(rs)}" if progress else False))
+    else:
+        # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
+        jobs = sorted(stacks, key=lambda idx: -_stack_cost(len(idx), runs[idx[0]].M))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(runs), desc=f"runs ({workers} workers)", unit="run")
+        with _worker_pool(workers) as pool:
+            pending = [
+                (idx, pool.apply_async(_train_stack, ([runs[i] for i in idx], opts, False))) for idx in jobs
+            ]
+            for idx, res in pending:
+                collect(idx, res.get())
+                if bar is not None:
+                    bar.update(len(idx))
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    table = _result_table(runs, chi_p, chi_m, final)
+    return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
+
+
+def _check_workers(workers: int, device: torch.device) -> int:
+    """Validate a number of worker processes for ``device`` (more than one only on CPU)."""
+    workers = positive_int("workers", workers)
+    if workers > 1 and device.type != "cpu":
+        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
+    return workers
+
+
+def _worker_pool(workers: int):
+    """A pool of ``workers`` spawned processes sharing this process's torch threads (at least 1 each)."""
+    import multiprocessing
+
+    threads = max(1, torch.get_num_threads() // workers)
+    return multiprocessing.get_context("spawn").Pool(
+        workers, initializer=torch.set_num_threads, initargs=(threads,)
+    )
+
+
+def _stack_cost(n_runs: int, M: int) -> int:
+    """Relative cost of a stack of ``n_runs`` runs with M filters per RF (for scheduling only)."""
+    return n_runs * (M + 20)
+
+
+def _build_stack(
+    rs: Sequence[TokenRun],
+    *,
+    batch_size: int = 128,
+    K: int = 10,
+    n_tokens: int = 20,
+    G: int = 40,
+    n_fixed: int = 5,
+    out_dim: int = 20,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+):
+    """The token worlds, the stacked model and ``data(step)`` of one stack of equal-M runs."""
+    device = torch.device(device)
+    world = make_token_worlds(
+        [r.seed for r in rs],
+        [r.P for r in rs],
+        [r.zeta for r in rs],
+        n_tokens=n_tokens,
+        K=K,
+        G=G,
+        n_fixed=n_fixed,
+    )
+    model = TwoLayerRF(
+        len(rs),
+        K,
+        n_tokens,
+        rs[0].M,
+        out_dim,
+        activation=[r.activation for r in rs],
+        bn=[r.bn for r in rs],
+        seeds=[r.seed for r in rs],
+        dtype=dtype,
+        device=device,
+    )
+    emb = world.embedding(dtype=dtype, device=device)
+
+    def data(step: int):
+        x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
+        return x1, x2
+
+    return world, model, data
+
+
+def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
+    """Train one stack of equal-M runs; return (χ̄+, χ̄−, final loss) arrays and the filters W."""
+    from nlcl.tian.token_metrics import matching_scores
+
+    device = torch.device(opts["device"])
+    world, model, data = _build_stack(
+        rs,
+        batch_size=opts["batch_size"],
+        K=opts["K"],
+        n_tokens=opts["n_tokens"],
+        G=opts["G"],
+        n_fixed=opts["n_fixed"],
+        out_dim=opts["out_dim"],
+        device=device,
+        dtype=opts["dtype"],
+    )
+    last = train_batched(
+        model,
+        data,
+        opts["steps"],
+        loss=[r.loss for r in rs],
+        tau=[r.tau for r in rs],
+        lr=[r.lr for r in rs],
+        momentum=opts["momentum"],
+        weight_decay=opts["weight_decay"],
+        check_every=1 if device.type == "cpu" else 50,
+        progress=progress,
+    )
+    Wf = model.filters().cpu()
+    cp, cm = matching_scores(Wf, world, linear=[r.activation == "linear" for r in rs])
+    return cp.double().numpy(), cm.double().numpy(), last.double().cpu().numpy(), Wf
+
+
+def _result_table(runs, chi_p, chi_m, final) -> pd.DataFrame:
+    table = pd.DataFrame([asdict(r) for r in runs])
+    table["M"] = [r.M for r in runs]
+    table["chi_plus"] = chi_p
+    table["chi_minus"] = chi_m
+    table["final_loss"] = final
+    return table
+
+
+def paper_grid(
+    figures: Sequence[str] = ("fig9", "fig10", "fig11", "table1"),
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    betas: Sequence[int] = PAPER_BETAS,
+    Ps: Sequence[int] = PAPER_PS,
+    activations: Sequence[str] = ACTIVATIONS_2LAYER,
+    zetas: Sequence[float] = (2.0, 5.0, 10.0),
+    lr: float = 2e-3,
+    tau: float = 0.1,
+) -> pd.DataFrame:
+    """The runs of Tian (2023) Figs. 9, 10, 11 and Table 1, one row per run with its figure.
+
+    * fig9: InfoNCE, every activation, ζ = 1, no BN;
+    * fig10: the same with the quadratic loss;
+    * fig11: ReLU, InfoNCE, BN ∈ {none, vanilla} × ζ ∈ ``zetas``;
+    * table1: ReLU, InfoNCE, ζ = 10, the four BN backprop variants.
+
+    Every (β, P, seed) of ``betas`` × ``Ps`` × ``seeds``.  Columns: ``figure`` and the
+    :class:`TokenRun` fields.  With the defaults: 240 + 240 + 288 + 192 = 960 runs.
+    """
+    rows = []
+    for fig in figures:
+        choice("figures", fig, ("fig9", "fig10", "fig11", "table1"))
+        if fig in ("fig9", "fig10"):
+            combos = [
+                dict(activation=a, loss="infonce" if fig == "fig9" else "quadratic") for a in activations
+            ]
+        elif fig == "fig11":
+            combos = [dict(bn=b, zeta=float(z)) for z in zetas for b in ("none", "vanilla")]
+        else:
+            combos = [dict(bn=b, zeta=10.0) for b in ("detached", "var", "mean", "vanilla")]
+        for c in combos:
+            for beta in betas:
+                for P in Ps:
+                    for s in seeds:
+                        run = TokenRun(**{**dict(beta=int(beta), P=int(P), seed=int(s), lr=lr, tau=tau), **c})
+                        rows.append(dict(figure=fig, **asdict(run.validate())))
+    return pd.DataFrame(rows)
+
+
+def runs_from_table(table: pd.DataFrame) -> list[TokenRun]:
+    """The :class:`TokenRun` of each row of a table with its fields (e.g. :func:`paper_grid`)."""
+    names = [f.name for f in fields(TokenRun)]
+    missing = [n for n in names if n not in table.columns]
+    if missing:
+        raise ParameterError(f"table lacks the TokenRun column(s) {missing}")
+    types = {f.name: f.type for f in fields(TokenRun)}
+    out = []
+    for rec in table[names].to_dict("records"):
+        out.append(
+            TokenRun(
+                **{
+                    k: (int(v) if types[k] == "int" else float(v) if types[k] == "float" else str(v))
+                    for k, v in rec.items()
+                }
+            )
+        )
+    return out
+
+
+def grid_parameters(steps: int, lr: float = 2e-3, seeds: Sequence[int] = (0, 1, 2)) -> dict:
+    """The parameters recorded with a paper-grid artifact (and checked when a chapter loads it).
+
+    Everything that determines the runs of :func:`paper_grid` trained by :func:`train_token_runs`
+    with its defaults (Tian 2023, Sec. 5 and App. E.2), plus ``steps``, ``lr`` and the ``seeds``.
+    """
+    return dict(
+        steps=int(steps),
+        batch_size=128,
+        momentum=0.9,
+        weight_decay=5e-3,
+        K=10,
+        n_tokens=20,
+        G=40,
+        n_fixed=5,
+        out_dim=20,
+        lr=float(lr),
+        tau=0.1,
+        seeds=[int(s) for s in seeds],
+        betas=list(PAPER_BETAS),
+        Ps=list(PAPER_PS),
+        zetas=[2.0, 5.0, 10.0],
+        activations=list(ACTIVATIONS_2LAYER),
+    )

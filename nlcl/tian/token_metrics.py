@@ -1,0 +1,291 @@
+"""Matching scores of learned filters against the token embeddings (Tian 2023, Eqs. 16 and 181).
+
+For a receptive field R_k with filters {w_km} and token embeddings u_a:
+
+    χ+(R_k) = mean_{a ∈ R_k^g} max_m cos(w_km, u_a),   χ̄+ = mean_k χ+(R_k)   (Eq. 16 / 180)
+    χ−(R_k) = mean_{a ∉ R_k^g} max_m cos(w_km, u_a),   χ̄− = mean_k χ−(R_k)   (Eq. 181)
+
+For linear activation a filter and its negation are the same pattern, so cos is replaced by
+|cos| (as in the paper's released code).  Eq. 181 is printed with a 1/P prefactor over the d − P
+tokens a ∉ R_k^g; we average (1/(d − P)), which keeps χ̄− in [−1, 1] and comparable across P.
+R_k^g is the set of tokens that some generator fixes at R_k (:attr:`TokenWorld.relevant`).
+
+Also :data:`PAPER_TABLE1`, the paper's Table 1 (mean, std of χ̄+ at ζ = 10 for the four
+BatchNorm variants), for side-by-side comparison.
+
+Explained in ``book/tian-tokens.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian.tokens import TokenWorld
+
+__all__ = [
+    "filter_token_cosines",
+    "matching_scores",
+    "PAPER_TABLE1",
+    "paper_table1",
+    "summarize",
+    "plot_beta_curves",
+    "plot_filters",
+    "grid_predicates",
+]
+
+
+def filter_token_cosines(
+    W: torch.Tensor, embedding: torch.Tensor, linear: bool | Sequence[bool] = False
+) -> torch.Tensor:
+    """cos(w_km, u_a) for all runs, RFs, filters and tokens (the inner term of Eq. 16).
+
+    ``W`` (R, K, M, d), ``embedding`` (R, n_tokens, d) or (n_tokens, d).  ``linear`` (one flag or
+    one per run) takes |cos|.  A zero filter has cosine 0.  Returns (R, K, M, n_tokens).
+    """
+    if W.ndim != 4:
+        raise ParameterError(f"W has shape {tuple(W.shape)}; expected (R, K, M, d)")
+    E = embedding if embedding.ndim == 3 else embedding[None].expand(W.shape[0], -1, -1)
+    if E.shape[0] != W.shape[0] or E.shape[2] != W.shape[3]:
+        raise ParameterError(
+            f"embedding has shape {tuple(embedding.shape)}; expected (R, n_tokens, d={W.shape[3]})"
+        )
+    Wn = torch.nn.functional.normalize(W.double(), dim=-1)
+    En = torch.nn.functional.normalize(E.double().to(W.device), dim=-1)
+    cos = torch.einsum("rkmd,rad->rkma", Wn, En)
+    lin = torch.as_tensor(linear, dtype=torch.bool, device=W.device).reshape(-1).expand(W.shape[0])
+    return torch.where(lin[:, None, None, None], cos.abs(), cos)
+
+
+def matching_scores(
+    W: torch.Tensor, world: TokenWorld, linear: bool | Sequence[bool] = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """χ̄+ (Eq. 16) and χ̄− (Eq. 181) of each run's filters; two tensors of shape (R,).
+
+    ``W`` (R, K, M, d) are the learned low-layer filters of the runs of ``world``.  An RF with no
+    relevant token (possible only for tiny G) is left out of the RF average.
+    """
+    if W.shape[0] != world.n_runs or W.shape[1] != world.K or W.shape[3] != world.n_tokens:
+        raise ParameterError(
+            f"W has shape {tuple(W.shape)}; expected (R={world.n_runs}, K={world.K}, M, d={world.n_tokens})"
+        )
+    best = (
+        filter_token_cosines(W, world.embedding(dtype=torch.float64), linear).max(dim=2).values
+    )  # (R, K, n)
+    rel = world.relevant.to(best.device)
+
+    def score(mask: torch.Tensor) -> torch.Tensor:
+        n = mask.sum(-1)
+        per_rf = (best * mask).sum(-1) / n.clamp(min=1)
+        ok = n > 0
+        return (per_rf * ok).sum(-1) / ok.sum(-1).clamp(min=1)
+
+    return score(rel), score(~rel)
+
+
+#: Tian (2023) Table 1: χ̄+ (mean, std over 3 seeds) at ζ = 10, keyed by (β, P) then variant.
+#: Variants: "detached" (μ no, σ² no), "var" (μ no, σ² yes), "mean" (μ yes, σ² no), "vanilla".
+PAPER_TABLE1: dict[tuple[int, int], dict[str, tuple[float, float]]] = {
+    (1, 1): {"detached": (0.31, 0.24), "var": (0.23, 0.06), "mean": (0.30, 0.24), "vanilla": (0.23, 0.06)},
+    (1, 3): {"detached": (0.65, 0.09), "var": (-0.03, 0.01), "mean": (0.64, 0.07), "vanilla": (0.24, 0.11)},
+    (1, 5): {"detached": (0.61, 0.06), "var": (-0.00, 0.00), "mean": (0.62, 0.02), "vanilla": (0.38, 0.04)},
+    (1, 10): {"detached": (0.66, 0.06), "var": (0.53, 0.05), "mean": (0.70, 0.03), "vanilla": (0.56, 0.04)},
+    (2, 1): {"detached": (0.36, 0.13), "var": (0.27, 0.06), "mean": (0.63, 0.11), "vanilla": (0.33, 0.12)},
+    (2, 3): {"detached": (0.78, 0.01), "var": (0.00, 0.01), "mean": (0.80, 0.02), "vanilla": (0.41, 0.07)},
+    (2, 5): {"detached": (0.78, 0.02), "var": (0.22, 0.21), "mean": (0.77, 0.07), "vanilla": (0.56, 0.02)},
+    (2, 10): {"detached": (0.83, 0.08), "var": (0.72, 0.06), "mean": (0.80, 0.04), "vanilla": (0.71, 0.05)},
+    (5, 1): {"detached": (0.63, 0.06), "var": (0.43, 0.12), "mean": (0.67, 0.06), "vanilla": (0.46, 0.06)},
+    (5, 3): {"detached": (0.90, 0.06), "var": (0.45, 0.07), "mean": (0.90, 0.03), "vanilla": (0.60, 0.08)},
+    (5, 5): {"detached": (0.90, 0.01), "var": (0.72, 0.01), "mean": (0.88, 0.06), "vanilla": (0.74, 0.02)},
+    (5, 10): {"detached": (0.88, 0.01), "var": (0.88, 0.04), "mean": (0.92, 0.03), "vanilla": (0.90, 0.03)},
+    (10, 1): {"detached": (0.63, 0.12), "var": (0.37, 0.15), "mean": (0.70, 0.17), "vanilla": (0.46, 0.15)},
+    (10, 3): {"detached": (0.95, 0.05), "var": (0.72, 0.06), "mean": (0.94, 0.05), "vanilla": (0.80, 0.03)},
+    (10, 5): {"detached": (0.98, 0.02), "var": (0.84, 0.05), "mean": (0.96, 0.06), "vanilla": (0.92, 0.01)},
+    (10, 10): {"detached": (0.90, 0.01), "var": (0.97, 0.02), "mean": (0.89, 0.03), "vanilla": (0.97, 0.02)},
+}
+
+
+def paper_table1() -> pd.DataFrame:
+    """:data:`PAPER_TABLE1` as a long table with columns beta, P, bn, paper_mean, paper_std."""
+    rows = [
+        dict(beta=b, P=p, bn=v, paper_mean=m, paper_std=s)
+        for (b, p), cells in PAPER_TABLE1.items()
+        for v, (m, s) in cells.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def summarize(
+    table: pd.DataFrame, by: Sequence[str], values: Sequence[str] = ("chi_plus", "chi_minus")
+) -> pd.DataFrame:
+    """Mean and (sample) std over seeds of ``values`` grouped by ``by`` (the paper's mean ± std)."""
+    missing = [c for c in list(by) + list(values) if c not in table.columns]
+    if missing:
+        raise ParameterError(f"table lacks column(s) {missing}")
+    g = table.groupby(list(by), sort=True)[list(values)]
+    out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std")).join(g.size().rename("n"))
+    return out.reset_index()
+
+
+def plot_beta_curves(summary: pd.DataFrame, panel: str, *, title: str = "", panel_label=None):
+    """Figs. 4/9/10/11 layout: χ̄+ (top row) and χ̄− (bottom row) vs β, one line per P, mean ± std.
+
+    ``summary`` comes from :func:`summarize` grouped by [``panel``, "beta", "P"]; one column of
+    panels per value of ``panel`` (e.g. activation, or BN setting).  Returns the figure.
+    """
+    import matplotlib.pyplot as plt
+
+    for col in (panel, "beta", "P", "chi_plus_mean", "chi_minus_mean"):
+        if col not in summary.columns:
+            raise ParameterError(
+                f"summary lacks column {col!r}; build it with summarize(table, [{panel!r}, 'beta', 'P'])"
+            )
+    values = list(dict.fromkeys(summary[panel]))
+    fig, axes = plt.subplots(
+        2, len(values), figsize=(2.9 * len(values) + 0.6, 5.4), squeeze=False, sharex=True
+    )
+    for j, v in enumerate(values):
+        sub = summary[summary[panel] == v]
+        for i, (metric, label) in enumerate([("chi_plus", r"$\bar\chi_+$"), ("chi_minus", r"$\bar\chi_-$")]):
+            ax = axes[i, j]
+            for P, g in sub.groupby("P"):
+                std = g[f"{metric}_std"].fillna(0.0) if f"{metric}_std" in g else None
+                ax.errorbar(
+                    g["beta"], g[f"{metric}_mean"], yerr=std, marker="o", ms=3, capsize=2, label=f"P = {P}"
+                )
+            ax.set_xscale("log")
+            ax.minorticks_off()
+            ax.set_xticks(sorted(sub["beta"].unique()))
+            ax.set_xticklabels([str(b) for b in sorted(sub["beta"].unique())])
+            ax.set_ylim(-0.15, 1.05)
+            if i == 0:
+                ax.set_title(panel_label(v) if panel_label else f"{v}")
+            if i == 1:
+                ax.set_xlabel(r"over-parameterization $\beta$")
+            if j == 0:
+                ax.set_ylabel(label)
+    axes[0, -1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_filters(W: torch.Tensor, relevant: torch.Tensor, *, title: str = ""):
+    """Fig. 5 layout: one heat map per RF of the learned filters w_km (rows m, columns tokens a).
+
+    ``W`` (K, M, d) for one run, ``relevant`` (K, d) the tokens of R_k^g (marked under each map).
+    Each filter is scaled to unit max-abs so patterns of different norms are visible.
+    """
+    import matplotlib.pyplot as plt
+
+    K, M, d = W.shape
+    cols = min(K, 5)
+    rows = (K + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 0.14 * M * rows + 1.3 * rows), squeeze=False)
+    Wn = W / W.abs().amax(-1, keepdim=True).clamp(min=1e-12)
+    for k in range(rows * cols):
+        ax = axes[k // cols, k % cols]
+        if k >= K:
+            ax.axis("off")
+            continue
+        ax.imshow(Wn[k].numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        toks = torch.nonzero(relevant[k]).flatten().tolist()
+        ax.set_xticks(toks)
+        ax.set_xticklabels([str(a) for a in toks], fontsize=6)
+        ax.set_yticks([])
+        ax.set_title(f"$R_{{{k}}}$", fontsize="small")
+        ax.grid(False)
+    fig.supxlabel("token a (ticks: $R_k^g$)", fontsize="small")
+    fig.supylabel("filter m", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def grid_predicates(
+    fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, table1: pd.DataFrame
+) -> dict:
+    """The quantities behind the token-experiment claims of Tian (2023), Sec. 5.1 and App. E.2.
+
+    Inputs are result tables of :func:`nlcl.tian.token_training.train_token_runs` (columns activation, bn,
+    beta, P, zeta, seed, chi_plus, chi_minus) for Fig. 9 (InfoNCE), Fig. 10 (quadratic loss),
+    Fig. 11 (BN vs none over ζ) and Table 1 (BN variants at ζ = 10); cells are means over seeds.
+    Returns a dict:
+
+    * ``p1_linear_minus_relu``: χ̄+(linear) − χ̄+(ReLU) at P = 1 and the smallest β (Fig. 9);
+    * ``relu_beats_linear``: fraction of cells with P > 1, β ≥ 2 where ReLU χ̄+ > linear χ̄+;
+    * ``relu_beta_span`` / ``linear_beta_span``: χ̄+(β_max) − χ̄+(β_min) averaged over P > 1, for
+      ReLU, and its absolute value for linear;
+    * ``infonce_minus_quadratic``: ReLU χ̄+ (Fig. 9) minus (Fig. 10), mean over the common cells;
+    * ``lowest_chi_minus``: the activation with the lowest grid-mean χ̄− in Fig. 9;
+    * ``bn_minus_none_zeta10``: mean over β > 1, P > 1 of χ̄+(vanilla BN) − χ̄+(no BN) at ζ = 10;
+    * ``no_var_backprop_wins``: fraction of the (β, P, μ-backprop) comparisons of Table 1 where not
+      backpropagating σ² gives χ̄+ ≥ backpropagating it;
+    * ``table1_vs_paper``: mean |ours − paper| over the Table 1 cells present (:data:`PAPER_TABLE1`).
+
+    A quantity whose cells are missing is NaN.
+    """
+
+    def cell(table, **sel):
+        t = table
+        for k, v in sel.items():
+            t = t[t[k] == v]
+        return t.groupby(["beta", "P"]).chi_plus.mean()
+
+    out: dict = {}
+    relu9, lin9 = cell(fig9, activation="relu"), cell(fig9, activation="linear")
+    common = relu9.index.intersection(lin9.index)
+    b_min = min((b for b, _ in common), default=None)
+    out["p1_linear_minus_relu"] = (
+        float(lin9.loc[(b_min, 1)] - relu9.loc[(b_min, 1)])
+        if b_min is not None and (b_min, 1) in common
+        else float("nan")
+    )
+    big = [(b, p) for b, p in common if b >= 2 and p > 1]
+    out["relu_beats_linear"] = float(np.mean([relu9[c] > lin9[c] for c in big])) if big else float("nan")
+
+    def beta_span(series, p):
+        bs = sorted(b for b, q in common if q == p)
+        return float(series.loc[(bs[-1], p)] - series.loc[(bs[0], p)]) if len(bs) >= 2 else float("nan")
+
+    p_big = sorted({p for _, p in common if p > 1})
+    spans = [beta_span(relu9, p) for p in p_big]
+    out["relu_beta_span"] = (
+        float(np.nanmean(spans)) if p_big and not np.all(np.isnan(spans)) else float("nan")
+    )
+    spans = [abs(beta_span(lin9, p)) for p in p_big]
+    out["linear_beta_span"] = (
+        float(np.nanmean(spans)) if p_big and not np.all(np.isnan(spans)) else float("nan")
+    )
+    relu10 = cell(fig10, activation="relu")
+    both = relu10.index.intersection(relu9.index)
+    out["infonce_minus_quadratic"] = float((relu9[both] - relu10[both]).mean()) if len(both) else float("nan")
+    out["lowest_chi_minus"] = str(fig9.groupby("activation").chi_minus.mean().idxmin()) if len(fig9) else ""
+    z10 = fig11[fig11.zeta == 10.0]
+    bn, nobn = cell(z10, bn="vanilla"), cell(z10, bn="none")
+    sel = [c for c in bn.index.intersection(nobn.index) if c[0] > 1 and c[1] > 1]
+    out["bn_minus_none_zeta10"] = float((bn[sel] - nobn[sel]).mean()) if sel else float("nan")
+    if len(table1):
+        m1 = summarize(table1, ["beta", "P", "bn"], values=["chi_plus"]).pivot(
+            index=["beta", "P"], columns="bn", values="chi_plus_mean"
+        )
+        wins = [
+            (m1[a] >= m1[b])[m1[a].notna() & m1[b].notna()]
+            for a, b in (("detached", "var"), ("mean", "vanilla"))
+            if a in m1 and b in m1
+        ]
+        wins = pd.concat(wins) if wins else pd.Series(dtype=bool)
+        out["no_var_backprop_wins"] = float(wins.mean()) if len(wins) else float("nan")
+        s1 = summarize(table1, ["beta", "P", "bn"], values=["chi_plus"]).merge(
+            paper_table1(), on=["beta", "P", "bn"]
+        )
+        out["table1_vs_paper"] = (
+            float((s1.chi_plus_mean - s1.paper_mean).abs().mean()) if len(s1) else float("nan")
+        )
+    else:
+        out["no_var_backprop_wins"] = out["table1_vs_paper"] = float("nan")
+    return out

@@ -1,0 +1,169 @@
+"""Closed-form two-layer dynamics of Tian (2023), Sec. 4, App. C and D, for one run.
+
+Inputs are stacked views x (2N, K, d) as in :func:`nlcl.tian.contrastive.contrastive_covariance`
+(rows 0..N-1 are x[i], N..2N-1 are x[i']). Explained in the chapter ``book/tian-two-layer-theory.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from nlcl.core.activations import get_activation
+from nlcl.core.validate import ParameterError, positive_int
+
+__all__ = [
+    "energy_two_layer",
+    "gated_inputs",
+    "hidden_two_layer",
+    "lemma4_dynamics",
+    "modulated_basin_fractions",
+    "project_out",
+    "theorem5_prediction",
+]
+
+
+def hidden_two_layer(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:
+    """f_1 = [h(w_kmᵀ x_k)]_{km} of one run: ``W`` (K, M, d), ``x`` (n, K, d) → (n, KM) (Eq. 109)."""
+    if W.ndim != 3 or x.ndim != 3 or x.shape[1:] != (W.shape[0], W.shape[2]):
+        raise ParameterError(f"W {tuple(W.shape)} and x {tuple(x.shape)} must be (K, M, d) and (n, K, d)")
+    return get_activation(activation)(torch.einsum("nkd,kmd->nkm", x, W)).reshape(x.shape[0], -1)
+
+
+def energy_two_layer(
+    W: torch.Tensor,
+    V: torch.Tensor,
+    x: torch.Tensor,
+    activation: str = "relu",
+    alpha: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """α-CL energy E_α = ½ tr C_α[V f_1] of the two-layer network (Tian 2023, Eqs. 2-3, Sec. 4).
+
+    ``V`` (d_out, KM); ``x`` (2N, K, d) stacked views; ``alpha`` (N, N) held fixed (None: uniform).
+    Differentiable in W and V (the autograd side of Lemma 4).
+    """
+    from nlcl.tian.contrastive import energy
+
+    return energy(hidden_two_layer(W, x, activation) @ V.T, alpha)
+
+
+def gated_inputs(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:
+    """x̃_km = x_k · gate(w_kmᵀ x_k) stacked as (n, K·M·d) (Tian 2023, Eq. 6 and Sec. 4)."""
+    act = get_activation(activation)
+    gate = act.gate(torch.einsum("nkd,kmd->nkm", x, W))  # (n, K, M)
+    return (gate[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+
+
+def lemma4_dynamics(
+    W: torch.Tensor,
+    V: torch.Tensor,
+    x: torch.Tensor,
+    activation: str = "relu",
+    alpha: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The closed-form gradients of Lemma 4 (Tian 2023, Eq. 12), without the projection P⊥_w.
+
+    V̇ = V C_α[f_1] and ẇ = [(S ⊗ 1_d 1_dᵀ) ∘ C_α[x̃]] w with S = VᵀV, for a homogeneous
+    activation (h = gate·x; for x^p the right side carries the degree p).  Returns (V̇ (d_out, KM), Ẇ (K, M, d)); they equal autograd's
+    ∂E_α/∂V and ∂E_α/∂W of :func:`energy_two_layer` with α held fixed.
+    """
+    from nlcl.tian.contrastive import contrastive_covariance
+
+    K, M, d = W.shape
+    f1 = hidden_two_layer(W, x, activation)
+    Vdot = V @ contrastive_covariance(f1, alpha=alpha)
+    C = contrastive_covariance(gated_inputs(W, x, activation), alpha=alpha)  # (KMd, KMd)
+    S = V.T @ V
+    big = torch.kron(S, torch.ones(d, d, dtype=W.dtype, device=W.device)) * C
+    # For h of homogeneity degree p (x^p), ∂h(wᵀx)/∂w = p x̃: the constant rescales time.
+    Wdot = get_activation(activation).degree * (big @ W.reshape(-1)).reshape(K, M, d)
+    return Vdot, Wdot
+
+
+def project_out(w: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """P⊥_w g = g − w (wᵀg)/‖w‖² along the last axis (Tian 2023, Eq. 7 / Eq. 12)."""
+    return g - w * (w * g).sum(-1, keepdim=True) / (w * w).sum(-1, keepdim=True)
+
+
+def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str = "relu") -> dict:
+    """Theorem 5 (Tian 2023, Eq. 15, App. C.3): predicted ẇ_k for C = 2 and M = 1.
+
+    ``W`` (K, 1, d) unit filters, ``x`` (n, K, d) samples (no augmentation), ``z`` (n,) in {0, 1}.
+    With sample moments: A_k = V[x̃_k], L_k = E_z V[x̃_k | z], Δ_k = E[x̃_k|z=1] − E[x̃_k|z=0],
+    d_k = w_kᵀL_kw_k, b_k = w_kᵀΔ_k, λ the top eigenvalue of D + p₀p₁bbᵀ (secular equation),
+    s_k = b_k / (Z(d_k − λ)) (Bunch–Nielsen–Sorensen, Eq. 139), δ_k (Eq. 143), and
+    ẇ_k = P⊥(s_k² A_k + δ_k Δ_kΔ_kᵀ) w_k.  Returns a dict of these (tensors over k).
+    """
+    if W.ndim != 3 or W.shape[1] != 1:
+        raise ParameterError(f"W has shape {tuple(W.shape)}; Theorem 5 needs M = 1: (K, 1, d)")
+    z = torch.as_tensor(z).to(torch.bool)
+    K, _, d = W.shape
+    xt = gated_inputs(W, x, activation).reshape(x.shape[0], K, d)  # x̃_k
+    p1 = z.double().mean().item()
+    p0 = 1 - p1
+
+    def cov(a):  # biased covariance over samples, per k: (K, d, d)
+        c = a - a.mean(0)
+        return torch.einsum("nki,nkj->kij", c, c) / a.shape[0]
+
+    A = cov(xt)
+    L = p0 * cov(xt[~z]) + p1 * cov(xt[z])
+    Delta = xt[z].mean(0) - xt[~z].mean(0)  # (K, d)
+    w = W[:, 0, :]
+    dk = torch.einsum("ki,kij,kj->k", w, L, w)
+    bk = (w * Delta).sum(-1)
+    Vf = torch.diag(dk) + p0 * p1 * torch.outer(bk, bk)
+    lam = torch.linalg.eigvalsh(Vf)[-1]
+    s = bk / (dk - lam)
+    Z = s.norm()
+    s = s / Z
+    tot = (bk**2 / (lam - dk)).sum()
+    delta = p0 * p1 / (Z**2 * (lam - dk)) * (tot - bk**2 / (lam - dk))
+    raw = s[:, None] ** 2 * torch.einsum("kij,kj->ki", A, w) + delta[:, None] * Delta * bk[:, None]
+    return dict(
+        A=A, L=L, Delta=Delta, d=dk, b=bk, lam=lam, s=s, delta=delta, p0=p0, p1=p1, wdot=project_out(w, raw)
+    )
+
+
+def modulated_basin_fractions(
+    d: int,
+    cs: Sequence[float],
+    *,
+    b: float = 1.5,
+    target: int = 0,
+    n_init: int = 2000,
+    t_max: float = 60.0,
+    seed: int = 0,
+    threshold: float = 0.9,
+) -> list[float]:
+    """Theorem 6 by Monte Carlo (Tian 2023, App. C.3): P[w → u_l] under ẇ = P⊥(A(w) + c u_l u_lᵀ) w.
+
+    A(w) = Σ_l g(u_lᵀw) u_l u_lᵀ with g(y) = y + b (linear increasing, positive on [−1, 1] for
+    b > 1) and {u_l} the canonical basis of R^d.  ``n_init`` uniform random unit initializations
+    are integrated with ``scipy.integrate.solve_ivp`` (all at once); a run converges to u_target
+    when its final target component exceeds ``threshold``.  Returns the fraction for each c.
+    """
+    from scipy.integrate import solve_ivp
+
+    d = positive_int("d", d)
+    n_init = positive_int("n_init", n_init)
+    rng = np.random.default_rng(seed)
+    w0 = rng.standard_normal((n_init, d))
+    w0 /= np.linalg.norm(w0, axis=1, keepdims=True)
+    out = []
+    for c in cs:
+        bonus = np.zeros(d)
+        bonus[target] = float(c)
+
+        def rhs(t, y):
+            w = y.reshape(n_init, d)
+            g = (w + b + bonus) * w  # (A(w) + c u_l u_lᵀ) w in the u-basis
+            g -= w * (w * g).sum(1, keepdims=True)  # P⊥_w (w stays on the sphere)
+            return g.reshape(-1)
+
+        sol = solve_ivp(rhs, (0.0, t_max), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8)
+        wT = sol.y[:, -1].reshape(n_init, d)
+        out.append(float((wT[:, target] > threshold).mean()))
+    return out

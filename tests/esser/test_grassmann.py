@@ -1,0 +1,152 @@
+"""Tests for nlcl.esser.grassmann: Theorem 2's output ODE (Eq. 9), its discretisation (Eq. 12), Theorem 3."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.esser.collapse import init_two_layer
+from nlcl.esser.constraints import projected_gradient_descent
+from nlcl.esser.grassmann import (
+    METRICS,
+    alignment,
+    discretized_dynamics,
+    eigendecompose,
+    embed,
+    integrate_output_ode,
+    output_loss,
+    output_ode_rhs,
+    outputs_on_eigenvectors,
+)
+from nlcl.esser.losses import trace_loss
+
+
+def _sym(seed, d):
+    A = torch.randn(d, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return (A + A.T) / 2
+
+
+def _sym_part(A):
+    return (A + A.transpose(-1, -2)) / 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    d=st.integers(1, 5),
+    extra=st.integers(0, 5),
+    z=st.integers(1, 3),
+    metric=st.sampled_from(METRICS),
+)
+def test_rhs_matches_autograd_flow(seed, d, extra, z, metric):
+    """Eq. 9 equals the output velocity of the weight flow Ẇ = −P(∇L) computed with autograd.
+
+    grassmann: P(∇) = (𝕀 − WWᵀ)∇ (the paper's proof); stiefel: P(∇) = ∇ − W sym(Wᵀ∇).
+    """
+    h = max(d, z) + extra
+    C = _sym(seed, d)
+    lam, V = eigendecompose(C)
+    W1, W2 = init_two_layer(2, h, d, z, generator=torch.Generator().manual_seed(seed + 1))
+    W1r, W2r = W1.clone().requires_grad_(True), W2.clone().requires_grad_(True)
+    g1, g2 = torch.autograd.grad(trace_loss(W1r, W2r, C).sum(), (W1r, W2r))
+
+    def flow(W, g):
+        if metric == "grassmann":
+            return -(g - W @ (W.transpose(-1, -2) @ g))
+        return -(g - W @ _sym_part(W.transpose(-1, -2) @ g))
+
+    d1, d2 = flow(W1, g1), flow(W2, g2)
+    qdot = V.T @ (d1.transpose(-1, -2) @ W2 + W1.transpose(-1, -2) @ d2)
+    q = outputs_on_eigenvectors(W1, W2, V)
+    assert torch.allclose(output_ode_rhs(q, lam, metric=metric), qdot, atol=1e-10)
+    assert torch.allclose(output_loss(q, lam), trace_loss(W1, W2, C), atol=1e-10)
+
+
+def test_theorem3_z1_form():
+    """Eq. 10: for z = 1, q̊/2 = −(1 − qᵀq)Λq − (𝕀 − qqᵀ)Λq."""
+    g = torch.Generator().manual_seed(0)
+    lam = torch.randn(4, generator=g, dtype=torch.float64)
+    q = torch.randn(4, 1, generator=g, dtype=torch.float64) * 0.4
+    L = torch.diag(lam)
+    expected = 2 * (-(1 - (q.T @ q)) * (L @ q) - (torch.eye(4, dtype=torch.float64) - q @ q.T) @ L @ q)
+    assert torch.allclose(output_ode_rhs(q, lam), expected)
+
+
+def test_discretisation_is_euler_and_converges_to_solver():
+    C = _sym(4, 4)
+    lam, V = eigendecompose(C)
+    W1, W2 = init_two_layer(3, 9, 4, 2, generator=torch.Generator().manual_seed(2))
+    q0 = outputs_on_eigenvectors(W1, W2, V)
+    t, traj = discretized_dynamics(q0, lam, lr=1e-3, steps=2000, record_every=500)
+    assert list(t) == [0, 500, 1000, 1500, 2000]
+    assert torch.allclose(traj[1 - 1], q0)
+    ode = integrate_output_ode(q0, lam, t * 1e-3)
+    assert ode.shape == traj.shape
+    assert torch.allclose(ode, traj, atol=5e-3)
+    one = discretized_dynamics(q0, lam, lr=0.1, steps=1)[1][-1]
+    assert torch.allclose(one, q0 + 0.1 * output_ode_rhs(q0, lam))
+
+
+def test_projected_gd_follows_ode_for_small_steps():
+    """GD + projection (Eq. 11) tracks Eq. 9 (grassmann gradient) / the stiefel ODE (Euclidean gradient)."""
+    C = _sym(5, 3)
+    lam, V = eigendecompose(C)
+    W1, W2 = init_two_layer(2, 6, 3, 1, generator=torch.Generator().manual_seed(3))
+    q0 = outputs_on_eigenvectors(W1, W2, V)
+    lr, steps = 1e-3, 1000
+    obs = lambda a, b: outputs_on_eigenvectors(a, b, V)  # noqa: E731
+    for gradient, metric in (("grassmann", "grassmann"), ("euclidean", "stiefel")):
+        traj = projected_gradient_descent(
+            lambda a, b: trace_loss(a, b, C),
+            W1,
+            W2,
+            constraint="orthogonal",
+            lr=lr,
+            steps=steps,
+            gradient=gradient,
+            observe=obs,
+            record_every=steps,
+        )
+        ode = integrate_output_ode(q0, lam, [lr * steps], metric=metric)[-1]
+        assert torch.allclose(traj.observed[-1], ode, atol=5e-3), (
+            gradient,
+            (traj.observed[-1] - ode).abs().max(),
+        )
+
+
+def test_theorem3_cases():
+    g = torch.Generator().manual_seed(0)
+    q0 = torch.randn(5, 3, 1, generator=g, dtype=torch.float64)
+    q0 = 0.9 * q0 / torch.linalg.vector_norm(q0, dim=(-2, -1), keepdim=True)
+    pos = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
+    end = integrate_output_ode(q0, pos, [0.0, 20.0])[-1]
+    assert torch.all(torch.linalg.vector_norm(end, dim=(-2, -1)) < 1e-3)
+    neg = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
+    end = integrate_output_ode(q0, neg, [0.0, 20.0])[-1]
+    assert torch.all(alignment(end, torch.tensor([1.0, 0, 0], dtype=torch.float64)) > 0.999)
+
+
+def test_embed_new_point():
+    C = _sym(6, 3)
+    lam, V = eigendecompose(C)
+    W1, W2 = init_two_layer(1, 5, 3, 2, generator=torch.Generator().manual_seed(1))
+    q = outputs_on_eigenvectors(W1, W2, V)
+    x = torch.randn(4, 3, dtype=torch.float64)
+    assert torch.allclose(embed(x, q, V), x @ (W2.transpose(-1, -2) @ W1).transpose(-1, -2))
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="not symmetric"):
+        eigendecompose(torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match="lam has shape"):
+        output_ode_rhs(torch.zeros(3, 1), torch.zeros(2))
+    with pytest.raises(ValueError, match="metric='riemann'"):
+        output_ode_rhs(torch.zeros(3, 1), torch.zeros(3), metric="riemann")
+    with pytest.raises(ValueError, match="lr=0"):
+        discretized_dynamics(torch.zeros(3, 1), torch.zeros(3), lr=0, steps=1)
+    with pytest.raises(ValueError, match="non-finite at step"):
+        discretized_dynamics(torch.ones(2, 1) * 10, torch.tensor([-100.0, 1.0]), lr=1.0, steps=50)
+    with pytest.raises(ValueError, match="t_eval"):
+        integrate_output_ode(torch.zeros(3, 1), torch.zeros(3), [1.0, 0.5])

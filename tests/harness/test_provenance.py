@@ -1,0 +1,60 @@
+from pathlib import Path
+
+from nlcl.harness import provenance
+
+
+def test_repo_root_found_from_tests():
+    root = provenance.repo_root(Path(__file__).parent)
+    assert (root / "_toc.yml").is_file()
+
+
+def test_repo_root_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("NLCL_ROOT", str(tmp_path))
+    assert provenance.repo_root() == tmp_path.resolve()
+
+
+def test_build_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("NLCL_BUILD_DIR", raising=False)
+    assert provenance.build_dir(tmp_path) == tmp_path / "_build"
+    monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path / "b"))
+    assert provenance.build_dir() == (tmp_path / "b").resolve()
+
+
+def test_git_commit(monkeypatch, tmp_path):
+    monkeypatch.setenv("NLCL_COMMIT", "deadbeef")
+    assert provenance.git_commit() == "deadbeef"
+    monkeypatch.delenv("NLCL_COMMIT")
+    assert provenance.git_commit(tmp_path) == "unknown"  # not a git checkout
+    commit = provenance.git_commit(Path(__file__).parents[2])
+    assert commit == "unknown" or len(commit.split("+")[0]) == 12
+
+
+def test_versions_and_collect():
+    versions = provenance.library_versions()
+    assert {"python", "nlcl", "torch", "numpy"} <= set(versions)
+    assert provenance.library_versions(("no-such-package-xyz",))["no-such-package-xyz"] == "not installed"
+    rec = provenance.collect(profile="ci", params={"a": 1}, device="cpu", extra=2)
+    assert rec["profile"] == "ci" and rec["parameters"] == {"a": 1} and rec["extra"] == 2 and rec["date"]
+    assert provenance.collect(profile="ci", params={}, device="cpu", commit="abc123")["commit"] == "abc123"
+
+
+def test_git_commit_ignores_changes_under_results(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.delenv("NLCL_COMMIT", raising=False)
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a.csv").write_text("x\n1\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    clean = provenance.git_commit(tmp_path)
+    assert "+" not in clean and len(clean) == 12
+    (tmp_path / "results" / "a.csv").write_text("x\n2\n")
+    assert provenance.git_commit(tmp_path) == clean  # a rewritten artifact is an output, not code
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert provenance.git_commit(tmp_path) == clean + "+dirty"

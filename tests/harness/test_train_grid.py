@@ -1,0 +1,39 @@
+"""Tests for nlcl.harness.train_grid and the ``nlcl train-grid`` / ``nlcl bench`` subcommands."""
+
+import json
+
+from nlcl.harness import results
+from nlcl.harness.cli import main
+from nlcl.harness.train_grid import train_grid
+
+
+def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch):
+    import nlcl.tian.token_grid as token_grid
+
+    monkeypatch.setenv("NLCL_RESULTS_DIR", str(tmp_path))
+    real = token_grid.paper_grid
+    monkeypatch.setattr(
+        token_grid,
+        "paper_grid",
+        lambda figures, seeds, lr: real(figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1]),
+    )
+    lines = []
+    train_grid(["fig9"], steps=2, seeds=[0], prefix="tiny", profile="ci", echo=lines.append)
+    art = results.load("tiny-fig9")
+    assert len(art.table) > 0 and art.meta["profile"] == "ci"
+    assert "complete" in art.meta["notes"] and any("runs x 2 steps" in line for line in lines)
+
+
+def test_cli_bench_quick_writes_a_record(tmp_path, monkeypatch, capsys):
+    import nlcl.tian.bench as bench
+    from nlcl.tian.token_grid import paper_grid
+
+    monkeypatch.setattr(
+        bench,
+        "paper_grid",
+        lambda: paper_grid(["fig9"], seeds=[0], activations=["relu"], betas=[1, 5], Ps=[1, 3]),
+    )
+    out = tmp_path / "b.json"
+    assert main(["bench", "--quick", "--steps", "1", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["quick"] is True
+    assert "matmul peak" in capsys.readouterr().out

@@ -1,0 +1,76 @@
+"""Smoke test of nlcl.tian.bench (no timing assertions)."""
+
+import json
+
+import pytest
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian.bench import format_benchmark, matmul_peak_gflops, run_benchmark, step_flops, table_step_flops
+
+
+def test_step_flops_grows_with_M():
+    assert step_flops(100) > step_flops(10) > 0
+
+
+def test_table_step_flops_counts_fewer_than_the_network():
+    assert table_step_flops(100) > table_step_flops(10) > table_step_flops(10, "quadratic") > 0
+    # the tables engine does far less arithmetic than the per-sample network at large M
+    assert step_flops(100) > 5 * table_step_flops(100)
+    with pytest.raises(ParameterError, match="loss"):
+        table_step_flops(10, "hinge")
+
+
+def test_peak_is_positive():
+    assert matmul_peak_gflops(64, repeats=1) > 0
+
+
+def test_quick_benchmark_writes_json(tmp_path, monkeypatch):
+    import nlcl.tian.bench as bench
+
+    monkeypatch.setattr(bench, "paper_grid", _small_grid)
+    out = tmp_path / "bench.json"
+    res = run_benchmark(quick=True, steps=1, out=out)
+    stored = json.loads(out.read_text())
+    assert stored["grid_runs_total"] == res["grid_runs_total"]
+    for key in (
+        "matmul_peak_gflops",
+        "grid_ms_per_step_per_config_cpu",
+        "achieved_gflops",
+        "achieved_gflops_engine",
+        "projected_full_grid_min_dedicated",
+    ):
+        assert stored[key] > 0
+    assert stored["engine"] == "auto"
+    text = format_benchmark(res)
+    assert "matmul peak" in text and "projected full grid" in text
+
+
+def test_benchmark_rejects_unknown_engine(tmp_path):
+    with pytest.raises(ParameterError, match="engine"):
+        run_benchmark(quick=True, steps=1, out=None, engine="fast")
+
+
+def _small_grid():
+    from nlcl.tian.token_grid import paper_grid
+
+    return paper_grid(["fig9"], seeds=[0], activations=["relu"], betas=[1, 5], Ps=[1, 3])
+
+
+def test_time_stack_reports_positive_times():
+    from nlcl.tian.bench import time_stack
+    from nlcl.tian.token_grid import TokenRun
+
+    runs = [TokenRun("relu", beta=1, P=3, seed=s) for s in range(2)]
+    for engine in ("tables", "autograd"):
+        wall, cpu = time_stack(runs, 2, batch_size=8, warmup=1, engine=engine)
+        assert wall > 0 and cpu > 0
+
+
+def test_benchmark_with_worker_processes(tmp_path, monkeypatch):
+    import nlcl.tian.bench as bench
+
+    monkeypatch.setattr(bench, "paper_grid", _small_grid)
+    res = run_benchmark(quick=True, steps=1, out=None, workers=2)
+    assert res["workers"] == 2 and res["projected_full_grid_min_wall"] > 0
+    with pytest.raises(ParameterError, match="workers"):
+        run_benchmark(quick=True, steps=1, out=None, workers=0)

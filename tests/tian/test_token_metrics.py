@@ -1,0 +1,167 @@
+"""Tests for nlcl.tian.token_metrics (Tian 2023, Eqs. 16 and 181; Table 1)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.tian.token_metrics import (
+    PAPER_TABLE1,
+    filter_token_cosines,
+    matching_scores,
+    paper_table1,
+    summarize,
+)
+from nlcl.tian.tokens import make_token_worlds
+
+
+def _perfect_filters(world, M):
+    """One filter per relevant token (e_a), the rest zero: χ̄+ = 1, χ̄− = 0."""
+    R, K, n = world.n_runs, world.K, world.n_tokens
+    W = torch.zeros(R, K, M, n, dtype=torch.float64)
+    for r in range(R):
+        for k in range(K):
+            toks = torch.nonzero(world.relevant[r, k]).flatten()
+            W[r, k, torch.arange(len(toks)), toks] = 1.0
+    return W
+
+
+def test_perfect_filters_score_one_and_zero():
+    w = make_token_worlds([0, 1], [3, 5], [1.0, 10.0])
+    W = _perfect_filters(w, 5)
+    cp, cm = matching_scores(W, w)
+    assert torch.allclose(cp, torch.ones(2, dtype=torch.float64))
+    assert torch.allclose(cm, torch.zeros(2, dtype=torch.float64))
+
+
+def test_linear_uses_absolute_cosine():
+    w = make_token_worlds([0], 3)
+    W = -_perfect_filters(w, 3)
+    assert matching_scores(W, w, linear=False)[0].item() == pytest.approx(0.0, abs=1e-12)
+    assert matching_scores(W, w, linear=True)[0].item() == pytest.approx(1.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 1000), st.floats(0.1, 10.0), st.floats(0.2, 5.0))
+def test_scores_are_scale_invariant_and_bounded(seed, scale, zeta):
+    w = make_token_worlds([seed], 3, zeta)
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(1, 10, 4, 20, generator=g, dtype=torch.float64)
+    cp, cm = matching_scores(W, w)
+    cp2, cm2 = matching_scores(W * scale, w)
+    assert torch.allclose(cp, cp2) and torch.allclose(cm, cm2)
+    assert -1 <= cp.item() <= 1 and -1 <= cm.item() <= 1
+
+
+def test_cosines_shape_and_zero_filter():
+    W = torch.zeros(2, 3, 4, 5)
+    W[0, 0, 0, 1] = 2.0
+    c = filter_token_cosines(W, torch.eye(5))
+    assert c.shape == (2, 3, 4, 5)
+    assert c[0, 0, 0, 1] == pytest.approx(1.0) and c[1].abs().max() == 0
+
+
+def test_shape_errors():
+    w = make_token_worlds([0], 3)
+    with pytest.raises(ValueError, match="W has shape"):
+        matching_scores(torch.zeros(2, 10, 3, 20), w)
+    with pytest.raises(ValueError, match="embedding"):
+        filter_token_cosines(torch.zeros(1, 2, 3, 4), torch.zeros(1, 5, 5))
+
+
+def test_paper_table1_and_summarize():
+    t = paper_table1()
+    assert len(t) == 64 and set(t.bn) == {"detached", "var", "mean", "vanilla"}
+    assert PAPER_TABLE1[(10, 5)]["detached"] == (0.98, 0.02)
+    s = summarize(t.rename(columns={"paper_mean": "chi_plus", "paper_std": "chi_minus"}), ["bn"])
+    assert set(s.columns) >= {"bn", "chi_plus_mean", "chi_plus_std", "n"} and (s.n == 16).all()
+    with pytest.raises(ValueError, match="column"):
+        summarize(t, ["nope"])
+
+
+def test_plot_beta_curves_and_filters():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nlcl.tian.token_metrics import plot_beta_curves, plot_filters
+
+    rows = [
+        dict(activation=a, beta=b, P=p, chi_plus=0.5 + 0.1 * b, chi_minus=0.1)
+        for a in ("relu", "linear")
+        for b in (1, 2)
+        for p in (1, 3)
+    ]
+    s = summarize(__import__("pandas").DataFrame(rows), ["activation", "beta", "P"])
+    fig = plot_beta_curves(s, "activation", title="t")
+    assert len(fig.axes) >= 4
+    with pytest.raises(ValueError, match="lacks column"):
+        plot_beta_curves(s.drop(columns=["chi_plus_mean"]), "activation")
+    world = make_token_worlds([0], [3], [1.0])
+    fig2 = plot_filters(
+        torch.randn(world.K, 4, world.n_tokens), torch.zeros(world.K, world.n_tokens, dtype=torch.bool)
+    )
+    assert len(fig2.axes) >= world.K
+    plt.close("all")
+
+
+def _grid_table(values, **fixed):
+    """Rows (beta, P, seed) with chi_plus from values[(beta, P)] (and chi_minus = 0.1)."""
+    rows = []
+    for (b, p), v in values.items():
+        for s in (0, 1):
+            rows.append(dict(beta=b, P=p, seed=s, chi_plus=v, chi_minus=0.1, **fixed))
+    return pd.DataFrame(rows)
+
+
+def test_grid_predicates_on_a_constructed_grid():
+    from nlcl.tian.token_metrics import grid_predicates
+
+    cells = [(1, 1), (1, 3), (5, 1), (5, 3)]
+    relu = {(1, 1): 0.5, (1, 3): 0.4, (5, 1): 0.6, (5, 3): 0.9}
+    lin = {(1, 1): 0.7, (1, 3): 0.5, (5, 1): 0.7, (5, 3): 0.45}
+    fig9 = pd.concat([_grid_table(relu, activation="relu"), _grid_table(lin, activation="linear")])
+    fig9.loc[fig9.activation == "linear", "chi_minus"] = 0.3
+    fig10 = _grid_table({c: v - 0.1 for c, v in relu.items()}, activation="relu")
+    fig11 = pd.concat(
+        [
+            _grid_table({c: 0.5 for c in cells}, bn="none", zeta=10.0),
+            _grid_table({c: 0.7 for c in cells}, bn="vanilla", zeta=10.0),
+        ]
+    )
+    table1 = pd.concat(
+        [
+            _grid_table({c: v for c in cells}, bn=bn, zeta=10.0)
+            for bn, v in (("detached", 0.8), ("var", 0.6), ("mean", 0.5), ("vanilla", 0.5))
+        ]
+    )
+    out = grid_predicates(fig9, fig10, fig11, table1)
+    assert out["p1_linear_minus_relu"] == pytest.approx(0.2)
+    assert out["relu_beats_linear"] == 1.0  # the one cell with β ≥ 2, P > 1
+    assert out["relu_beta_span"] == pytest.approx(0.5) and out["linear_beta_span"] == pytest.approx(0.05)
+    assert out["infonce_minus_quadratic"] == pytest.approx(0.1)
+    assert out["lowest_chi_minus"] == "relu"
+    assert out["bn_minus_none_zeta10"] == pytest.approx(0.2)
+    assert out["no_var_backprop_wins"] == 1.0  # 0.8 ≥ 0.6 and 0.5 ≥ 0.5
+    paper = paper_table1().set_index(["beta", "P", "bn"]).paper_mean
+    want = np.mean(
+        [
+            abs({"detached": 0.8, "var": 0.6, "mean": 0.5, "vanilla": 0.5}[bn] - paper[(b, p, bn)])
+            for b, p in cells
+            for bn in ("detached", "var", "mean", "vanilla")
+        ]
+    )
+    assert out["table1_vs_paper"] == pytest.approx(want)
+
+
+def test_grid_predicates_missing_cells_give_nan():
+    from nlcl.tian.token_metrics import grid_predicates
+
+    fig9 = _grid_table({(1, 1): 0.5}, activation="relu")
+    empty = fig9.iloc[:0].assign(bn="none", zeta=10.0)
+    out = grid_predicates(fig9, fig9, empty, empty)
+    assert np.isnan(out["p1_linear_minus_relu"]) and np.isnan(out["bn_minus_none_zeta10"])
+    assert np.isnan(out["no_var_backprop_wins"]) and np.isnan(out["table1_vs_paper"])

@@ -1,0 +1,197 @@
+"""Tests for nlcl.tian.token_training (Tian 2023, Sec. 5 / App. E.2 batched contrastive training)."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian import losses
+from nlcl.tian.rf_network import TwoLayerRF
+from nlcl.tian.token_grid import TokenRun, TrainResult, paper_grid, runs_from_table, train_token_runs
+from nlcl.tian.token_training import contrastive_loss, sgd_momentum_step, train_batched
+
+
+def _unit(R, N, d, g):
+    return torch.nn.functional.normalize(torch.randn(R, N, d, generator=g, dtype=torch.float64), dim=-1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
+def test_infonce_equals_eq1_with_eps_one(R, N, d, tau, seed):
+    g = torch.Generator().manual_seed(seed)
+    f1, f2 = _unit(R, N, d, g), _unit(R, N, d, g)
+    ours = contrastive_loss(f1, f2, "infonce", tau)
+    ref = losses.info_nce(f1, f2, tau, eps=1.0, reduction="mean") / tau
+    assert torch.allclose(ours, ref, atol=1e-10)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
+def test_quadratic_equals_uniform_alpha_loss(R, N, d, tau, seed):
+    g = torch.Generator().manual_seed(seed)
+    f1, f2 = _unit(R, N, d, g), _unit(R, N, d, g)
+    ours = contrastive_loss(f1, f2, "quadratic", tau)
+    pos = (f1 * f2).sum((-1, -2))
+    ref = (losses.quadratic_loss(f1, f2) - pos) / (N * N * tau)
+    assert torch.allclose(ours, ref, atol=1e-10)
+
+
+def test_per_run_tau():
+    g = torch.Generator().manual_seed(0)
+    f1, f2 = _unit(2, 5, 3, g), _unit(2, 5, 3, g)
+    both = contrastive_loss(f1, f2, "infonce", torch.tensor([0.1, 0.5], dtype=torch.float64))
+    assert torch.allclose(both[1], contrastive_loss(f1[1:], f2[1:], "infonce", 0.5)[0])
+
+
+def test_sgd_step_matches_torch_optim():
+    g = torch.Generator().manual_seed(1)
+    p0 = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+    grads = [torch.randn(2, 3, 4, generator=g, dtype=torch.float64) for _ in range(3)]
+    lrs = [0.1, 0.02]
+    ours = p0.clone().requires_grad_()
+    buf = torch.zeros_like(ours)
+    for gr in grads:
+        ours.grad = gr.clone()
+        sgd_momentum_step([ours], [buf], torch.tensor(lrs, dtype=torch.float64), 0.9, 5e-3)
+    for r, lr in enumerate(lrs):
+        ref = p0[r].clone().requires_grad_()
+        opt = torch.optim.SGD([ref], lr=lr, momentum=0.9, weight_decay=5e-3)
+        for gr in grads:
+            ref.grad = gr[r].clone()
+            opt.step()
+        assert torch.allclose(ours[r].detach(), ref.detach())
+
+
+def test_batched_training_equals_run_by_run_and_is_deterministic():
+    runs = [
+        TokenRun("relu", "infonce", "none", 2, 3, 1.0, 0),
+        TokenRun("linear", "quadratic", "mean", 1, 6, 2.0, 1),
+        TokenRun("sigmoid", "infonce", "vanilla", 3, 2, 5.0, 2),
+    ]
+    together = train_token_runs(runs, 15, batch_size=16).table
+    again = train_token_runs(runs, 15, batch_size=16).table
+    assert together.equals(again)
+    for i, r in enumerate(runs):
+        alone = train_token_runs([r], 15, batch_size=16).table
+        assert alone.chi_plus[0] == pytest.approx(together.chi_plus[i], abs=1e-5)
+        assert alone.final_loss[0] == pytest.approx(together.final_loss[i], abs=1e-4)
+
+
+def test_training_learns_relevant_tokens():
+    res = train_token_runs([TokenRun("relu", beta=2, P=3, seed=0, lr=1e-2)], 600, keep_weights=[0])
+    assert isinstance(res, TrainResult) and res.wall_s > 0 and res.run_steps_per_s > 0
+    row = res.table.iloc[0]
+    assert row.chi_plus > row.chi_minus + 0.1
+    assert res.weights[0].shape == (10, 6, 20)
+
+
+def test_nan_raises_a_clear_error():
+    m = TwoLayerRF(2, 2, 3, 2)
+    x = torch.randn(2, 8, 2, 3)
+    x[1, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match=r"run\(s\) \[1\]"):
+        train_batched(m, lambda step: (x, x), 2)
+
+
+@pytest.mark.parametrize(
+    "run, match",
+    [
+        (TokenRun(activation="tanhh"), "activation"),
+        (TokenRun(loss="triplet"), "loss"),
+        (TokenRun(bn="group"), "bn"),
+        (TokenRun(beta=0), "beta"),
+        (TokenRun(P=21), "P"),
+        (TokenRun(lr=-1.0), "lr"),
+        (TokenRun(zeta=0.0), "zeta"),
+    ],
+)
+def test_bad_runs_raise(run, match):
+    with pytest.raises(ValueError, match=match):
+        train_token_runs([run], 1)
+
+
+def test_bad_trainer_arguments():
+    m = TwoLayerRF(1, 2, 3, 2)
+    x = torch.randn(1, 4, 2, 3)
+    with pytest.raises(ValueError, match="lr"):
+        train_batched(m, lambda s: (x, x), 1, lr=0.0)
+    with pytest.raises(ValueError, match="loss"):
+        train_batched(m, lambda s: (x, x), 1, loss="hinge")
+    with pytest.raises(ValueError, match="steps"):
+        train_batched(m, lambda s: (x, x), 0)
+
+
+def test_paper_grid_size_and_round_trip():
+    grid = paper_grid()
+    assert len(grid) == 960
+    assert grid.groupby("figure").size().to_dict() == {"fig9": 240, "fig10": 240, "fig11": 288, "table1": 192}
+    runs = runs_from_table(grid)
+    assert runs[0] == TokenRun(**{k: grid.iloc[0][k] for k in TokenRun.__dataclass_fields__})
+    with pytest.raises(ValueError, match="figures"):
+        paper_grid(["fig4x"])
+
+
+ARTIFACT_COLUMNS = [
+    "figure",
+    "activation",
+    "loss",
+    "bn",
+    "beta",
+    "P",
+    "zeta",
+    "seed",
+    "lr",
+    "tau",
+    "M",
+    "chi_plus",
+    "chi_minus",
+    "final_loss",
+]
+
+
+@pytest.mark.parametrize("prefix,lr", [("tian-tokens-full", 2e-3), ("tian-tokens-full-lr0.01", 1e-2)])
+@pytest.mark.parametrize("fig", ["fig9", "fig10", "fig11", "table1"])
+def test_committed_full_profile_artifact_matches_the_code(fig, prefix, lr):
+    """results/<prefix>-<fig>: schema, parameters and runs agree with paper_grid (complete grids)."""
+    from nlcl.harness import results
+    from nlcl.tian.token_grid import grid_parameters
+
+    name = f"{prefix}-{fig}"
+    meta = results.load(name).meta
+    seeds = meta["parameters"]["seeds"]
+    art = results.load(
+        name, params={**grid_parameters(5000, lr, seeds), "figure": fig}, columns=ARTIFACT_COLUMNS
+    )
+    t = art.table
+    assert meta["profile"] == "full" and len(t) > 0
+    assert seeds == [0, 1, 2] and not meta["commit"].endswith("+dirty")
+    grid = paper_grid([fig], seeds=seeds, lr=lr)
+    keys = ["figure", "activation", "loss", "bn", "beta", "P", "zeta", "seed", "lr", "tau"]
+    stored = [tuple(r) for r in t[keys].astype(str).values]
+    allowed = {tuple(r) for r in grid[keys].astype(str).values}
+    assert len(set(stored)) == len(stored), "duplicate runs in the artifact"
+    assert set(stored) <= allowed, "the artifact holds runs that paper_grid does not list"
+    assert (t.M == t.beta * t.P).all()
+    assert t.chi_plus.between(-1, 1).all() and t.chi_minus.between(-1, 1).all()
+    assert len(t) == len(grid) and "complete" in meta["notes"]
+
+
+def test_train_token_runs_with_worker_processes_matches_one_process():
+    runs = runs_from_table(
+        paper_grid(["fig9"], seeds=[0], activations=["relu", "linear"], betas=[1, 2], Ps=[1, 3])
+    )
+    one = train_token_runs(runs, 20, batch_size=16, keep_weights=[1])
+    two = train_token_runs(runs, 20, batch_size=16, keep_weights=[1], workers=2, on_stack=lambda t: None)
+    assert torch.allclose(
+        torch.tensor(one.table.chi_plus.values), torch.tensor(two.table.chi_plus.values), atol=1e-6
+    )
+    assert torch.allclose(one.weights[1], two.weights[1], atol=1e-6)
+
+
+def test_train_token_runs_worker_errors():
+    runs = [TokenRun()]
+    with pytest.raises(ParameterError, match="workers"):
+        train_token_runs(runs, 1, workers=0)
+    with pytest.raises(ParameterError, match="device='cpu'"):
+        train_token_runs(runs, 1, workers=2, device="cuda")

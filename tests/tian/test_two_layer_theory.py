@@ -1,0 +1,84 @@
+"""Tests for nlcl.tian.two_layer_theory: closed-form two-layer dynamics (Tian 2023, Lemma 4, Theorems 5-6)."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.tian.contrastive import infonce_alpha, split_views
+from nlcl.tian.two_layer_theory import (
+    energy_two_layer,
+    gated_inputs,
+    hidden_two_layer,
+    lemma4_dynamics,
+    modulated_basin_fractions,
+    project_out,
+    theorem5_prediction,
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["linear", "relu", "leaky_relu", "quadratic"]), st.integers(0, 10**6), st.booleans())
+def test_lemma4_equals_autograd(act, seed, infonce):
+    g = torch.Generator().manual_seed(seed)
+    K, M, d, N = 3, 2, 4, 8
+    W = torch.randn(K, M, d, generator=g, dtype=torch.float64, requires_grad=True)
+    V = torch.randn(3, K * M, generator=g, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(2 * N, K, d, generator=g, dtype=torch.float64)
+    alpha = None
+    if infonce:
+        f1, f2 = split_views(hidden_two_layer(W, x, act) @ V.T)
+        alpha = infonce_alpha(f1, f2, 0.5)
+    gW, gV = torch.autograd.grad(energy_two_layer(W, V, x, act, alpha), [W, V])
+    Vd, Wd = lemma4_dynamics(W.detach(), V.detach(), x, act, alpha)
+    assert torch.allclose(gV, Vd, atol=1e-10) and torch.allclose(gW, Wd, atol=1e-10)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["linear", "relu", "leaky_relu"]), st.integers(0, 10**6))
+def test_homogeneous_hidden_equals_w_dot_gated_input(act, seed):
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+    x = torch.randn(5, 2, 4, generator=g, dtype=torch.float64)
+    xt = gated_inputs(W, x, act).reshape(5, 2, 3, 4)
+    assert torch.allclose(hidden_two_layer(W, x, act).reshape(5, 2, 3), (xt * W).sum(-1))
+
+
+def test_project_out_is_orthogonal():
+    w, v = torch.randn(4, 6, dtype=torch.float64), torch.randn(4, 6, dtype=torch.float64)
+    assert torch.allclose((project_out(w, v) * w).sum(-1), torch.zeros(4, dtype=torch.float64), atol=1e-12)
+
+
+def test_theorem5_matches_autograd_on_a_large_sample():
+    g = torch.Generator().manual_seed(3)
+    n, K, d = 100_000, 3, 5
+    z = torch.rand(n, generator=g) < 0.4
+    pis = torch.rand(2, K, d, generator=g) ** 3
+    pis = pis / pis.sum(-1, keepdim=True)
+    tok = torch.where(
+        z[:, None],
+        torch.multinomial(pis[1], n, True, generator=g).T,
+        torch.multinomial(pis[0], n, True, generator=g).T,
+    )
+    x = torch.nn.functional.one_hot(tok, d).double() + 0.3 * torch.randn(
+        n, K, d, generator=g, dtype=torch.float64
+    )
+    W = torch.nn.functional.normalize(torch.randn(K, 1, d, generator=g, dtype=torch.float64), dim=-1)
+    pred = theorem5_prediction(W, x, z)
+    Wr = W.clone().requires_grad_()
+    f1 = hidden_two_layer(Wr, x)
+    c = f1 - f1.mean(0)
+    C = c.T @ c / n
+    s = torch.linalg.eigh(C.detach())[1][:, -1]
+    (gW,) = torch.autograd.grad(0.5 * s @ C @ s, Wr)
+    auto = project_out(W[:, 0], gW[:, 0])
+    assert abs(float(s @ pred["s"])) > 0.999
+    assert float((auto - pred["wdot"]).norm() / auto.norm()) < 0.05
+    assert bool((pred["delta"] >= 0).all())
+    with pytest.raises(ValueError, match="M = 1"):
+        theorem5_prediction(torch.zeros(3, 2, 5), x, z)
+
+
+def test_modulation_enlarges_the_basin():
+    f = modulated_basin_fractions(6, [0.0, 1.0], n_init=300, seed=1)
+    assert f[1] > f[0]
