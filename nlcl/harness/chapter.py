@@ -117,6 +117,7 @@ class Run:
         self.registry = _claims.ClaimRegistry(
             chapter, profile=self.profile, device=self.device_name, commit=self.commit, directory=directory
         )
+        self.registry.settings = dict(self.params)  # where a NotReproduced(setting=...) applies
         plotting.setup()
         self._finished = False
 
@@ -131,9 +132,13 @@ class Run:
         paper: Any = None,
         required: bool = True,
         profiles: Sequence[str] = PROFILES,
-        not_reproduced: str | None = None,
+        not_reproduced: Any = None,
+        **verdict: Any,
     ) -> _claims.Claim:
-        """Declare a claim before its measurement; call ``.measure(value)`` on the result later."""
+        """Declare a claim before its measurement; call ``.measure(value)`` (or
+        ``.measure_seeds(values)``) on the result later. ``verdict`` keywords (``kind``,
+        ``revised``, ``decide``) go to :meth:`~nlcl.harness.claims.ClaimRegistry.declare`.
+        """
         return self.registry.declare(
             id,
             source=source,
@@ -143,6 +148,7 @@ class Run:
             required=required,
             profiles=profiles,
             not_reproduced=not_reproduced,
+            **verdict,
         )
 
     def claim(self, id: str, measured: Any, **kwargs: Any) -> dict[str, Any]:

@@ -11,24 +11,52 @@ carries a *check* (a tolerance or predicate) that is declared before the measure
 Each measurement appends one JSON object to ``_build/claims/<chapter>.json`` with the fields
 :data:`RECORD_FIELDS`. A failed *required* claim makes the chapter fail when ``run.finish()`` is
 called, after every claim has been recorded. A claim that fails may be recorded as
-``not-reproduced`` only together with an explanation (``not_reproduced="..."``), which the chapter
-and the reproducibility report show.
+``not-reproduced`` only together with an explanation that applies where it failed
+(:class:`~nlcl.harness.verdicts.NotReproduced`: profiles, parameter setting, expected failure);
+a NaN/inf measurement is ``invalid``. Claims are of kind ``reproduction`` or ``check``; stochastic
+claims are measured over seeds with :meth:`Claim.measure_seeds`. The rules are in
+:mod:`nlcl.harness.verdicts`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlcl.core.validate import ParameterError
+from nlcl.harness import verdicts as _v
+from nlcl.harness.checks import (
+    Check,
+    approx,
+    at_least,
+    at_most,
+    between,
+    exactly,
+    greater_than,
+    is_true,
+    less_than,
+    to_plain,
+)
+from nlcl.harness.verdicts import (
+    NotReproduced,
+    Revision,
+    holds_on_fraction,
+    mean_minus_2se_above,
+    mean_plus_2se_below,
+)
 
 __all__ = [
+    "NotReproduced",
+    "Revision",
+    "holds_on_fraction",
+    "mean_minus_2se_above",
+    "mean_plus_2se_below",
+    "OPTIONAL_FIELDS",
     "Check",
     "Claim",
     "ClaimRegistry",
@@ -49,7 +77,7 @@ __all__ = [
     "status_badge",
 ]
 
-STATUSES = ("pass", "fail", "not-reproduced")
+STATUSES = ("pass", "fail", "not-reproduced", "invalid")
 RECORD_FIELDS = (
     "id",
     "chapter",
@@ -66,114 +94,16 @@ RECORD_FIELDS = (
     "commit",
     "time",
     "note",
+    "kind",
+    "revised",
+    "note_scope",
+    "note_stale",
 )
+OPTIONAL_FIELDS = ("seeds", "full")  # present when measured over seeds / merged with a full run
 
 
 class ClaimsFailed(AssertionError):
     """Raised by ``run.finish()`` when at least one required claim failed."""
-
-
-# --------------------------------------------------------------------------------------------
-# Checks: the tolerance or predicate of a claim, declared before the measurement.
-# --------------------------------------------------------------------------------------------
-
-
-def to_plain(value: Any) -> Any:
-    """Convert numpy/torch scalars and arrays to plain Python values (JSON-serialisable)."""
-    if hasattr(value, "detach"):  # torch tensor
-        value = value.detach().cpu().numpy()
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [to_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    return value
-
-
-@dataclass(frozen=True)
-class Check:
-    """A predicate on the measured value with a human-readable description.
-
-    ``expected`` is the reference value shown as the paper's value in the report; ``description``
-    is the tolerance column ("≥ 8", "= 2", "0.382 ± 0.01").
-    """
-
-    description: str
-    expected: Any
-    predicate: Callable[[Any], bool] = field(repr=False, compare=False)
-
-    def __call__(self, measured: Any) -> bool:
-        if isinstance(measured, float) and math.isnan(measured):
-            return False
-        try:
-            return bool(self.predicate(measured))
-        except TypeError as exc:
-            raise ParameterError(
-                f"measured={measured!r} cannot be compared by check '{self.description}': {exc}"
-            ) from None
-
-
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ParameterError(f"{name}={value!r} must be a number for this check")
-    return value
-
-
-def at_least(value: float) -> Check:
-    """measured >= value."""
-    v = _number("value", value)
-    return Check(f"≥ {v:g}", v, lambda m: m >= v)
-
-
-def at_most(value: float) -> Check:
-    """measured <= value."""
-    v = _number("value", value)
-    return Check(f"≤ {v:g}", v, lambda m: m <= v)
-
-
-def greater_than(value: float) -> Check:
-    """measured > value."""
-    v = _number("value", value)
-    return Check(f"> {v:g}", v, lambda m: m > v)
-
-
-def less_than(value: float) -> Check:
-    """measured < value."""
-    v = _number("value", value)
-    return Check(f"< {v:g}", v, lambda m: m < v)
-
-
-def exactly(value: Any) -> Check:
-    """measured == value (integers, strings, booleans)."""
-    return Check(f"= {value!r}" if isinstance(value, str) else f"= {value}", value, lambda m: m == value)
-
-
-def approx(value: float, *, rtol: float = 0.0, atol: float = 0.0) -> Check:
-    """|measured − value| <= atol + rtol·|value| (at least one of rtol, atol must be > 0)."""
-    v = _number("value", value)
-    rtol, atol = _number("rtol", rtol), _number("atol", atol)
-    if rtol < 0 or atol < 0 or (rtol == 0 and atol == 0):
-        raise ParameterError(f"approx(rtol={rtol}, atol={atol}): give a tolerance > 0 (both must be >= 0)")
-    parts = []
-    if atol:
-        parts.append(f"± {atol:g}")
-    if rtol:
-        parts.append(f"± {100 * rtol:g}%")
-    return Check(f"{v:g} {' + '.join(parts)}", v, lambda m: abs(m - v) <= atol + rtol * abs(v))
-
-
-def between(low: float, high: float) -> Check:
-    """low <= measured <= high."""
-    lo, hi = _number("low", low), _number("high", high)
-    if lo > hi:
-        raise ParameterError(f"between(low={lo}, high={hi}): low must be <= high")
-    return Check(f"∈ [{lo:g}, {hi:g}]", (lo + hi) / 2, lambda m: lo <= m <= hi)
-
-
-def is_true() -> Check:
-    """measured is True (a predicate claim)."""
-    return Check("true", True, lambda m: m is True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,6 +113,13 @@ def is_true() -> Check:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _measured(rec: dict[str, Any]) -> str:
+    s = rec.get("seeds")
+    if s and s.get("mean") is not None:
+        return f"{s['mean']:.4g} ± {s['std']:.2g} ({s['n']} seeds, {100 * s['holds_fraction']:.0f}% hold)"
+    return _format(rec["measured"])
 
 
 def _format(value: Any) -> str:
@@ -219,6 +156,7 @@ class ClaimRegistry:
         self.glue_values = glue
         self.display_values = display
         self.records: list[dict[str, Any]] = []
+        self.settings: dict[str, Any] = {}  # the run's parameters, matched by NotReproduced.setting
         self._declared: set[str] = set()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._write()
@@ -242,7 +180,10 @@ class ClaimRegistry:
         paper: Any = None,
         required: bool = True,
         profiles: Sequence[str] = ("ci", "full"),
-        not_reproduced: str | None = None,
+        not_reproduced: str | _v.NotReproduced | Mapping[str, str] | None = None,
+        kind: str = "reproduction",
+        revised: Sequence[_v.Revision] = (),
+        decide: _v.SeedRule | None = None,
     ) -> Claim:
         """Declare a claim before measuring it; returns a :class:`Claim` to ``.measure()`` later."""
         if not isinstance(id, str) or not id or any(c.isspace() for c in id):
@@ -256,8 +197,13 @@ class ClaimRegistry:
         for name, text in (("source", source), ("statement", statement)):
             if not isinstance(text, str) or not text.strip():
                 raise ParameterError(f"claim {id!r}: {name} must be a non-empty string")
-        if not_reproduced is not None and (not isinstance(not_reproduced, str) or not not_reproduced.strip()):
-            raise ParameterError(f"claim {id!r}: not_reproduced must be an explanation (non-empty string)")
+        try:
+            not_reproduced = _v.normalize_not_reproduced(not_reproduced)
+            revisions = _v.normalize_revisions(revised)
+        except ParameterError as exc:
+            raise ParameterError(f"claim {id!r}: {exc}") from None
+        if kind not in _v.KINDS:
+            raise ParameterError(f"claim {id!r}: kind={kind!r}; allowed: {_v.KINDS}")
         self._declared.add(id)
         return Claim(
             registry=self,
@@ -269,17 +215,23 @@ class ClaimRegistry:
             required=bool(required) and self.profile in tuple(profiles),
             profiles=tuple(profiles),
             not_reproduced=not_reproduced,
+            kind=kind,
+            revised=revisions,
+            decide=decide,
         )
 
-    def record(self, claim: Claim, measured: Any) -> dict[str, Any]:
+    def record(self, claim: Claim, measured: Any, seeds: dict[str, Any] | None = None) -> dict[str, Any]:
         measured = to_plain(measured)
-        passed = claim.check(measured)
-        if passed:
-            status = "pass"
-        elif claim.not_reproduced:
-            status = "not-reproduced"
+        nr = claim.not_reproduced
+        applies = nr is not None and nr.applies(self.profile, self.settings, measured)
+        verdicts = seeds.pop("_verdicts", None) if seeds is not None else None
+        if not _v.is_finite(measured) or (seeds is not None and not _v.is_finite(seeds["values"])):
+            passed, status = False, "invalid"
         else:
-            status = "fail"
+            passed = (
+                claim.decide.decide(seeds["values"], verdicts) if seeds is not None else claim.check(measured)
+            )
+            status = "pass" if passed else ("not-reproduced" if applies else "fail")
         expected = claim.paper if claim.paper is not None else claim.check.description
         rec = {
             "id": claim.id,
@@ -296,8 +248,16 @@ class ClaimRegistry:
             "device": self.device,
             "commit": self.commit,
             "time": _now(),
-            "note": claim.not_reproduced,
+            "note": nr.why if nr else None,
+            "kind": claim.kind,
+            "revised": claim.revised,
+            "note_scope": (nr.scope() + (f"; evidence: {nr.evidence}" if nr.evidence else ""))
+            if nr
+            else None,
+            "note_stale": bool(passed and applies),
         }
+        if seeds is not None:
+            rec["seeds"] = seeds
         self.records.append(rec)
         self._write()
         if self.glue_values:
@@ -307,28 +267,44 @@ class ClaimRegistry:
         return rec
 
     def failed_required(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["status"] == "fail" and r["required"]]
+        return [r for r in self.records if r["status"] in ("fail", "invalid") and r["required"]]
 
     def unmeasured(self) -> list[str]:
         measured = {r["id"] for r in self.records}
         return sorted(self._declared - measured)
 
     def table_markdown(self) -> str:
-        """The chapter's claims as a markdown table."""
+        """The chapter's claims as markdown: a table of reproductions, then a table of checks."""
         if not self.records:
             return "_This chapter records no claims._"
-        rows = ["| claim | source | check | measured | status |", "| --- | --- | --- | --- | --- |"]
-        for r in self.records:
-            status = status_badge(r["status"], r["required"])
-            rows.append(
-                f"| `{r['id']}` | {r['source']} | {r['tolerance']} | {_format(r['measured'])} | {status} |"
-            )
-        return "\n".join(rows)
+        out = []
+        for kind, title in (("reproduction", "Reproductions"), ("check", "Checks of our implementation")):
+            recs = [r for r in self.records if r.get("kind", "reproduction") == kind]
+            if not recs:
+                continue
+            rows = [
+                f"*{title}*",
+                "",
+                "| claim | source | check | measured | status |",
+                "| --- | --- | --- | --- | --- |",
+            ]
+            for r in recs:
+                status = status_badge(r["status"], r["required"]) + (
+                    " (stale explanation)" if r.get("note_stale") else ""
+                )
+                rows.append(f"| `{r['id']}` | {r['source']} | {r['tolerance']} | {_measured(r)} | {status} |")
+            out.append("\n".join(rows))
+        return "\n\n".join(out)
 
 
 def status_badge(status: str, required: bool = True) -> str:
-    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced (+ 'info' if optional)."""
-    label = {"pass": "✅ pass", "fail": "❌ fail", "not-reproduced": "⚠️ not reproduced"}[status]
+    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced, ⛔ invalid (+ 'info')."""
+    label = {
+        "pass": "✅ pass",
+        "fail": "❌ fail",
+        "not-reproduced": "⚠️ not reproduced",
+        "invalid": "⛔ invalid",
+    }[status]
     return label if required else f"{label} (info)"
 
 
@@ -344,7 +320,10 @@ class Claim:
     paper: Any
     required: bool
     profiles: tuple[str, ...]
-    not_reproduced: str | None
+    not_reproduced: _v.NotReproduced | None
+    kind: str = "reproduction"
+    revised: list[dict[str, str]] = field(default_factory=list)
+    decide: _v.SeedRule | None = None
     record: dict[str, Any] | None = field(default=None, repr=False)
 
     def measure(self, measured: Any) -> dict[str, Any]:
@@ -352,6 +331,37 @@ class Claim:
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
         self.record = self.registry.record(self, measured)
+        return self.record
+
+    def measure_seeds(self, values: Sequence[Any], decide: _v.SeedRule | None = None) -> dict[str, Any]:
+        """Record one value per seed: the check is applied per seed, the seed rule decides
+        (declared with ``decide=`` in ``expect``, else given here; default: holds on ≥ 80% of seeds).
+        The glued and shown value is the mean over seeds; the record's ``seeds`` has the spread.
+        """
+        if self.record is not None:
+            raise ParameterError(f"claim {self.id!r} was already measured")
+        values = to_plain(list(values))
+        if len(values) < 2:
+            raise ParameterError(f"claim {self.id!r}: measure_seeds needs ≥ 2 seeds, got {len(values)}")
+        if self.decide is None:
+            self.decide = decide or _v.holds_on_fraction(0.8)
+        finite = _v.is_finite(values)
+        verdicts = [finite and self.check(v) for v in values]
+        seeds = (
+            _v.seed_summary(values, verdicts, self.decide, self.check.expected)
+            if finite
+            else {
+                "n": len(values),
+                "mean": None,
+                "std": None,
+                "holds_fraction": None,
+                "values": values,
+                "rule": self.decide.description,
+            }
+        )
+        seeds["_verdicts"] = verdicts
+        mean = seeds["mean"] if finite else float("nan")
+        self.record = self.registry.record(self, mean, seeds=seeds)
         return self.record
 
     @property
@@ -381,8 +391,15 @@ def _show(rec: dict[str, Any]) -> None:
         f"{status_badge(rec['status'], rec['required'])} — **{rec['id']}** ({rec['source']}): "
         f"{rec['statement']} Check: {rec['tolerance']}; measured: {_format(rec['measured'])}."
     )
-    if rec["status"] != "pass" and rec["note"]:
-        text += f"\n\n> **Not reproduced.** {rec['note']}"
+    if rec.get("seeds") and rec["seeds"].get("mean") is not None:
+        s = rec["seeds"]
+        text += f" Over {s['n']} seeds: {s['mean']:.4g} ± {s['std']:.3g}, holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
+        if s.get("margin_within_spread"):
+            text += " The margin to the threshold is smaller than the seed spread."
+    if rec["status"] == "not-reproduced" and rec["note"]:
+        text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
+    elif rec.get("note_stale"):
+        text += f"\n\n> **Stale explanation**: this claim passed; its not-reproduced note no longer applies: {rec['note']}"
     show_markdown(text)
 
 

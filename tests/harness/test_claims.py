@@ -11,15 +11,20 @@ from nlcl.harness import claims
 from nlcl.harness.claims import (
     RECORD_FIELDS,
     ClaimRegistry,
+    NotReproduced,
+    Revision,
     approx,
     at_least,
     at_most,
     between,
     exactly,
     greater_than,
+    holds_on_fraction,
     is_true,
     less_than,
     load_records,
+    mean_minus_2se_above,
+    mean_plus_2se_below,
     status_badge,
     to_plain,
 )
@@ -82,6 +87,7 @@ def test_record_fields_and_json(tmp_path):
         "pass",
         "fail",
         "not-reproduced",
+        "invalid",
     }
     c = reg.declare("c1", source="Tian 2023, Fig. 8", statement="s", check=at_least(8))
     rec = c.measure(np.int64(9))
@@ -161,3 +167,98 @@ def test_load_records_rejects_non_list(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="expected a JSON list"):
         load_records(tmp_path)
+
+
+# -- verdicts (issue 13): kinds, scoped explanations, invalid, revisions, seeds -------------------
+
+
+def test_explanation_applies_only_where_observed(tmp_path):
+    reg = registry(tmp_path, profile="full")
+    why = NotReproduced("ci grid too coarse", profiles=("ci",), evidence="Fig. 2")
+    reg.declare("a", source="s", statement="s", check=exactly(1), not_reproduced=why).measure(2)
+    reg.declare("b", source="s", statement="s", check=exactly(1), not_reproduced="seen in ci").measure(2)
+    reg.declare("c", source="s", statement="s", check=exactly(1), not_reproduced={"full": "x"}).measure(2)
+    assert [r["status"] for r in reg.records] == ["fail", "fail", "not-reproduced"]
+    assert [r["id"] for r in reg.failed_required()] == ["a", "b"]
+
+
+def test_explanation_setting_and_expected_predicate(tmp_path):
+    reg = registry(tmp_path)
+    reg.settings = {"n_grid": 3601}
+    in_setting = NotReproduced("coarse", setting={"n_grid": 3601})
+    other = NotReproduced("coarse", setting={"n_grid": 999})
+    shaped = NotReproduced("too few maxima", expected=lambda m: 4 <= m < 8)
+    reg.declare("a", source="s", statement="s", check=at_least(8), not_reproduced=in_setting).measure(5)
+    reg.declare("b", source="s", statement="s", check=at_least(8), not_reproduced=other).measure(5)
+    reg.declare("c", source="s", statement="s", check=at_least(8), not_reproduced=shaped).measure(5)
+    reg.declare("d", source="s", statement="s", check=at_least(8), not_reproduced=shaped).measure(0)
+    status = [r["status"] for r in reg.records]
+    assert status == ["not-reproduced", "fail", "not-reproduced", "fail"]
+    assert "n_grid=3601" in reg.records[0]["note_scope"]
+
+
+def test_nan_and_inf_are_invalid_and_fail_the_run(tmp_path):
+    reg = registry(tmp_path)
+    nr = NotReproduced("whatever")
+    reg.declare("a", source="s", statement="s", check=at_most(1.0), not_reproduced=nr).measure(float("nan"))
+    reg.declare("b", source="s", statement="s", check=at_least(0.0)).measure([1.0, float("inf")])
+    reg.declare("c", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, float("nan"), 2.0])
+    assert [r["status"] for r in reg.records] == ["invalid"] * 3
+    assert {r["id"] for r in reg.failed_required()} == {"a", "b", "c"}
+    assert "⛔ invalid" in reg.table_markdown()
+
+
+def test_passing_claim_with_explanation_is_reproduced_and_stale(tmp_path):
+    reg = registry(tmp_path)
+    rec = reg.declare("a", source="s", statement="s", check=exactly(1), not_reproduced="old").measure(1)
+    assert rec["status"] == "pass" and rec["note_stale"]
+    assert "stale explanation" in reg.table_markdown()
+
+
+def test_kinds_and_revisions(tmp_path):
+    reg = registry(tmp_path)
+    rev = Revision("≤ 0.01", "≤ 0.05", "first ci run measured 0.031", "2026-11-23")
+    reg.declare("r", source="s", statement="s", check=at_least(0), revised=[rev]).measure(1)
+    reg.declare("k", source="s", statement="s", check=at_least(0), kind="check").measure(1)
+    assert reg.records[0]["kind"] == "reproduction" and reg.records[1]["kind"] == "check"
+    assert reg.records[0]["revised"] == [
+        {"from": "≤ 0.01", "to": "≤ 0.05", "reason": "first ci run measured 0.031", "date": "2026-11-23"}
+    ]
+    table = reg.table_markdown()
+    assert table.index("*Reproductions*") < table.index("*Checks of our implementation*")
+    with pytest.raises(ParameterError, match="kind='proof'"):
+        reg.declare("x", source="s", statement="s", check=at_least(0), kind="proof")
+    with pytest.raises(ParameterError, match="needs a reason"):
+        reg.declare("y", source="s", statement="s", check=at_least(0), revised=[Revision("a", "b", " ")])
+    with pytest.raises(ParameterError, match="must be Revision"):
+        reg.declare("z", source="s", statement="s", check=at_least(0), revised=["x"])
+    with pytest.raises(ParameterError, match="never apply"):
+        NotReproduced("x", profiles=())
+    with pytest.raises(ParameterError, match="one explanation"):
+        reg.declare(
+            "w", source="s", statement="s", check=at_least(0), not_reproduced={"ci": "a", "full": "b"}
+        )
+    with pytest.raises(ParameterError, match="must be None, a string"):
+        reg.declare("v", source="s", statement="s", check=at_least(0), not_reproduced=3)
+
+
+def test_measure_seeds_rules(tmp_path):
+    reg = registry(tmp_path)
+    a = reg.declare("a", source="s", statement="s", check=greater_than(0.5), decide=holds_on_fraction(0.8))
+    rec = a.measure_seeds([0.6, 0.7, 0.4, 0.9, 0.8])
+    assert rec["status"] == "pass" and rec["seeds"]["holds_fraction"] == 0.8 and rec["seeds"]["n"] == 5
+    assert rec["measured"] == pytest.approx(0.68) and rec["seeds"]["values"] == [0.6, 0.7, 0.4, 0.9, 0.8]
+    assert rec["seeds"]["rule"] == "holds on ≥ 80% of seeds"
+    b = reg.declare("b", source="s", statement="s", check=greater_than(0.5), decide=mean_minus_2se_above(0.5))
+    assert b.measure_seeds([0.51, 0.9, 0.2])["status"] == "fail"
+    c = reg.declare("c", source="s", statement="s", check=less_than(1.0))
+    assert c.measure_seeds([0.1, 0.2], decide=mean_plus_2se_below(1.0))["status"] == "pass"
+    d = reg.declare("d", source="s", statement="s", check=greater_than(0.0))
+    rec = d.measure_seeds([0.007, -0.01, 0.02])
+    assert rec["seeds"]["margin_within_spread"] and rec["status"] == "fail"
+    with pytest.raises(ParameterError, match="≥ 2 seeds"):
+        reg.declare("e", source="s", statement="s", check=greater_than(0.0)).measure_seeds([1.0])
+    with pytest.raises(ParameterError, match="already measured"):
+        d.measure_seeds([1.0, 2.0])
+    with pytest.raises(ParameterError, match=r"\(0, 1\]"):
+        holds_on_fraction(0)

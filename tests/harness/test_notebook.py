@@ -118,7 +118,7 @@ def test_write_report(tmp_path):
         ["ch"],
     )
     text = (tmp_path / "out.md").read_text()
-    assert counts == {"pass": 1, "fail": 0, "not-reproduced": 1}
+    assert (counts["pass"], counts["fail"], counts["not-reproduced"]) == (1, 0, 1)
     assert "| `a` | {doc}`ch` | Tian 2023 |" in text and "✅ pass" in text
     assert "because" in text and "1.5 s" in text and report.REPORT_MARKER not in text
 

@@ -1,0 +1,87 @@
+"""Paper-scale verdicts: committed records of a chapter's claims run with ``--profile full``.
+
+After ``nlcl run CHAPTER --profile full`` the claims and provenance of that run are in the build
+folder; ``python -m nlcl.harness.paper_scale CHAPTER`` copies them, with provenance (commit, date,
+device, wall time), into ``results/claims-full/<chapter>.json``. The reproducibility report
+(:mod:`nlcl.harness.report`) reads these files and shows each claim's paper-scale verdict beside
+its ci verdict; a chapter without such a file is shown as "not run at paper scale".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FULL_DIR", "save_full_record", "load_full_records", "main"]
+
+FULL_DIR = Path("results") / "claims-full"
+
+
+def save_full_record(
+    chapter: str, claims_file: Path, provenance_file: Path, destination: Path
+) -> dict[str, Any]:
+    """Write ``destination`` from a full-profile run's claims and provenance files; returns it.
+
+    Refuses records of another profile: only a ``full`` run gives a paper-scale verdict.
+    """
+    claims = json.loads(Path(claims_file).read_text())
+    prov = json.loads(Path(provenance_file).read_text())
+    profiles = {r["profile"] for r in claims} | {prov.get("profile")}
+    if profiles != {"full"}:
+        raise ValueError(
+            f"{claims_file}: profile(s) {sorted(map(str, profiles))}; a paper-scale record needs 'full'"
+        )
+    record = {
+        "chapter": chapter,
+        "profile": "full",
+        "commit": prov.get("commit"),
+        "date": prov.get("date"),
+        "device": prov.get("device"),
+        "wall_time_s": prov.get("wall_time_s"),
+        "parameters": prov.get("parameters"),
+        "claims": claims,
+    }
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
+    return record
+
+
+def load_full_records(directory: Path) -> dict[str, dict[str, Any]]:
+    """Read every ``<chapter>.json`` under ``directory``: chapter → record (with ``artifact`` path)."""
+    out = {}
+    for path in sorted(Path(directory).glob("*.json")):
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or "claims" not in data:
+            raise ValueError(f"{path}: expected a paper-scale record with a 'claims' list")
+        data["artifact"] = f"{FULL_DIR / path.name}"
+        out[data["chapter"]] = data
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nlcl.harness.paper_scale CHAPTER [--build _build]``: commit-ready full record."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("chapter")
+    parser.add_argument(
+        "--build", default=None, help="build folder of the full run (default: NLCL_BUILD_DIR or _build)"
+    )
+    parser.add_argument("--out", default=str(FULL_DIR))
+    args = parser.parse_args(argv)
+    from nlcl.harness import provenance
+
+    build = Path(args.build) if args.build else provenance.build_dir()
+    rec = save_full_record(
+        args.chapter,
+        build / "claims" / f"{args.chapter}.json",
+        build / "provenance" / f"{args.chapter}.json",
+        Path(args.out) / f"{args.chapter}.json",
+    )
+    print(f"{args.out}/{args.chapter}.json: {len(rec['claims'])} claims, commit {rec['commit']}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

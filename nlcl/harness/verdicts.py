@@ -1,0 +1,232 @@
+"""How a measured claim becomes a verdict: kinds, scoped explanations, revisions, seeds, invalid.
+
+The rules (issue 13, "verdicts a researcher can trust"):
+
+- A claim is of *kind* ``"reproduction"`` (a statement of the paper the experiment could
+  contradict) or ``"check"`` (a sanity or identity check of our own code). Only reproductions are
+  counted in the book's headline.
+- A measurement that is NaN or infinite (anywhere in the value, or on any seed) is ``"invalid"``:
+  a failure of the run, never pass, fail or not reproduced.
+- A *not reproduced* explanation (:class:`NotReproduced`) applies only in the profiles and the
+  parameter setting it was observed in, and optionally only when an ``expected`` predicate on the
+  measured value holds. Outside that, a failing required claim fails. A claim that passes while
+  carrying an explanation that applies is reported as reproduced, with the explanation flagged
+  *stale*.
+- A tolerance changed after results were seen is declared as a :class:`Revision` and shown.
+- A stochastic claim is measured on several seeds (``Claim.measure_seeds``); the check is
+  applied per seed and a declared *seed rule* (:func:`holds_on_fraction`,
+  :func:`mean_minus_2se_above`, :func:`mean_plus_2se_below`) decides.
+
+See ``book/reproducibility.md`` for how the report shows these.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nlcl.core.validate import ParameterError
+
+__all__ = [
+    "KINDS",
+    "NotReproduced",
+    "Revision",
+    "SeedRule",
+    "holds_on_fraction",
+    "mean_minus_2se_above",
+    "mean_plus_2se_below",
+    "is_finite",
+    "normalize_not_reproduced",
+    "normalize_revisions",
+    "seed_summary",
+]
+
+KINDS = ("reproduction", "check")
+
+
+@dataclass(frozen=True)
+class NotReproduced:
+    """An explanation of why a claim does not reproduce, valid only where it was observed.
+
+    ``why`` is the explanation; ``evidence`` names what in the chapter shows it (a figure, a
+    number, a diagnostic). It applies in the ``profiles`` listed, only when the run's parameters
+    match ``setting`` (``{"n_grid": 3601}``) and, if given, only when ``expected(measured)`` is
+    true (the failure looks the way the explanation says it does).
+    """
+
+    why: str
+    profiles: tuple[str, ...] = ("ci",)
+    setting: Mapping[str, Any] = field(default_factory=dict)
+    expected: Callable[[Any], bool] | None = field(default=None, compare=False)
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.why, str) or not self.why.strip():
+            raise ParameterError("not_reproduced must be an explanation (non-empty string)")
+        object.__setattr__(self, "profiles", tuple(self.profiles))
+        if not self.profiles:
+            raise ParameterError("NotReproduced(profiles=()) would never apply; name the profiles")
+
+    def applies(self, profile: str, params: Mapping[str, Any] | None, measured: Any) -> bool:
+        """Whether this explanation covers a failure in ``profile`` with ``params`` and ``measured``."""
+        if profile not in self.profiles:
+            return False
+        params = params or {}
+        for name, value in self.setting.items():
+            if name not in params or params[name] != value:
+                return False
+        if self.expected is not None:
+            try:
+                return bool(self.expected(measured))
+            except (TypeError, ValueError):
+                return False
+        return True
+
+    def scope(self) -> str:
+        """A short description of where the explanation applies ("profile ci, n_grid=3601")."""
+        parts = ["profile " + "/".join(self.profiles)]
+        parts += [f"{k}={v!r}" for k, v in self.setting.items()]
+        if self.expected is not None:
+            parts.append("when the measured value looks as explained")
+        return ", ".join(parts)
+
+
+def normalize_not_reproduced(value: Any) -> NotReproduced | None:
+    """Accept ``None``, a :class:`NotReproduced`, a string (observed in ci only) or ``{profile: why}``."""
+    if value is None or isinstance(value, NotReproduced):
+        return value
+    if isinstance(value, str):
+        return NotReproduced(value)
+    if isinstance(value, Mapping):
+        whys = {str(k): v for k, v in value.items()}
+        texts = set(whys.values())
+        if len(texts) != 1:
+            raise ParameterError(
+                "not_reproduced as a mapping must give one explanation for its profiles; "
+                "use NotReproduced(...) for more"
+            )
+        return NotReproduced(texts.pop(), profiles=tuple(whys))
+    raise ParameterError(
+        f"not_reproduced={value!r} must be None, a string, {{profile: explanation}} or NotReproduced(...)"
+    )
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A tolerance or threshold changed after results were seen (``from_`` → ``to``, why, when)."""
+
+    from_: str
+    to: str
+    reason: str
+    date: str = ""
+
+    def as_record(self) -> dict[str, str]:
+        return {"from": str(self.from_), "to": str(self.to), "reason": self.reason, "date": self.date}
+
+
+def normalize_revisions(revised: Sequence[Revision | Mapping[str, str]] | None) -> list[dict[str, str]]:
+    """The ``revised`` field of a record: a list of ``{from, to, reason, date}``."""
+    out = []
+    for r in revised or ():
+        if isinstance(r, Revision):
+            out.append(r.as_record())
+        elif isinstance(r, Mapping) and {"from", "to", "reason"} <= set(r):
+            out.append(
+                {
+                    "from": str(r["from"]),
+                    "to": str(r["to"]),
+                    "reason": str(r["reason"]),
+                    "date": str(r.get("date", "")),
+                }
+            )
+        else:
+            raise ParameterError(f"revised entry {r!r} must be Revision(from_, to, reason[, date])")
+        if not out[-1]["reason"].strip():
+            raise ParameterError("a tolerance revision needs a reason")
+    return out
+
+
+def is_finite(value: Any) -> bool:
+    """False when a float anywhere in ``value`` (nested lists/dicts) is NaN or ±inf."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(is_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(is_finite(v) for v in value.values())
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Seeds: the check applied per seed, an aggregate rule decides.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeedRule:
+    """Decides a claim from its per-seed values and per-seed verdicts."""
+
+    description: str
+    decide: Callable[[list[float], list[bool]], bool] = field(repr=False, compare=False)
+
+
+def holds_on_fraction(fraction: float = 0.8) -> SeedRule:
+    """The claim holds if the per-seed check holds on at least ``fraction`` of the seeds."""
+    if not 0 < fraction <= 1:
+        raise ParameterError(f"holds_on_fraction(fraction={fraction}) must be in (0, 1]")
+    return SeedRule(f"holds on ≥ {100 * fraction:g}% of seeds", lambda v, ok: sum(ok) >= fraction * len(ok))
+
+
+def _mean_se(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return mean, std / math.sqrt(n)
+
+
+def mean_minus_2se_above(threshold: float) -> SeedRule:
+    """The claim holds if mean − 2·standard error of the per-seed values is above ``threshold``."""
+    return SeedRule(
+        f"mean − 2 s.e. > {threshold:g}",
+        lambda v, ok: (lambda m, se: m - 2 * se > threshold)(*_mean_se([float(x) for x in v])),
+    )
+
+
+def mean_plus_2se_below(threshold: float) -> SeedRule:
+    """The claim holds if mean + 2·standard error of the per-seed values is below ``threshold``."""
+    return SeedRule(
+        f"mean + 2 s.e. < {threshold:g}",
+        lambda v, ok: (lambda m, se: m + 2 * se < threshold)(*_mean_se([float(x) for x in v])),
+    )
+
+
+def seed_summary(values: Sequence[Any], verdicts: Sequence[bool], rule: SeedRule, threshold: Any) -> dict:
+    """The ``seeds`` field of a record: n, mean, std, holds_fraction, values, rule, and whether the
+    margin between the mean and the check's threshold is smaller than the seed spread.
+    """
+    nums = [float(v) for v in values]
+    n = len(nums)
+    mean = sum(nums) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in nums) / (n - 1)) if n > 1 else 0.0
+    out = {
+        "n": n,
+        "mean": mean,
+        "std": std,
+        "holds_fraction": sum(bool(x) for x in verdicts) / n,
+        "values": list(values),
+        "rule": rule.description,
+    }
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and n > 1:
+        out["margin"] = mean - float(threshold)
+        out["margin_within_spread"] = abs(mean - float(threshold)) < std
+    return out
+
+
+def now_date() -> str:
+    """Today's date (UTC), for revisions and full-profile provenance."""
+    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()

@@ -1,0 +1,124 @@
+import json
+
+import pytest
+
+from nlcl.harness import paper_scale, report
+
+
+def rec(id, status="pass", kind="reproduction", chapter="ch", **extra):
+    base = {
+        "id": id,
+        "chapter": chapter,
+        "source": "Tian 2023",
+        "statement": "s",
+        "expected": "≥ 8",
+        "measured": 9,
+        "tolerance": "≥ 8",
+        "status": status,
+        "required": True,
+        "profile": "ci",
+        "commit": "c",
+        "note": None,
+        "kind": kind,
+        "revised": [],
+        "note_scope": None,
+        "note_stale": False,
+    }
+    return {**base, **extra}
+
+
+def write_full(directory, chapter, claims, profile="full"):
+    build = directory / "build"
+    (build / "claims").mkdir(parents=True, exist_ok=True)
+    (build / "provenance").mkdir(parents=True, exist_ok=True)
+    (build / "claims" / f"{chapter}.json").write_text(json.dumps([{**c, "profile": profile} for c in claims]))
+    prov = {
+        "profile": profile,
+        "commit": "f00",
+        "date": "2026-11-23T16:00:00",
+        "device": "cpu",
+        "wall_time_s": 12.0,
+    }
+    (build / "provenance" / f"{chapter}.json").write_text(json.dumps(prov))
+    return paper_scale.main(["--build", str(build), "--out", str(directory / "full"), chapter])
+
+
+def make_report(tmp_path, records, full=None):
+    template = tmp_path / "t.md"
+    template.write_text("# Report\n\n" + report.REPORT_MARKER + "\n")
+    counts = report.write_report(
+        records,
+        {"ch": {"seconds": 1.5, "ok": True, "profile": "ci"}},
+        template,
+        tmp_path / "out.md",
+        ["ch"],
+        full_dir=full or tmp_path / "none",
+    )
+    return counts, (tmp_path / "out.md").read_text()
+
+
+def test_report_has_reproductions_and_checks_tables_and_counts_reproductions_only(tmp_path):
+    records = [
+        rec("a"),
+        rec("k", kind="check"),
+        rec("b", status="not-reproduced", note="because", note_scope="profile ci"),
+    ]
+    counts, text = make_report(tmp_path, records)
+    assert counts["pass"] == 1 and counts["not-reproduced"] == 1 and counts["checks"] == 1
+    assert text.startswith("# Report") and "**2 reproductions**: 1 reproduced, 1 not reproduced" in text
+    repro, checks = text.index("## Reproductions"), text.index("## Checks")
+    assert repro < text.index("| `a` |") < checks < text.index("| `k` |")
+    assert "observed in: profile ci" in text and "because" in text and "1.5 s" in text
+    assert "not run at paper scale" in text and report.REPORT_MARKER not in text
+
+
+def test_report_flags_stale_explanation_and_revisions(tmp_path):
+    rev = [{"from": "≤ 0.01", "to": "≤ 0.05", "reason": "seen 0.031", "date": "2026-11-23"}]
+    records = [rec("a", note="old why", note_stale=True), rec("b", revised=rev)]
+    _, text = make_report(tmp_path, records)
+    assert "## Stale explanations" in text and "old why" in text and "(stale explanation)" in text
+    assert "## Tolerances revised after results were seen" in text and "seen 0.031" in text
+    assert "(tolerance revised)" in text
+
+
+def test_report_shows_seed_statistics_and_small_margins(tmp_path):
+    seeds = {
+        "n": 3,
+        "mean": 0.01,
+        "std": 0.02,
+        "holds_fraction": 2 / 3,
+        "values": [0, 0.01, 0.02],
+        "rule": "holds on ≥ 80% of seeds",
+        "margin_within_spread": True,
+    }
+    _, text = make_report(tmp_path, [rec("a", status="fail", seeds=seeds)])
+    assert "0.01 ± 0.02 (n=3), holds on 67%" in text and "margin < spread" in text
+
+
+def test_report_paper_scale_verdict_beside_ci(tmp_path):
+    assert write_full(tmp_path, "ch", [rec("a"), rec("b")]) == 0
+    records = [rec("a", status="not-reproduced", note="ci too small"), rec("b"), rec("c", chapter="other")]
+    counts, text = make_report(tmp_path, records, full=tmp_path / "full")
+    assert counts["reproduced"] == 3 and counts["pass"] == 2
+    assert "✅ pass (ci caveat)" in text and "## Where ci and paper scale differ" in text
+    assert "`results/claims-full/ch.json`" in text and "`f00`" in text
+    merged = report.merge_full(records, paper_scale.load_full_records(tmp_path / "full"))
+    assert merged[0]["full"]["status"] == "pass" and "full" not in merged[2]
+    assert report.published_verdict(merged[0]) == "reproduced"
+    assert report.published_verdict(rec("x", status="invalid")) == "invalid"
+
+
+def test_paper_scale_refuses_ci_records(tmp_path):
+    with pytest.raises(ValueError, match="needs 'full'"):
+        write_full(tmp_path, "ch", [rec("a")], profile="ci")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.json").write_text("[]")
+    with pytest.raises(ValueError, match="paper-scale record"):
+        paper_scale.load_full_records(tmp_path / "bad")
+
+
+def test_save_full_record_fields(tmp_path):
+    write_full(tmp_path, "ch", [rec("a")])
+    data = json.loads((tmp_path / "full" / "ch.json").read_text())
+    assert data["profile"] == "full" and data["commit"] == "f00" and data["wall_time_s"] == 12.0
+    assert paper_scale.save_full_record and paper_scale.FULL_DIR.name == "claims-full"
