@@ -45,6 +45,7 @@ from nlcl.harness.checks import (
 from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
+    check_on_mean,
     holds_on_fraction,
     mean_minus_2se_above,
     mean_plus_2se_below,
@@ -54,6 +55,7 @@ __all__ = [
     "NotReproduced",
     "Revision",
     "holds_on_fraction",
+    "check_on_mean",
     "mean_minus_2se_above",
     "mean_plus_2se_below",
     "OPTIONAL_FIELDS",
@@ -228,9 +230,10 @@ class ClaimRegistry:
         if not _v.is_finite(measured) or (seeds is not None and not _v.is_finite(seeds["values"])):
             passed, status = False, "invalid"
         else:
-            passed = (
-                claim.decide.decide(seeds["values"], verdicts) if seeds is not None else claim.check(measured)
-            )
+            if seeds is None or claim.decide.on_mean:
+                passed = claim.check(measured)
+            else:
+                passed = claim.decide.decide(seeds["values"], verdicts)
             status = "pass" if passed else ("not-reproduced" if applies else "fail")
         expected = claim.paper if claim.paper is not None else claim.check.description
         rec = {

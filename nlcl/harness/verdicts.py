@@ -36,6 +36,7 @@ __all__ = [
     "Revision",
     "SeedRule",
     "holds_on_fraction",
+    "check_on_mean",
     "mean_minus_2se_above",
     "mean_plus_2se_below",
     "is_finite",
@@ -173,6 +174,7 @@ class SeedRule:
 
     description: str
     decide: Callable[[list[float], list[bool]], bool] = field(repr=False, compare=False)
+    on_mean: bool = False  # decided by the claim's own check applied to the mean over seeds
 
 
 def holds_on_fraction(fraction: float = 0.8) -> SeedRule:
@@ -180,6 +182,13 @@ def holds_on_fraction(fraction: float = 0.8) -> SeedRule:
     if not 0 < fraction <= 1:
         raise ParameterError(f"holds_on_fraction(fraction={fraction}) must be in (0, 1]")
     return SeedRule(f"holds on ≥ {100 * fraction:g}% of seeds", lambda v, ok: sum(ok) >= fraction * len(ok))
+
+
+def check_on_mean() -> SeedRule:
+    """The claim's check is applied to the mean over seeds (the claim states a mean); the record
+    still shows the spread and the fraction of seeds on which the check holds.
+    """
+    return SeedRule("check applied to the mean over seeds", lambda v, ok: False, on_mean=True)
 
 
 def _mean_se(values: list[float]) -> tuple[float, float]:

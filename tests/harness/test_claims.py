@@ -17,6 +17,7 @@ from nlcl.harness.claims import (
     at_least,
     at_most,
     between,
+    check_on_mean,
     exactly,
     greater_than,
     holds_on_fraction,
@@ -262,3 +263,11 @@ def test_measure_seeds_rules(tmp_path):
         d.measure_seeds([1.0, 2.0])
     with pytest.raises(ParameterError, match=r"\(0, 1\]"):
         holds_on_fraction(0)
+
+
+def test_check_on_mean_rule(tmp_path):
+    reg = registry(tmp_path)
+    a = reg.declare("a", source="s", statement="mean", check=at_least(3.0), decide=check_on_mean())
+    rec = a.measure_seeds([4, 3, 3, 2, 4])
+    assert rec["status"] == "pass" and rec["seeds"]["holds_fraction"] == 0.8
+    assert rec["seeds"]["rule"] == "check applied to the mean over seeds"

@@ -1,0 +1,74 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nlcl.core.validate import ParameterError
+from nlcl.harness import verdicts
+from nlcl.harness.verdicts import (
+    NotReproduced,
+    Revision,
+    check_on_mean,
+    holds_on_fraction,
+    is_finite,
+    mean_minus_2se_above,
+    mean_plus_2se_below,
+    normalize_not_reproduced,
+    normalize_revisions,
+    now_date,
+    seed_summary,
+)
+
+
+def test_is_finite_nested():
+    assert is_finite(1.0) and is_finite([1, 2.5, {"a": 3.0}]) and is_finite("x") and is_finite(None)
+    assert not is_finite(float("nan")) and not is_finite([1.0, [float("inf")]])
+    assert not is_finite({"a": -math.inf}) and is_finite(True)
+
+
+def test_normalize_not_reproduced_forms():
+    assert normalize_not_reproduced(None) is None
+    nr = normalize_not_reproduced("why")
+    assert nr.profiles == ("ci",) and nr.why == "why"
+    assert normalize_not_reproduced({"full": "why"}).profiles == ("full",)
+    same = NotReproduced("w", profiles=("ci", "full"))
+    assert normalize_not_reproduced(same) is same
+    with pytest.raises(ParameterError, match="non-empty"):
+        normalize_not_reproduced(" ")
+
+
+def test_not_reproduced_applies_and_scope():
+    nr = NotReproduced("w", setting={"n": 3}, expected=lambda m: m > 1)
+    assert nr.applies("ci", {"n": 3}, 2) and not nr.applies("full", {"n": 3}, 2)
+    assert not nr.applies("ci", {"n": 4}, 2) and not nr.applies("ci", {}, 2)
+    assert not nr.applies("ci", {"n": 3}, 0) and not nr.applies("ci", {"n": 3}, "x")
+    assert nr.scope() == "profile ci, n=3, when the measured value looks as explained"
+
+
+def test_revisions():
+    assert normalize_revisions(None) == []
+    out = normalize_revisions([Revision("a", "b", "r"), {"from": 1, "to": 2, "reason": "q"}])
+    assert out == [
+        {"from": "a", "to": "b", "reason": "r", "date": ""},
+        {"from": "1", "to": "2", "reason": "q", "date": ""},
+    ]
+
+
+def test_seed_rules_and_summary():
+    assert holds_on_fraction(0.5).decide([1, 2], [True, False])
+    assert not holds_on_fraction(1.0).decide([1, 2], [True, False])
+    assert mean_minus_2se_above(0.0).decide([1.0, 1.1, 0.9], [True] * 3)
+    assert not mean_plus_2se_below(1.0).decide([0.5, 1.5], [True, False])
+    assert check_on_mean().on_mean and isinstance(holds_on_fraction(), verdicts.SeedRule)
+    s = seed_summary([1.0, 3.0], [True, False], holds_on_fraction(0.5), 2.5)
+    assert s["n"] == 2 and s["mean"] == 2.0 and s["holds_fraction"] == 0.5
+    assert s["std"] == pytest.approx(math.sqrt(2)) and s["margin"] == -0.5 and s["margin_within_spread"]
+    assert "margin" not in seed_summary([1.0, 2.0], [True, True], holds_on_fraction(), "x")
+    assert len(now_date()) == 10 and verdicts.KINDS == ("reproduction", "check")
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=20))
+def test_seed_summary_mean_is_between_extremes(values):
+    s = seed_summary(values, [True] * len(values), holds_on_fraction(), 0.0)
+    assert min(values) - 1e-9 <= s["mean"] <= max(values) + 1e-9 and s["std"] >= 0
