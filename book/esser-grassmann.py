@@ -94,7 +94,7 @@ from nlcl.esser.grassmann import (
     outputs_on_eigenvectors,
 )
 from nlcl.esser.losses import LOSSES, loss_matrix, make_pairs, trace_loss
-from nlcl.harness.claims import at_least, at_most, between, greater_than
+from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, between, greater_than
 
 run = nlcl.start(
     "esser-grassmann",
@@ -221,10 +221,21 @@ c3_traj = run.expect(
     check=at_most(0.1),
     paper="stay close",
     required=paper_fig3,
-    not_reproduced=(
-        "if this fails: polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
+    revised=[
+        Revision(
+            "(none before the exploratory run)",
+            "≤ 0.1",
+            "declared after an exploratory run (seed 0) measured 0.10 at h = 10: the threshold sits at that value",
+            "2026-11-21",
+        )
+    ],
+    not_reproduced=NotReproduced(
+        "polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
         "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
-        "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE"
+        "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE",
+        profiles=("ci",),
+        expected=lambda m: m < 0.2,  # close to the exploratory 0.10, not a divergence
+        evidence="claim fig3-stiefel-tracks-gd and the right panel of the Fig. 3 reproduction",
     ),
 )
 c3_stiefel = run.expect(
@@ -240,7 +251,12 @@ c3_solver = run.expect(
     statement="max over initialisations and recorded times of ‖q_(12) − q_solve_ivp‖_F.",
     check=at_most(0.02),
     paper="(12) discretises (9)",
-    not_reproduced="first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; see fig3-euler-first-order",
+    not_reproduced=NotReproduced(
+        "first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess",
+        profiles=("ci",),
+        expected=lambda m: m < 0.05,
+        evidence="claim fig3-euler-first-order (the error shrinks ~10× with η/10)",
+    ),
 )
 c3_order = run.expect(
     "fig3-euler-first-order",
@@ -248,6 +264,14 @@ c3_order = run.expect(
     statement="(max distance of Eq. 12 to solve_ivp with η/10) / (the same with η): first-order convergence.",
     check=at_most(0.2),
     paper="(12) discretises (9)",
+    revised=[
+        Revision(
+            "(no claim)",
+            "≤ 0.2",
+            "added after the first ci run measured 0.031 > 0.02 for fig3-solver-vs-discretisation",
+            "2026-11-21",
+        )
+    ],
 )
 
 # %%

@@ -55,7 +55,7 @@ from scipy import stats
 import nlcl
 from nlcl.core import validate
 from nlcl.core.activations import ACTIVATIONS, get_activation
-from nlcl.harness.claims import approx, at_most, greater_than
+from nlcl.harness.claims import NotReproduced, Revision, approx, at_most, greater_than
 from nlcl.tian.contrastive import (
     ALPHA_FAMILIES,
     contrastive_covariance,
@@ -135,6 +135,7 @@ c_grad = run.expect(
 )
 c_const = run.expect(
     "alphacl-energy-constant",
+    kind="check",
     source="Tian 2023, Eqs. 2–3",
     statement="Σ_i Σ_{j≠i} α_ij (d²_ij − d²_i) = 2N²·E_α = N² tr C_α[f] (α_ii = 0): largest relative difference.",
     check=at_most(1e-12),
@@ -211,6 +212,7 @@ c_const.measure(float(rel_const.max()))
 # %%
 c_psd = run.expect(
     "lemma1-gram-psd",
+    kind="check",
     source="Tian 2023, Lemma 1",
     statement="The Gaussian α (on un-augmented samples) is PSD: λ_min/λ_max of the Gram matrix.",
     check=greater_than(-1e-12),
@@ -218,6 +220,7 @@ c_psd = run.expect(
 )
 c_tail = run.expect(
     "lemma1-truncation-law",
+    kind="check",
     source="Tian 2023, App. A.1 (Eqs. 19–22)",
     statement="Truncation error of the feature map equals α_ij·P[Poisson(y_i y_j/τ) > K] (largest deviation over K, i, j).",
     check=at_most(1e-12),
@@ -304,6 +307,7 @@ c_feat.measure(float(np.abs(measured_err[-1]).max()))
 lemma2_family = P.alpha if P.alpha in ("uniform", "gaussian") else "gaussian"
 c_ltv = run.expect(
     "lemma2-total-variance",
+    kind="check",
     source="Tian 2023, Lemma 2 (uniform α, Eqs. 31–42)",
     statement="Uniform α: the N → ∞ limit of C_α[g] equals V[g] − E[V[g|x0]] (largest absolute difference).",
     check=at_most(1e-12),
@@ -322,13 +326,24 @@ c_err = run.expect(
     statement=f"{lemma2_family} α: RMS relative error ‖C_α[g] − C_∞‖_F/‖C_∞‖_F at the largest N.",
     check=at_most(0.1),
     paper="→ 0",
-    not_reproduced=(
+    revised=[
+        Revision(
+            "≤ 0.1, required in every profile",
+            "≤ 0.1; not-reproduced explanation for ci with Gaussian α",
+            "explanation added after the seed-0 ci run measured more than 10 % at N = 1024",
+            "2026-11-22",
+        )
+    ],
+    not_reproduced=NotReproduced(
         "In the ci profile (N ≤ 1024) the seed-0 run measured an RMS relative error above the 10 % "
         "declared for the largest N (Gaussian α), although the fitted rate is N^(-1/2): the Monte Carlo "
         "constant of this mixture is larger than we guessed before measuring. The full profile "
-        "(N = 4096) is where the declared tolerance is tested."
+        "(N = 4096) is where the declared tolerance is tested.",
+        profiles=("ci",),
+        expected=lambda m: m < 0.2,  # above 10 % by the Monte Carlo constant, not a wrong limit
+        evidence="claim lemma2-rate (fitted slope) and the error-vs-N figure of Lemma 2",
     )
-    if (run.profile == "ci" and lemma2_family == "gaussian")
+    if lemma2_family == "gaussian"
     else None,
 )
 

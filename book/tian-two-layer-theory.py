@@ -46,7 +46,7 @@ import torch
 import nlcl
 from nlcl.core import validate
 from nlcl.core.activations import get_activation
-from nlcl.harness.claims import at_least, at_most, is_true
+from nlcl.harness.claims import NotReproduced, at_least, at_most, is_true
 from nlcl.tian.contrastive import infonce_alpha, split_views
 from nlcl.tian.rf_network import batch_norm
 from nlcl.tian.tokens import make_token_worlds, sample_views
@@ -131,11 +131,17 @@ c_lemma4.measure(float(max(errs.values())))
 #
 # 1. linear: the smallest $|\cos|$ between two filter gradients of the same RF is $\ge 1-10^{-9}$;
 # 2. {glue:text}`theory-activation`: the gradients are not colinear, the median $|\cos|$ over pairs is $\le 0.9$;
-# 3. (Theorem 4.2) with $s_{k1}=s_{k2}$, a critical point with distinct filters
-#    ($\mathbf{w}_{k2} = -\mathbf{w}_{k1}$) and its filter-swapped copy are joined by a straight
-#    path of critical points: along it, the linear network's gradient norm relative to its norm
-#    at a random point stays $\le 10^{-10}$. The same path is *not* critical for
-#    {glue:text}`theory-activation` (relative gradient norm $\ge 10^{-3}$ somewhere on it).
+# 3. (Theorem 4.2) with $s_{k1}=s_{k2}$, from a critical point with distinct filters there is a path
+#    of critical points to identical weights. With $s_{k1}=s_{k2}$ the linear energy depends on $W$
+#    only through $\mathbf{u}_k = \mathbf{w}_{k1}+\mathbf{w}_{k2}$, so its critical points are
+#    $\mathbf{u}$ in the null space of the Hessian $H$ of $\mathcal{E}(\mathbf{u})$. We take a
+#    **non-degenerate** critical point: $\mathbf{u}^*$ the eigenvector of $H$ with the smallest $|\lambda|$,
+#    filters $\mathbf{w}_{k1,2} = \mathbf{u}^*_k/2 \pm \mathbf{r}_k$ with random $\mathbf{r}_k$ (distinct), and a
+#    network output that is not identically zero (its size is glued below). Along the straight path to
+#    $\mathbf{w}_{k1} = \mathbf{w}_{k2} = \mathbf{u}^*_k/2$ the linear network's gradient norm relative to its
+#    norm at a random point stays $\le 10^{-10}$; the same path is *not* critical for
+#    {glue:text}`theory-activation` (relative gradient norm $\ge 10^{-3}$ somewhere on it). (Checked
+#    earlier only at $\mathbf{w}_{k2} = -\mathbf{w}_{k1}$, where the network output is identically zero.)
 
 # %%
 c_col_lin = run.expect(
@@ -157,7 +163,8 @@ c_col_nl = run.expect(
 c_path_lin = run.expect(
     "thm4-linear-critical-path",
     source="Tian 2023, Theorem 4 (2)",
-    statement="linear: max relative gradient norm along the path between a critical point and its swap.",
+    statement="linear: max relative gradient norm along the path from a non-degenerate critical point "
+    "(distinct filters, non-zero output) to identical weights.",
     check=at_most(1e-10),
     paper="a path of critical points",
     required=paper_setting,
@@ -203,16 +210,32 @@ print({a: (round(v.min().item(), 12), round(v.median().item(), 3)) for a, v in p
 c_col_lin.measure(float(pair_cos["linear"].min()))
 c_col_nl.measure(round(float(pair_cos[P.activation].median()), 3))
 
-# Theorem 4 (2): s equal within each RF, W* with w_k2 = -w_k1 (so Σ_m s_km w_km = 0: b_k = 0).
+# Theorem 4 (2): s equal within each RF; the linear energy depends on u_k = w_k1 + w_k2 only.
 s_sym = torch.repeat_interleave(torch.rand(Kt, generator=gen) + 0.5, 2)
 s_sym = s_sym / s_sym.norm()
-mu = torch.randn(Kt, dt, generator=gen)
-W_star = torch.stack([mu, -mu], 1)
-W_swap = W_star.flip(1)
+
+
+def energy_u(u_flat):
+    """Linear energy as a function of u (W_k1 = W_k2 = u_k/2)."""
+    u = u_flat.reshape(Kt, dt)
+    return energy_two_layer(torch.stack([u / 2, u / 2], 1), s_sym[None, :].to(u), x_tok, "linear")
+
+
+H = torch.autograd.functional.hessian(energy_u, torch.zeros(Kt * dt, dtype=x_tok.dtype))
+lam_H, vec_H = torch.linalg.eigh(H)
+i0 = int(lam_H.abs().argmin())
+u_star = vec_H[:, i0].reshape(Kt, dt) * Kt**0.5  # unit norm per RF on average
+r_dist = torch.randn(Kt, dt, generator=gen).to(x_tok.dtype) / dt**0.5
+W_star = torch.stack([u_star / 2 + r_dist, u_star / 2 - r_dist], 1)  # distinct filters
+W_same = torch.stack([u_star / 2, u_star / 2], 1)  # identical weights, the same u
+out_star = hidden_two_layer(W_star, x_tok, "linear") @ s_sym.to(x_tok.dtype)
+run.glue("thm4-null-eigenvalue", float(lam_H[i0].abs() / lam_H.abs().max()))
+run.glue("thm4-output-rms", float(out_star.pow(2).mean().sqrt()))
+run.glue("thm4-filter-distance", float((W_star[:, 0] - W_star[:, 1]).norm(dim=-1).min()))
 cs = torch.linspace(0, 1, 21)
 ref = {a: grads_at(torch.randn(Kt, 2, dt, generator=gen), a, s_sym).norm() for a in ("linear", P.activation)}
 path = {
-    a: torch.stack([grads_at(c * W_star + (1 - c) * W_swap, a, s_sym).norm() / ref[a] for c in cs])
+    a: torch.stack([grads_at(c * W_star + (1 - c) * W_same, a, s_sym).norm() / ref[a] for c in cs])
     for a in ("linear", P.activation)
 }
 c_path_lin.measure(float(path["linear"].max()))
@@ -227,11 +250,19 @@ ax1.set_title("Theorem 4 (1): gradient colinearity")
 ax1.legend()
 for a, v in path.items():
     ax2.semilogy(cs.numpy(), v.clamp(min=1e-18).numpy(), marker="o", ms=3, label=a)
-ax2.set_xlabel(r"$c$ on the path $cW^* + (1-c)W'^*$")
+ax2.set_xlabel(r"$c$ on the path $cW^* + (1-c)W_{\mathrm{same}}$")
 ax2.set_ylabel(r"$\|\nabla_W \mathcal{E}\|$ / norm at a random $W$")
-ax2.set_title("Theorem 4 (2): path between swapped critical points")
+ax2.set_title("Theorem 4 (2): path to identical weights")
 ax2.legend()
 plt.show()
+
+# %% [markdown]
+# The critical point of Theorem 4 (2): the smallest $|\lambda|$ of the Hessian of the linear energy in
+# $\mathbf{u}$ is {glue:text}`thm4-null-eigenvalue:.1e` of the largest (a null direction: with these token
+# embeddings, a direction in which every RF's input has no contrastive variance); the two filters of
+# each RF are at least {glue:text}`thm4-filter-distance:.2f` apart, and the network output at the critical point
+# has RMS {glue:text}`thm4-output-rms:.3f` — not zero, although its contrastive covariance with every
+# $\mathbf{x}_k$ vanishes.
 
 # %% [markdown]
 # ## Theorem 5: global modulation for a binary latent variable (C = 2, M = 1)
@@ -252,6 +283,7 @@ plt.show()
 run.glue("theory-n-samples", P.n_samples)
 c_bns = run.expect(
     "thm5-bns-eigenvector",
+    kind="check",
     source="Tian 2023, Eq. 139 (Bunch et al. 1978)",
     statement="|cos| between the BNS vector s and the top eigenvector of V[f_1].",
     check=at_least(0.999),
@@ -268,6 +300,7 @@ c_thm5 = run.expect(
 )
 c_delta = run.expect(
     "thm5-delta-nonnegative",
+    kind="check",
     source="Tian 2023, Theorem 5 / Eq. 143",
     statement="all modulation coefficients δ_k ≥ 0.",
     check=is_true(),
@@ -396,12 +429,14 @@ c_fast = run.expect(
     check=at_least(0.1),
     paper="BN removes the slowdown",
     required=paper_setting,
-    not_reproduced=(
+    not_reproduced=NotReproduced(
         "Our tolerance assumed BN would leave the RFs at comparable speeds; it leaves them at the "
         "speeds they have at unit scale (claim cor3-bn-scale-free), and those differ by the RFs' "
         "discriminability b_k/sqrt(d_k) through s_k² (Eq. 139), independently of the scales: the "
         "unit-scale ratio without BN is glued below as cor3-baseline-ratio. What BN removes is the "
-        "factor of the scales (ratio without BN, claim cor3-no-bn-slow)."
+        "factor of the scales (ratio without BN, claim cor3-no-bn-slow).",
+        profiles=("ci",),
+        evidence="glued cor3-baseline-ratio (the unit-scale ratio without BN) and claim cor3-bn-scale-free",
     ),
 )
 c_free = run.expect(
@@ -411,11 +446,13 @@ c_free = run.expect(
     check=at_most(0.05),
     paper="d_k^bn independent of the input magnitude",
     required=paper_setting,
-    not_reproduced=(
+    not_reproduced=NotReproduced(
         "BatchNorm's ε = 1e-5 (torch's default, used by the paper's code) is not negligible against "
         "the batch variance of the 0.1-scaled RF (about 6e-4): σ_k² + ε breaks the exact scale "
         "invariance of Corollary 3, which assumes ε = 0. With ε = 1e-12 the same difference is "
-        "glued below as cor3-scale-free-eps0 (round-off level)."
+        "glued below as cor3-scale-free-eps0 (round-off level).",
+        profiles=("ci",),
+        evidence="glued cor3-scale-free-eps0 (the same difference with ε = 1e-12)",
     ),
 )
 scales = [0.1, 1.0, 3.0, 10.0]

@@ -271,3 +271,24 @@ def test_check_on_mean_rule(tmp_path):
     rec = a.measure_seeds([4, 3, 3, 2, 4])
     assert rec["status"] == "pass" and rec["seeds"]["holds_fraction"] == 0.8
     assert rec["seeds"]["rule"] == "check applied to the mean over seeds"
+
+
+def test_run_expect_passes_kind_and_matches_explanation_setting(build_dir):
+    import nlcl
+    from nlcl.harness.claims import ClaimsFailed
+
+    sizes = {"ci": {"n": 3}, "full": {"n": 30}}
+    run = nlcl.start("unitv", profile="ci", device="cpu", sizes=sizes, params={"n": None})
+    run.expect("k", source="s", statement="s", check=at_least(1), kind="check").measure(1)
+    here = NotReproduced("seen at n = 3", setting={"n": 3})
+    elsewhere = NotReproduced("seen at n = 30", setting={"n": 30})
+    run.expect("a", source="s", statement="s", check=at_least(1), not_reproduced=here).measure(0)
+    run.expect("b", source="s", statement="s", check=at_least(1), not_reproduced=elsewhere).measure(0)
+    with pytest.raises(ClaimsFailed, match=r"failed: b \(check"):
+        run.finish()
+    status = {r["id"]: (r["kind"], r["status"]) for r in run.registry.records}
+    assert status == {
+        "k": ("check", "pass"),
+        "a": ("reproduction", "not-reproduced"),
+        "b": ("reproduction", "fail"),
+    }
