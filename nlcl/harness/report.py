@@ -31,6 +31,11 @@ def _fmt_value(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _cell(text: Any) -> str:
+    """Table-safe text: a literal ``|`` (as in |x|) would split the markdown cell."""
+    return str(text).replace("|", "\\|")
+
+
 def _fmt_seeds(r: dict[str, Any]) -> str:
     s = r.get("seeds")
     if not s:
@@ -149,8 +154,8 @@ def write_report(
         )
         revised = " (tolerance revised)" if r.get("revised") else ""
         lines.append(
-            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {r['source']} | {r['statement']} | "
-            f"{_fmt_value(r['expected'])} | {r['tolerance']}{revised} | {_fmt_value(r['measured'])} | "
+            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['source'])} | {_cell(r['statement'])} | "
+            f"{_fmt_value(r['expected'])} | {_cell(r['tolerance'])}{revised} | {_fmt_value(r['measured'])} | "
             f"{_fmt_seeds(r)} | {badge} | {_verdict_cell(r, full_chapters)} |"
         )
     lines += [
@@ -165,7 +170,7 @@ def write_report(
     ]
     for r in checks:
         lines.append(
-            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {r['statement']} | {r['tolerance']} | "
+            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['statement'])} | {_cell(r['tolerance'])} | "
             f"{_fmt_value(r['measured'])} | {status_badge(r['status'], r['required'])} |"
         )
     lines += _sections(records, repro, full, order)

@@ -122,3 +122,10 @@ def test_save_full_record_fields(tmp_path):
     data = json.loads((tmp_path / "full" / "ch.json").read_text())
     assert data["profile"] == "full" and data["commit"] == "f00" and data["wall_time_s"] == 12.0
     assert paper_scale.save_full_record and paper_scale.FULL_DIR.name == "claims-full"
+
+
+def test_report_escapes_pipes_in_cells(tmp_path):
+    _, text = make_report(
+        tmp_path, [rec("a", statement="max |x − y|", kind="check"), rec("b", statement="|z|")]
+    )
+    assert "max \\|x − y\\|" in text and "| \\|z\\| |" in text
