@@ -39,7 +39,7 @@ def _cell(text: Any) -> str:
 def _fmt_seeds(r: dict[str, Any]) -> str:
     s = r.get("seeds")
     if not s:
-        return "1 seed" if r.get("kind", "reproduction") == "reproduction" else "—"
+        return "single value" if r.get("kind", "reproduction") == "reproduction" else "—"
     if s.get("mean") is None:
         return f"{s['n']} seeds, non-finite"
     text = f"{s['mean']:.4g} ± {s['std']:.2g} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
