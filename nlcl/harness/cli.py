@@ -8,6 +8,7 @@ Examples::
     nlcl book --profile ci --jobs 2
     nlcl train-grid --workers 2          # the token task's paper grid (results/tian-tokens-full-*)
     nlcl bench --quick                   # benchmark the token trainer
+    nlcl sweep tian-alpha-cl -p seed 0..4 # one chapter over a parameter grid, on Dask
 
 Exit codes: 0 success; 1 a chapter failed (an error in a cell or a failed required claim) or the
 site did not build; 2 a usage error (unknown chapter, parameter, profile, wrong type).
@@ -71,6 +72,29 @@ def _parser() -> argparse.ArgumentParser:
     grid.add_argument("--profile", default="full")
     grid.add_argument("--workers", type=int, default=1, help="processes on CPU (e.g. the number of cores)")
 
+    sweep = sub.add_parser(
+        "sweep", help="run one chapter over a grid of parameters on a Dask cluster (local or remote)"
+    )
+    sweep.add_argument("chapter", help="chapter id (see `nlcl list`) or path to a book/*.py chapter")
+    sweep.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUES"),
+        help="swept parameter (repeatable): comma-separated values 'a,b,c' or an integer range '0..9'",
+    )
+    sweep.add_argument("--profile", choices=("ci", "full"), default="ci")
+    sweep.add_argument(
+        "--scheduler", default=None, help="address of a running Dask scheduler (default: a LocalCluster)"
+    )
+    sweep.add_argument(
+        "--workers", type=int, default=None, help="LocalCluster worker processes (default: one per core)"
+    )
+    sweep.add_argument("--out", default=None, help="sweep folder (default: sweeps/<chapter>/<grid hash>)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+
     bench = sub.add_parser("bench", help="benchmark the token-task trainer at the paper's sizes")
     bench.add_argument("--quick", action="store_true", help="time 3 stacks (M = 1, 15, 100) for 3 steps")
     bench.add_argument("--device", default="cpu")
@@ -96,6 +120,32 @@ def _cmd_train_grid(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from nlcl.harness.sweep import parse_values, run_sweep
+
+    grid: dict = {}
+    for name, spec in args.parameter:
+        if name in grid:
+            raise ParameterError(f"parameter {name!r} is given twice")
+        grid[name] = parse_values(name, spec)
+    if not grid:
+        raise ParameterError(
+            "nlcl sweep needs at least one swept parameter: -p NAME v1,v2,... or -p seed 0..9"
+        )
+    res = run_sweep(
+        args.chapter,
+        grid,
+        profile=args.profile,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        out=args.out,
+        progress=not args.quiet,
+    )
+    if not res.summary.empty:
+        print(res.summary.to_string(index=False))
+    return 1 if res.failed else 0
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -164,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_train_grid(args)
         if args.command == "bench":
             return _cmd_bench(args)
+        if args.command == "sweep":
+            return _cmd_sweep(args)
         from nlcl.harness.site import build_book
 
         return build_book(profile=args.profile, jobs=args.jobs, only=args.only, site=not args.no_site)

@@ -1,0 +1,144 @@
+"""Tests for nlcl.harness.sweep and ``nlcl sweep``: grids, keys, a LocalCluster sweep with a failing
+point and a resumed sweep, and a sweep against a separately started scheduler and worker."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nlcl.core.validate import ParameterError
+from nlcl.harness.cli import main
+from nlcl.harness.sweep import expand_grid, parse_values, point_key, run_sweep, summarize_sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
+
+
+def test_parse_values():
+    assert parse_values("seed", "0..3") == [0, 1, 2, 3]
+    assert parse_values("lr", "0.1, 1e-2") == [0.1, 0.01]
+    assert parse_values("act", "relu,linear") == ["relu", "linear"]
+    assert parse_values("flag", "True,False") == [True, False]
+    for bad in ("", "3..1", "a..b", "1,,2"):
+        with pytest.raises(ParameterError):
+            parse_values("x", bad)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from("abc"), st.lists(st.integers(), min_size=1, max_size=3, unique=True), min_size=1
+    )
+)
+def test_expand_grid_is_the_cartesian_product(grid):
+    points = expand_grid(grid)
+    n = 1
+    for v in grid.values():
+        n *= len(v)
+    assert len(points) == n and len({tuple(sorted(p.items())) for p in points}) == n
+
+
+def test_expand_grid_rejects_empty_and_repeated_values():
+    with pytest.raises(ParameterError, match="no values"):
+        expand_grid({"a": []})
+    with pytest.raises(ParameterError, match="repeats"):
+        expand_grid({"a": [1, 1]})
+
+
+def test_point_key_is_stable_and_sensitive():
+    k = point_key("h", "ci", {"a": 1, "b": 2})
+    assert k == point_key("h", "ci", {"b": 2, "a": 1})
+    assert k != point_key("h2", "ci", {"a": 1, "b": 2}) != point_key("h", "full", {"a": 1, "b": 2})
+
+
+def test_summarize_sweep():
+    table = pd.DataFrame(
+        {
+            "seed": [0, 1, 2],
+            "claim": ["c", "c", "c"],
+            "measured": [1.0, 2.0, 3.0],
+            "status": ["pass", "pass", "fail"],
+        }
+    )
+    s = summarize_sweep(table).iloc[0]
+    assert s.points == 3 and s.holds_fraction == pytest.approx(2 / 3) and s["mean"] == 2.0 and s["std"] == 1.0
+
+
+def test_sweep_rejects_bad_values_before_starting_workers(tmp_path):
+    with pytest.raises(ParameterError, match="scale"):
+        run_sweep(TINY, {"scale": ["x"]}, out=tmp_path, root=ROOT, echo=lambda s: None)
+    assert main(["sweep", str(TINY)]) == 2
+
+
+@pytest.mark.slow
+def test_local_cluster_sweep_with_a_failing_point_and_resume(tmp_path):
+    grid = {"n": [2, 3], "must_fail": [False, True]}
+    res = run_sweep(TINY, grid, workers=2, out=tmp_path, root=ROOT, progress=False, echo=lambda s: None)
+    assert len(res.points) == 4 and len(res.failed) == 2 and res.skipped == 0
+    t = pd.read_csv(tmp_path / "table.csv")
+    assert set(t.status) == {"pass", "fail"} and sorted(t.n.unique()) == [2, 3]
+    s = pd.read_csv(tmp_path / "summary.csv")
+    assert s.loc[s.claim == "tiny-n", "holds_fraction"].item() == 0.5
+    assert (tmp_path / "summary.png").stat().st_size > 0
+    # Resumed: the two finished points are skipped, the two failed ones run again.
+    again = run_sweep(TINY, grid, workers=2, out=tmp_path, root=ROOT, progress=False, echo=lambda s: None)
+    assert again.skipped == 2 and len(again.points) == 4
+
+
+@pytest.mark.slow
+def test_sweep_against_a_separately_started_scheduler(tmp_path):
+    bin_dir = Path(sys.executable).parent
+    dask = str(bin_dir / "dask")
+    file = tmp_path / "scheduler.json"
+    env = {**os.environ, "NLCL_ROOT": str(ROOT)}
+    sched = subprocess.Popen(
+        [
+            dask,
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(file),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worker = None
+    try:
+        for _ in range(200):
+            if file.is_file() and file.stat().st_size:
+                break
+            time.sleep(0.1)
+        address = json.loads(file.read_text())["address"]
+        worker = subprocess.Popen(
+            [dask, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        res = run_sweep(
+            TINY,
+            {"n": [1, 2]},
+            scheduler=address,
+            out=tmp_path / "s",
+            root=ROOT,
+            progress=False,
+            echo=lambda s: None,
+        )
+        assert len(res.points) == 2 and not res.failed
+        assert sorted(res.table["measured"]) == [1, 2]
+    finally:
+        for p in (worker, sched):
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=30)
