@@ -21,6 +21,7 @@ injected), rejects unknown injected names and checks every value against the dec
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import types
@@ -271,10 +272,15 @@ class Run:
         self._finished = True
         unmeasured = self.registry.unmeasured()
         failed = self.registry.failed_required()
-        invalid = [r for r in self.registry.records if r.get("status") == "invalid"]
+        invalid = [
+            r for r in self.registry.records if r.get("status") == "invalid" or _non_finite(r.get("measured"))
+        ]
         problems = []
         if invalid:
-            problems.append("invalid claims (non-finite measurement): " + ", ".join(r["id"] for r in invalid))
+            problems.append(
+                "invalid claims (NaN or infinite measurement): "
+                + ", ".join(f"{r['id']} (measured {r['measured']!r})" for r in invalid)
+            )
         if failed:
             problems.append(
                 "required claims failed: "
@@ -316,6 +322,17 @@ class Run:
             ]
         )
         _claims.show_markdown(text)
+
+
+def _non_finite(value: Any) -> bool:
+    """True if a measured value is, or contains, NaN or an infinity."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(v) for v in value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    return False
 
 
 def _now() -> str:
