@@ -7,7 +7,6 @@ profile, parameters, device, library versions, date and wall time.
 from __future__ import annotations
 
 import datetime as _dt
-import importlib.metadata
 import os
 import platform
 import subprocess
@@ -81,6 +80,8 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
 
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
     """Installed versions of the libraries that shape the numbers (and Python's)."""
+    import importlib.metadata  # imported here: the command line stays fast
+
     out = {"python": platform.python_version()}
     for name in names:
         try:
