@@ -54,6 +54,7 @@ USAGE_ERRORS = ("ParameterError", "ChapterNotFound")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _KERNEL_FLAG = "--IPKernelApp.log_level=ERROR"
 INJECTED_LABEL = "Show the parameter values this page ran with"
+IOPUB_TIMEOUT_S = 120
 
 
 class _KnownParameters(logging.Filter):
@@ -326,6 +327,7 @@ def run_chapter(
     t0 = time.perf_counter()
     ok, error, cell, usage = True, "", None, False
     log_file = logging.FileHandler(run_dir / "log.txt")
+    stream = logging.StreamHandler(sys.stdout)
     pm_logger = logging.getLogger("papermill")
     try:
         import papermill as pm
@@ -338,7 +340,9 @@ def run_chapter(
         except ValueError:
             injected["nlcl_run_dir"] = str(run_dir)
         if log_output:
+            stream.setFormatter(logging.Formatter("%(message)s"))
             pm_logger.addHandler(log_file)
+            pm_logger.addHandler(stream)
             pm_logger.setLevel(logging.INFO)
         try:
             pm.execute_notebook(
@@ -349,6 +353,9 @@ def run_chapter(
                 cwd=str(root),
                 progress_bar=progress_bar,
                 log_output=log_output,
+                # papermill fails a cell whose output arrives more than 4 s after it finished;
+                # on a loaded machine that happens to healthy cells
+                iopub_timeout=IOPUB_TIMEOUT_S,
             )
         except pm.PapermillExecutionError as exc:
             if exc.ename == "KeyboardInterrupt":
@@ -367,6 +374,7 @@ def run_chapter(
         raise Interrupted(f"{path.stem}: interrupted; partial run folder {run_dir}") from None
     finally:
         pm_logger.removeHandler(log_file)
+        pm_logger.removeHandler(stream)
         log_file.close()
     seconds = time.perf_counter() - t0
     if out.is_file():
