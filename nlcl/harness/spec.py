@@ -298,7 +298,11 @@ def _check_scalar(
     where: str, value: Any, type_: str, choices, range_, resolved: Mapping[str, Any], allowed: str
 ) -> Any:
     def fail() -> None:
-        raise ParameterError(f"{where}={_fmt(value)} is not allowed; expected {allowed}")
+        named = [b for b in (range_ or []) if isinstance(b, str)]
+        values = ", ".join(f"{b} = {resolved.get(b)!r}" for b in named)
+        raise ParameterError(
+            f"{where}={_fmt(value)} is not allowed; expected {allowed}" + (f" ({values})" if named else "")
+        )
 
     if type_ == "int":
         if isinstance(value, bool) or not isinstance(value, int):
