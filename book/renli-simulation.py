@@ -65,23 +65,54 @@ profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (the reconstruction'
 seed: int = 0  # base random seed; run k of a configuration uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
 kappa: float = 4.0  # condition number κ of the signal in the main experiment (results 1 and 2)
-kappas: list = None  # κ values of the sweep (result 3); None takes [2, kappa, 8]
+kappas: list | None = None  # κ values of the sweep (result 3); None takes [2, kappa, 8]
 lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
-lams: list = None  # λ values of the sweep (result 3); None takes [0.25, 0.5, lam, 2]
+lams: list | None = None  # λ values of the sweep (result 3); None takes [0.25, 0.5, lam, 2]
 beta1: float = 0.05  # inverse temperature β of stage 1
 beta2: float = 2.0  # inverse temperature β of stage 2
-beta1s: list = None  # stage-1 β values compared in result 2; None takes [0.01, beta1, 0.2]
+beta1s: list | None = None  # stage-1 β values compared in result 2; None takes [0.01, beta1, 0.2]
 lr: float = 2.0  # SGD learning rate
 d: int = 64  # input dimension d
 r: int = 8  # latent signal dimension r
 r_xi: int = 8  # latent noise dimension r_ξ
 nu: float = 0.3  # noise scale ν
-width: int = None  # width m of the linear learners; None takes the profile's size
-batch_size: int = None  # pairs per SGD step; None takes the profile's size
-steps_stage1: int = None  # steps of stage 1 (at beta1); None takes the profile's size
-steps_stage2: int = None  # steps of stage 2 (at beta2); None takes the profile's size
-n_seeds: int = None  # seeds per configuration; None takes the profile's size
-log_every: int = None  # steps between metric evaluations; None takes the profile's size
+width: int | None = None  # width m of the linear learners; None takes the profile's size
+batch_size: int | None = None  # pairs per SGD step; None takes the profile's size
+steps_stage1: int | None = None  # steps of stage 1 (at beta1); None takes the profile's size
+steps_stage2: int | None = None  # steps of stage 2 (at beta2); None takes the profile's size
+n_seeds: int | None = None  # seeds per configuration; None takes the profile's size
+log_every: int | None = None  # steps between metric evaluations; None takes the profile's size
+eval_size: int | None = None  # held-out pairs for the metrics; None takes the profile's size
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "renli-simulation",
+    globals(),
+    spec={
+        "kappa": {"range": [1.0, 1000.0], "paper": 4.0},
+        "kappas": {"length": [1, 20], "items": {"type": "float", "range": [1.0, 1000.0]}},
+        "lam": {"range": [1e-6, 1000.0], "paper": 1.0},
+        "lams": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1000.0]}},
+        "beta1": {"range": [1e-6, 1000.0], "paper": 0.05},
+        "beta2": {"range": [1e-6, 1000.0], "paper": 2.0},
+        "beta1s": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1000.0]}},
+        "lr": {"range": [1e-6, 1e6], "paper": 2.0},
+        "d": {"range": [2, 4096], "paper": 64},
+        "r": {"range": [1, "d"], "paper": 8},
+        "r_xi": {"range": [1, "d"], "paper": 8},
+        "nu": {"range": [0.0, 100.0], "paper": 0.3},
+        "width": {"range": [1, 8192], "ci": 128, "full": 512},
+        "batch_size": {"range": [2, 65_536], "ci": 128, "full": 512},
+        "steps_stage1": {"range": [1, 1_000_000], "ci": 300, "full": 1500},
+        "steps_stage2": {"range": [1, 1_000_000], "ci": 500, "full": 1500},
+        "n_seeds": {"range": [1, 100], "ci": 2, "full": 3},
+        "log_every": {"range": [1, 1_000_000], "ci": 20, "full": 50},
+        "eval_size": {"range": [2, 65_536], "ci": 256, "full": 512},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
@@ -90,83 +121,17 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-import nlcl
-from nlcl.core import validate
 from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, greater_than, is_true, less_than
 from nlcl.renli.metrics import relative_deviation
 from nlcl.renli.simulation import train_configs
 
-run = nlcl.start(
-    "renli-simulation",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(
-            width=128,
-            batch_size=128,
-            steps_stage1=300,
-            steps_stage2=500,
-            n_seeds=2,
-            log_every=20,
-            eval_size=256,
-        ),
-        "full": dict(
-            width=512,
-            batch_size=512,
-            steps_stage1=1500,
-            steps_stage2=1500,
-            n_seeds=3,
-            log_every=50,
-            eval_size=512,
-        ),
-    },
-    params=dict(
-        kappa=kappa,
-        kappas=kappas,
-        lam=lam,
-        lams=lams,
-        beta1=beta1,
-        beta2=beta2,
-        beta1s=beta1s,
-        lr=lr,
-        d=d,
-        r=r,
-        r_xi=r_xi,
-        nu=nu,
-        width=width,
-        batch_size=batch_size,
-        steps_stage1=steps_stage1,
-        steps_stage2=steps_stage2,
-        n_seeds=n_seeds,
-        log_every=log_every,
-    ),
-)
-P = run.params
-validate.positive_float("kappa", P.kappa)
-validate.positive_float("lam", P.lam)
-for name in ("width", "batch_size", "steps_stage1", "steps_stage2", "n_seeds", "log_every", "d", "r", "r_xi"):
-    validate.positive_int(name, P[name])
 KAPPAS = sorted({2.0, float(P.kappa), 8.0} if P.kappas is None else {float(k) for k in P.kappas})
 LAMS = sorted({0.25, 0.5, float(P.lam), 2.0} if P.lams is None else {float(v) for v in P.lams})
 BETA1S = sorted({0.01, float(P.beta1), 0.2} if P.beta1s is None else {float(b) for b in P.beta1s})
-for name, values in (("kappas", KAPPAS), ("lams", LAMS), ("beta1s", BETA1S)):
-    for v in values:
-        validate.positive_float(name, v)
 SEEDS = [seed + k for k in range(P.n_seeds)]
 # The claims are required in the reconstruction's setting (the prototype of ren-li-setup.md);
 # with other parameters they are measured and reported but not required.
-paper_setting = (P.d, P.r, P.r_xi, P.nu, P.lr, P.lam, P.beta1, P.beta2, P.kappa) == (
-    64,
-    8,
-    8,
-    0.3,
-    2.0,
-    1.0,
-    0.05,
-    2.0,
-    4.0,
-)
+paper_setting = run.paper_setting
 print(f"κ sweep {KAPPAS}, λ sweep {LAMS}, stage-1 β {BETA1S}, seeds {SEEDS}; paper setting: {paper_setting}")
 
 # %% [markdown]

@@ -38,13 +38,38 @@ device: str = "auto"  # "auto", "cpu" or "cuda" (this chapter computes on the CP
 tau: float = 0.5  # temperature τ of InfoNCE and of the Gaussian α
 eps: float = 0.5  # ε of InfoNCE (Eq. 1); 0 gives the usual InfoNCE
 alpha: str = "gaussian"  # α family of Lemma 2 and Lemma 3: one of nlcl.tian.contrastive.ALPHA_FAMILIES
-activations: list = (
+activations: list | None = (
     None  # activations compared in Lemma 3; None takes all of nlcl.core.activations.ACTIVATIONS
 )
-n_trials: int = None  # random networks/batches for the InfoNCE gradient identity
-batch_n: int = None  # samples N per batch for the InfoNCE identity and Lemma 3
-n_max: int = None  # largest batch size N of the Lemma 2 convergence study
-n_repeats: int = None  # independent batches per N in the Lemma 2 study
+n_trials: int | None = None  # random networks/batches for the InfoNCE gradient identity
+batch_n: int | None = None  # samples N per batch for the InfoNCE identity and Lemma 3
+n_max: int | None = None  # largest batch size N of the Lemma 2 convergence study
+n_repeats: int | None = None  # independent batches per N in the Lemma 2 study
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-alpha-cl",
+    globals(),
+    spec={
+        "tau": {"range": [0.01, 100.0]},
+        "eps": {"range": [0.0, 100.0]},
+        "alpha": {"choices": ["uniform", "gaussian", "infonce"]},
+        "activations": {
+            "length": [1, 7],
+            "items": {
+                "type": "str",
+                "choices": ["linear", "relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"],
+            },
+        },
+        "n_trials": {"range": [1, 100_000], "ci": 32, "full": 256},
+        "batch_n": {"range": [2, 4096], "ci": 16, "full": 64},
+        "n_max": {"range": [64, 1_000_000], "ci": 1024, "full": 4096},
+        "n_repeats": {"range": [1, 100_000], "ci": 16, "full": 64},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
@@ -52,12 +77,9 @@ import numpy as np
 import torch
 from scipy import stats
 
-import nlcl
-from nlcl.core import validate
 from nlcl.core.activations import ACTIVATIONS, get_activation
 from nlcl.harness.claims import NotReproduced, Revision, approx, at_most, greater_than
 from nlcl.tian.contrastive import (
-    ALPHA_FAMILIES,
     contrastive_covariance,
     energy,
     gaussian_alpha,
@@ -71,39 +93,7 @@ from nlcl.tian.contrastive import (
 from nlcl.tian.landscape import one_layer_velocity, riemannian_gradient
 from nlcl.tian.losses import alpha_cl_loss, info_nce
 
-run = nlcl.start(
-    "tian-alpha-cl",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(n_trials=32, batch_n=16, n_max=1024, n_repeats=16),
-        "full": dict(n_trials=256, batch_n=64, n_max=4096, n_repeats=64),
-    },
-    params=dict(
-        tau=tau,
-        eps=eps,
-        alpha=alpha,
-        activations=activations,
-        n_trials=n_trials,
-        batch_n=batch_n,
-        n_max=n_max,
-        n_repeats=n_repeats,
-    ),
-)
-P = run.params
-validate.positive_float("tau", P.tau)
-validate.nonneg_float("eps", P.eps)
-validate.choice("alpha", P.alpha, ALPHA_FAMILIES)
-for name in ("n_trials", "n_repeats"):
-    validate.positive_int(name, P[name])
-if validate.positive_int("batch_n", P.batch_n) < 2:
-    raise validate.ParameterError(f"batch_n={P.batch_n} must be >= 2 (InfoNCE needs negatives)")
-if validate.positive_int("n_max", P.n_max) < 64:
-    raise validate.ParameterError(f"n_max={P.n_max} must be >= 64 (the convergence fit needs several N)")
 acts = list(ACTIVATIONS) if P.activations is None else list(P.activations)
-for a in acts:
-    validate.choice("activations", a, ACTIVATIONS)
 rng = np.random.default_rng(run.seed)
 
 # %% [markdown]

@@ -67,17 +67,31 @@ profile: str = "ci"  # "ci" (CPU, seconds) or "full" (finer grid)
 seed: int = 0  # random seed (this chapter is deterministic; kept for uniformity)
 device: str = "auto"  # "auto", "cpu" or "cuda" (the computation is tiny and runs on numpy)
 activation: str = "relu"  # nonlinearity compared with linear; one of nlcl.core.activations.ACTIVATIONS
-angles: list = None  # data angles in radians; None takes the paper's nine points
-n_grid: int = None  # number of θ grid points on [-π, π); None takes the profile's size
+angles: list | None = None  # data angles in radians; None takes the paper's nine points
+n_grid: int | None = None  # number of θ grid points on [-π, π); None takes the profile's size
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-fig8-landscape",
+    globals(),
+    spec={
+        "activation": {
+            "choices": ["linear", "relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"],
+            "paper": "relu",
+        },
+        "angles": {"length": [2, 1000], "items": {"type": "float", "range": [-10.0, 10.0]}, "paper": None},
+        "n_grid": {"range": [16, 10_000_000], "ci": 3600, "full": 36000},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.signal import peak_prominences
 
-import nlcl
-from nlcl.core import validate
-from nlcl.core.activations import ACTIVATIONS
 from nlcl.harness.claims import at_least, at_most, exactly
 from nlcl.tian.landscape import energy_on_circle, periodic_local_maxima
 from nlcl.tian.latent_data import points_on_circle
@@ -94,22 +108,8 @@ PAPER_ANGLES = [
     4 * np.pi / 5,
 ]
 
-run = nlcl.start(
-    "tian-fig8-landscape",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={"ci": dict(n_grid=3600), "full": dict(n_grid=36000)},
-    params=dict(activation=activation, angles=angles, n_grid=n_grid),
-)
-P = run.params
-validate.choice("activation", P.activation, ACTIVATIONS)
-validate.positive_int("n_grid", P.n_grid)
 data_angles = np.asarray(PAPER_ANGLES if P.angles is None else P.angles, dtype=float)
-validate.shape("angles", data_angles, (None,))
-paper_setting = (
-    P.activation == "relu" and np.allclose(data_angles, PAPER_ANGLES) if len(data_angles) == 9 else False
-)
+paper_setting = run.paper_setting
 
 # %% [markdown]
 # The claims, declared before anything is measured:

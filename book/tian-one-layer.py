@@ -42,24 +42,48 @@ n_patterns: int = 5  # number M of latent patterns u_m
 dim: int = 8  # input dimension d, at least n_patterns
 tau: float = 0.5  # temperature of the Gaussian α (Lemma 1, Corollary 2)
 alpha: str = "uniform"  # α family for training filters in Sec. 8: "uniform" or "gaussian"
-eps_list: list = None  # ‖UᵀU − I‖₂ values for Theorem 3; None takes [0, 0.05, 0.1, 0.2]
-n_samples: int = None  # Monte Carlo samples for A(u_m) (Eqs. 8-9)
-n_train: int = None  # training samples for counting optima and for K filters (Sec. 6, 8)
-n_stab: int = None  # samples for the LME stability study of Theorem 1 (Sec. 6)
-n_init: int = None  # random initializations for counting optima (Sec. 6)
-k_max: int = None  # largest number of filters K (Sec. 8)
-n_seeds: int = None  # independent seeds, vectorized (Sec. 8)
-steps: int = None  # gradient-ascent steps of the dynamics
-n_grid: int = None  # θ grid for the rotation-augmentation landscape (Sec. 9)
+eps_list: list | None = None  # ‖UᵀU − I‖₂ values for Theorem 3; None takes [0, 0.05, 0.1, 0.2]
+n_samples: int | None = None  # Monte Carlo samples for A(u_m) (Eqs. 8-9)
+n_train: int | None = None  # training samples for counting optima and for K filters (Sec. 6, 8)
+n_stab: int | None = None  # samples for the LME stability study of Theorem 1 (Sec. 6)
+n_init: int | None = None  # random initializations for counting optima (Sec. 6)
+k_max: int | None = None  # largest number of filters K (Sec. 8)
+n_seeds: int | None = None  # independent seeds, vectorized (Sec. 8)
+steps: int | None = None  # gradient-ascent steps of the dynamics
+n_grid: int | None = None  # θ grid for the rotation-augmentation landscape (Sec. 9)
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-one-layer",
+    globals(),
+    spec={
+        "activation": {"choices": ["relu", "leaky_relu", "quadratic", "monomial"], "paper": "relu"},
+        "q": {"range": [0.001, 0.999], "paper": 0.2},
+        "n_patterns": {"range": [1, 1000]},
+        "dim": {"range": ["n_patterns", 10_000]},
+        "tau": {"range": [0.01, 100.0]},
+        "alpha": {"choices": ["uniform", "gaussian"]},
+        "eps_list": {"length": [1, 20], "items": {"type": "float", "range": [0.0, 0.999]}},
+        "n_samples": {"range": [100, 100_000_000], "ci": 40000, "full": 400000},
+        "n_train": {"range": [10, 1_000_000], "ci": 300, "full": 400},
+        "n_stab": {"range": [10, 10_000_000], "ci": 2000, "full": 8000},
+        "n_init": {"range": [1, 100_000], "ci": 32, "full": 96},
+        "k_max": {"range": [1, 100_000], "ci": 32, "full": 64},
+        "n_seeds": {"range": [1, 1000], "ci": 4, "full": 10},
+        "steps": {"range": [1, 1_000_000], "ci": 200, "full": 400},
+        "n_grid": {"range": [16, 10_000_000], "ci": 1440, "full": 7200},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy import optimize
 
-import nlcl
-from nlcl.core import validate
-from nlcl.core.activations import ACTIVATIONS, get_activation
+from nlcl.core.activations import get_activation
 from nlcl.harness.claims import (
     NotReproduced,
     at_least,
@@ -94,67 +118,11 @@ from nlcl.tian.latent_data import (
     rotate_2d,
 )
 
-run = nlcl.start(
-    "tian-one-layer",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(
-            n_samples=40000, n_train=300, n_stab=2000, n_init=32, k_max=32, n_seeds=4, steps=200, n_grid=1440
-        ),
-        "full": dict(
-            n_samples=400000,
-            n_train=400,
-            n_stab=8000,
-            n_init=96,
-            k_max=64,
-            n_seeds=10,
-            steps=400,
-            n_grid=7200,
-        ),
-    },
-    params=dict(
-        activation=activation,
-        q=q,
-        n_patterns=n_patterns,
-        dim=dim,
-        tau=tau,
-        alpha=alpha,
-        eps_list=eps_list,
-        n_samples=n_samples,
-        n_train=n_train,
-        n_stab=n_stab,
-        n_init=n_init,
-        k_max=k_max,
-        n_seeds=n_seeds,
-        steps=steps,
-        n_grid=n_grid,
-    ),
-)
-P = run.params
-validate.choice("activation", P.activation, ACTIVATIONS)
-if not get_activation(P.activation).homogeneous or P.activation == "linear":
-    raise validate.ParameterError(
-        f"activation={P.activation!r} must be a nonlinear homogeneous activation "
-        "(relu, leaky_relu, quadratic, monomial): the chapter contrasts it with linear"
-    )
-validate.probability("q", P.q, open_interval=True)
-validate.positive_int("n_patterns", P.n_patterns)
-if validate.positive_int("dim", P.dim) < P.n_patterns:
-    raise validate.ParameterError(f"dim={P.dim} must be >= n_patterns={P.n_patterns}")
-validate.positive_float("tau", P.tau)
-validate.choice("alpha", P.alpha, ("uniform", "gaussian"))
-for name in ("n_samples", "n_train", "n_stab", "n_init", "k_max", "n_seeds", "steps", "n_grid"):
-    validate.positive_int(name, P[name])
 eps_values = [0.0, 0.05, 0.1, 0.2] if P.eps_list is None else [float(e) for e in P.eps_list]
-for e in eps_values:
-    if not 0 <= e < 1:
-        raise validate.ParameterError(f"eps_list contains {e}; each ε must lie in [0, 1)")
 rng = np.random.default_rng(run.seed)
 M, d, act = P.n_patterns, P.dim, P.activation
 Q_STAR = (3 - np.sqrt(5)) / 2
-paper_relu = act == "relu"  # Sec. 3.1 computes Eqs. 8-9 for ReLU
+paper_relu = run.at_paper("activation")  # Sec. 3.1 computes Eqs. 8-9 for ReLU
 
 # %% [markdown]
 # ## 5. Eqs. 8–9: $A(\mathbf{u}_m)$ in closed form, and the LME threshold
@@ -547,7 +515,7 @@ c_pi_close.measure(float(max(closeness)) if closeness else float("nan"))
 # are LMEs here: $s_m^2(1-q)^2 > q$); (c) more than with $K = 1$. Required with ReLU at $q = 0.2$.
 
 # %%
-paper8 = paper_relu and abs(P.q - 0.2) < 1e-12
+paper8 = run.at_paper("activation", "q")
 c_lin = run.expect(
     "nodes-linear-one-pattern",
     source="Tian 2023, Sec. 3 (linear case), Fig. 1 (b)",

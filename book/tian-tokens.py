@@ -64,27 +64,58 @@ seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
 lr: float = 2e-3  # SGD learning rate (paper: 2e-3)
 tau: float = 0.1  # InfoNCE / quadratic temperature (released code: 0.1)
-steps: int = None  # minibatches per run; None takes the profile's size (paper: 5000)
-n_seeds: int = None  # seeds per grid cell; None takes the profile's size (paper: 3)
-betas: list = None  # over-parameterizations β; None takes the profile's list
-Ps: list = None  # candidates per RF P; None takes the profile's list
-zetas: list = None  # non-uniformities ζ of Fig. 11; None takes the profile's list
-fig5_steps: int = None  # minibatches for the Fig. 5 weights; None takes the profile's size
+steps: int | None = None  # minibatches per run; None takes the profile's size (paper: 5000)
+n_seeds: int | None = None  # seeds per grid cell; None takes the profile's size (paper: 3)
+betas: list | None = None  # over-parameterizations β; None takes the profile's list
+Ps: list | None = None  # candidates per RF P; None takes the profile's list
+zetas: list | None = None  # non-uniformities ζ of Fig. 11; None takes the profile's list
+fig5_steps: int | None = None  # minibatches for the Fig. 5 weights; None takes the profile's size
 workers: int = 1  # CPU processes for the live grid (e.g. the number of cores for the full profile)
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-tokens",
+    globals(),
+    spec={
+        "lr": {"range": [1e-6, 10.0], "paper": 2e-3},
+        "tau": {"range": [0.01, 100.0], "paper": 0.1},
+        "steps": {"range": [1, 1_000_000], "ci": 2000, "full": 5000},
+        "n_seeds": {"range": [1, 100], "ci": 1, "full": 3},
+        "betas": {
+            "length": [1, 20],
+            "items": {"type": "int", "range": [1, 1000]},
+            "ci": [1, 5],
+            "full": [1, 2, 5, 10],
+        },
+        "Ps": {
+            "length": [1, 20],
+            "items": {"type": "int", "range": [1, 100]},
+            "ci": [1, 3],
+            "full": [1, 3, 5, 10],
+        },
+        "zetas": {
+            "length": [1, 20],
+            "items": {"type": "float", "range": [0.01, 1000.0]},
+            "ci": [10.0],
+            "full": [2.0, 5.0, 10.0],
+        },
+        "fig5_steps": {"range": [1, 1_000_000], "ci": 5000, "full": 5000},
+        "workers": {"range": [1, 256]},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-import nlcl
-from nlcl.core import validate
 from nlcl.harness import results
 from nlcl.harness.claims import at_least, at_most, exactly, greater_than
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
 from nlcl.tian.token_grid import (
-    PAPER_BETAS,
-    PAPER_PS,
     TokenRun,
     grid_parameters,
     paper_grid,
@@ -94,46 +125,6 @@ from nlcl.tian.token_grid import (
 from nlcl.tian.token_metrics import grid_predicates, paper_table1, plot_beta_curves, plot_filters, summarize
 from nlcl.tian.tokens import make_token_worlds
 
-run = nlcl.start(
-    "tian-tokens",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={
-        "ci": dict(steps=2000, n_seeds=1, betas=[1, 5], Ps=[1, 3], zetas=[10.0], fig5_steps=5000),
-        "full": dict(
-            steps=5000,
-            n_seeds=3,
-            betas=list(PAPER_BETAS),
-            Ps=list(PAPER_PS),
-            zetas=[2.0, 5.0, 10.0],
-            fig5_steps=5000,
-        ),
-    },
-    params=dict(
-        lr=lr,
-        tau=tau,
-        steps=steps,
-        n_seeds=n_seeds,
-        betas=betas,
-        Ps=Ps,
-        zetas=zetas,
-        fig5_steps=fig5_steps,
-        workers=workers,
-    ),
-)
-P = run.params
-validate.positive_float("lr", P.lr)
-validate.positive_float("tau", P.tau)
-validate.positive_int("steps", P.steps)
-validate.positive_int("n_seeds", P.n_seeds)
-validate.positive_int("fig5_steps", P.fig5_steps)
-validate.positive_int("workers", P.workers)
-for name in ("betas", "Ps"):
-    for v in P[name]:
-        validate.positive_int(name, v)
-for z in P.zetas:
-    validate.positive_float("zetas", z)
 seeds = [seed + i for i in range(P.n_seeds)]
 FIGURES = ("fig9", "fig10", "fig11", "table1")
 
@@ -188,7 +179,7 @@ artifacts = (
     else {fig: None for fig in FIGURES}
 )
 sens_artifacts = {fig: load_artifact("tian-tokens-full-lr0.01", fig, SENSITIVITY_LR) for fig in FIGURES}
-paper_setting_params = P.lr == 2e-3 and P.tau == 0.1
+paper_setting_params = run.paper_setting
 
 
 def is_complete(table, fig, lr):
@@ -670,16 +661,13 @@ display(side_by_side)
 # three stacks, `--quick`) — then this build's live run and the timing notes of the artifacts.
 
 # %%
-import json
 
-from nlcl.harness import provenance
 
 bench_glue = dict(device="n/a", projected="n/a", dense="n/a", engine="n/a", peak="n/a", workers="n/a")
-for path in sorted(provenance.repo_root().glob("results/tian-tokens-bench-*.json")):
-    bench = json.loads(path.read_text())
-    print(path.name)
+for name, bench in results.records("tian-tokens-bench-").items():
+    print(name)
     display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.tian.bench"))
-    if path.name == "tian-tokens-bench-cpu.json":
+    if name == "tian-tokens-bench-cpu":
         bench_glue = dict(
             device=bench["device"],
             projected=f"{bench['projected_full_grid_min_wall']:.1f}",

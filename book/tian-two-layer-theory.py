@@ -31,20 +31,32 @@ profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples)
 seed: int = 0  # random seed of data and weights
 device: str = "cpu"  # the computations are small float64 linear algebra on the CPU
 activation: str = "relu"  # nonlinearity compared with linear; a homogeneous activation
-n_samples: int = (
+n_samples: int | None = (
     None  # samples of the binary-latent model (Theorem 5, Corollary 3), None takes the profile's size
 )
-n_init: int = (
+n_init: int | None = (
     None  # random initializations per modulation strength (Theorem 6), None takes the profile's size
 )
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "tian-two-layer-theory",
+    globals(),
+    spec={
+        "activation": {"choices": ["relu", "leaky_relu", "quadratic", "monomial"], "paper": "relu"},
+        "n_samples": {"range": [1000, 100_000_000], "ci": 100_000, "full": 1_000_000},
+        "n_init": {"range": [10, 10_000_000], "ci": 1000, "full": 10_000},
+    },
+)
+P = run.params
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-import nlcl
-from nlcl.core import validate
 from nlcl.core.activations import get_activation
 from nlcl.harness.claims import NotReproduced, at_least, at_most, is_true
 from nlcl.tian.contrastive import infonce_alpha, split_views
@@ -59,23 +71,8 @@ from nlcl.tian.two_layer_theory import (
     theorem5_prediction,
 )
 
-run = nlcl.start(
-    "tian-two-layer-theory",
-    profile=profile,
-    seed=seed,
-    device=device,
-    sizes={"ci": dict(n_samples=100_000, n_init=1000), "full": dict(n_samples=1_000_000, n_init=10_000)},
-    params=dict(activation=activation, n_samples=n_samples, n_init=n_init),
-)
-P = run.params
 act = get_activation(P.activation)
-if not act.homogeneous or P.activation == "linear":
-    raise validate.ParameterError(
-        f"activation={P.activation!r} is not allowed; choose a nonlinear homogeneous one: relu, leaky_relu, quadratic"
-    )
-validate.positive_int("n_samples", P.n_samples)
-validate.positive_int("n_init", P.n_init)
-paper_setting = P.activation == "relu"
+paper_setting = run.paper_setting
 gen = torch.Generator().manual_seed(seed)
 torch.set_default_dtype(torch.float64)
 

@@ -96,16 +96,23 @@ def test_readme_starts_with_the_two_commands_and_ci_calls_them():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_conventions(path):
+    from nlcl.harness import spec
+
     text = path.read_text()
     nb = notebook.to_notebook(path)
-    spec = notebook.chapter_parameters(nb, path.stem)
+    declared = spec.read_chapter(path)  # the parameters cell + the spec= of nlcl.start
     for name in ("profile", "seed", "device"):
-        assert name in spec, f"{path.stem}: parameter {name!r} missing"
-    assert spec["profile"]["default"].strip("'\"") == "ci"
-    assert re.search(rf'nlcl\.start\(\s*"{re.escape(path.stem)}"', text), (
-        "nlcl.start must name the chapter id"
+        assert name in declared.parameters, f"{path.stem}: parameter {name!r} missing"
+    assert declared.parameters["profile"].default == "ci"
+    assert declared.chapter == path.stem, "nlcl.start must name the chapter id"
+    assert re.search(r"nlcl\.start\(\s*\"[^\"]+\",\s*globals\(\),\s*spec=", text), (
+        "the chapter starts with nlcl.start(CHAPTER, globals(), spec={...})"
     )
-    assert re.search(r'sizes=\{\s*"ci":', text) or re.search(r"sizes=\{'ci':", text) or "sizes=SIZES" in text
+    start_cell = [c for c in nb.cells if "nlcl.start(" in c.source]
+    params_cell = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+    assert nb.cells.index(start_cell[0]) == params_cell[0] + 1, (
+        "nlcl.start belongs in the cell after the parameters"
+    )
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code[-1].source.strip() == "run.finish()", f"{path.stem}: the last cell must be run.finish()"
     assert all(not c.get("outputs") for c in code)

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "ParameterError",
+    "NonFiniteError",
     "choice",
     "positive_int",
     "nonneg_int",
@@ -26,6 +27,11 @@ __all__ = [
 
 class ParameterError(ValueError):
     """A parameter has a value that is not allowed. The message names both and what is allowed."""
+
+
+class NonFiniteError(ValueError):
+    """A computation produced NaN or inf (e.g. training diverged); the message names the step and
+    the quantity. The chapter run fails (exit 1); it is not a usage error."""
 
 
 def _fmt(value: Any) -> str:

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from nlcl.core.validate import ParameterError, choice, nonneg_int, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    choice,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 from nlcl.esser.losses import trace_loss
 
 __all__ = [
@@ -278,7 +285,7 @@ def gradient_descent(
         bad = ~torch.isfinite(loss.detach()) & active
         if bool(bad.any()):
             i = int(torch.nonzero(bad)[0])
-            raise ParameterError(
+            raise NonFiniteError(
                 f"loss became {float(loss.detach()[i])} at step {t} for initialisation {i}; lower lr={lr} or max_norm={max_norm}"
             )
         if t % record_every == 0 or t == steps:
@@ -297,7 +304,7 @@ def gradient_descent(
             for i_p, q in enumerate(new):
                 if not bool(torch.isfinite(q).all()):
                     i = int(torch.nonzero(~torch.isfinite(q).reshape(S, -1).all(dim=1))[0])
-                    raise ParameterError(
+                    raise NonFiniteError(
                         f"parameter {i_p} became non-finite at step {t + 1} for initialisation {i}; "
                         f"lower lr={lr} or max_norm={max_norm}"
                     )

@@ -27,7 +27,14 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
-from nlcl.core.validate import ParameterError, choice, nonneg_int, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    choice,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 
 __all__ = [
     "METRICS",
@@ -160,7 +167,9 @@ def discretized_dynamics(
         q = q + lr * output_ode_rhs(q, lam, metric=metric)
         if t % record_every == 0 or t == steps:
             if not bool(torch.isfinite(q).all()):
-                raise ParameterError(f"the discretised dynamics became non-finite at step {t}; lower lr={lr}")
+                raise NonFiniteError(
+                    f"the discretised dynamics q became non-finite at step {t}; lower lr={lr}"
+                )
             rec_t.append(t)
             rec_q.append(q.clone())
     return np.asarray(rec_t), torch.stack(rec_q)

@@ -1,21 +1,32 @@
 """The life of one chapter run: parameters and profile sizes, seed and device, claims, provenance.
 
-Every chapter calls :func:`start` right after its papermill ``parameters`` cell and
-:meth:`Run.finish` in its last cell::
+Every chapter calls :func:`start` in the cell right after its papermill ``parameters`` cell (before
+any other import) and :meth:`Run.finish` in its last cell::
 
-    run = nlcl.start("tian-fig8-landscape", profile=profile, seed=seed, device=device,
-                     sizes={"ci": dict(n_grid=3601), "full": dict(n_grid=36001)},
-                     params=dict(activation=activation, n_grid=n_grid))
+    import nlcl
+
+    run = nlcl.start("tian-fig8-landscape", globals(), spec={
+        "activation": {"choices": ["relu", "linear"], "paper": "relu"},
+        "n_grid": {"range": [16, 10_000_000], "ci": 3600, "full": 36000},
+    })
     P = run.params          # P.n_grid: the explicit value, or the profile's size when None
     ...
     run.finish()            # provenance + claims table; raises if a required claim failed
+
+:func:`start` reads the parameters from ``globals()`` (the parameters cell and what papermill
+injected), rejects unknown injected names and checks every value against the declaration
+(:mod:`nlcl.harness.spec`); the run writes into its own run folder (:mod:`nlcl.harness.runs`).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
+import types
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,11 +35,13 @@ from nlcl.core import plotting
 from nlcl.core.device import describe_device, get_device, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
-from nlcl.harness import provenance
+from nlcl.harness import provenance, runs, spec
+from nlcl.harness.spec import PROFILES
 
-__all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes"]
+__all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes", "namespace_parameters"]
 
-PROFILES = ("ci", "full")
+#: Names IPython puts into a notebook's namespace (not parameters).
+_IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
 
 class Params(Mapping):
@@ -102,24 +115,98 @@ class Run:
         sizes: Mapping[str, Mapping[str, Any]],
         params: Mapping[str, Any],
         claims_dir: str | None = None,
+        run_dir: str | os.PathLike | None = None,
+        declared: Mapping[str, spec.Parameter] | None = None,
     ) -> None:
         self.t0 = time.perf_counter()
         self.chapter = chapter
         self.profile = choice("profile", profile, PROFILES)
         self.params = Params(resolve_sizes(profile, sizes, params))
+        self.declared = dict(declared or {})
         self.seed = seed
+        self.sizes = {p: dict(s) for p, s in sizes.items()}
+        root = _root()
+        self.run_dir = (
+            Path(run_dir) if run_dir is not None else runs.new_run_dir(root, chapter, self._plain_params())
+        )
+        if not self.run_dir.is_absolute():
+            self.run_dir = (root / self.run_dir).resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_id = self.run_dir.name
+        runs.update_run(
+            self.run_dir,
+            run_id=self.run_id,
+            chapter=chapter,
+            status="running",
+            profile=self.profile,
+            seed=seed,
+            parameters=self._plain_params(),
+            started=_now(),
+        )
         self.generator = seed_everything(seed)
         self.device = get_device(device)
         self.device_name = describe_device(self.device)
-        self.sizes = {p: dict(s) for p, s in sizes.items()}
         self.commit = provenance.git_commit()
-        directory = claims_dir or (provenance.build_dir() / "claims")
         self.registry = _claims.ClaimRegistry(
-            chapter, profile=self.profile, device=self.device_name, commit=self.commit, directory=directory
+            chapter,
+            profile=self.profile,
+            device=self.device_name,
+            commit=self.commit,
+            directory=claims_dir or (self.run_dir / "claims"),
         )
         self.registry.settings = dict(self.params)  # where a NotReproduced(setting=...) applies
         plotting.setup()
         self._finished = False
+
+    def _plain_params(self) -> dict[str, Any]:
+        return {k: _claims.to_plain(v) for k, v in self.params.items()}
+
+    # -- the paper's setting --------------------------------------------------------------------
+    @property
+    def paper_setting(self) -> bool:
+        """True when every parameter with a declared ``paper`` value has that value."""
+        return self.at_paper(*[n for n, p in self.declared.items() if p.has_paper])
+
+    def at_paper(self, *names: str) -> bool:
+        """True when each named parameter has its declared ``paper`` value."""
+        for name in names:
+            p = self.declared.get(name)
+            if p is None or not p.has_paper:
+                raise ParameterError(f"parameter {name!r} declares no paper value in the chapter's spec")
+            if _claims.to_plain(self.params[name]) != p.paper:
+                return False
+        return True
+
+    # -- results artifacts ----------------------------------------------------------------------
+    def artifact(
+        self,
+        name: str,
+        compute: Any = None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        columns: Sequence[str] | None = None,
+        notes: str = "",
+    ) -> Any:
+        """A committed results artifact: saved from ``compute()`` in the full profile, else loaded.
+
+        ``params`` (default: this run's parameters at the full profile's sizes) are stored with the
+        table and compared when loading; a missing or mismatched artifact gives ``None`` and prints
+        why. ``compute`` returns the table (a DataFrame); it is only called in the full profile.
+        Returns a :class:`nlcl.harness.results.Artifact` or ``None``.
+        """
+        from nlcl.harness import results
+
+        wanted = dict(params) if params is not None else {**dict(self.params), **self.sizes["full"]}
+        if self.profile == "full" and compute is not None:
+            table = compute()
+            results.save(
+                name, table, params=wanted, profile=self.profile, device=self.device_name, notes=notes
+            )
+        try:
+            return results.load(name, params=wanted, columns=list(columns) if columns else None)
+        except (FileNotFoundError, results.ArtifactMismatch) as err:
+            print(f"No matching full-profile artifact {name!r}: {err}")
+            return None
 
     # -- claims ---------------------------------------------------------------------------------
     def expect(
@@ -167,14 +254,15 @@ class Run:
         return time.perf_counter() - self.t0
 
     def provenance(self) -> dict[str, Any]:
-        """The provenance record of this run (also written to ``_build/provenance/<chapter>.json``)."""
+        """The provenance record of this run (also written to ``<run folder>/provenance.json``)."""
         return provenance.collect(
             profile=self.profile,
-            params={k: _claims.to_plain(v) for k, v in self.params.items()},
+            params=self._plain_params(),
             device=self.device_name,
             commit=self.commit,
             chapter=self.chapter,
             seed=self.seed,
+            run_id=self.run_id,
             wall_time_s=round(self.wall_time, 2),
         )
 
@@ -185,14 +273,20 @@ class Run:
         is kept as ``run.record``.
         """
         record = self.record = self.provenance()
-        out = provenance.build_dir() / "provenance"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{self.chapter}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        (self.run_dir / "provenance.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
         self._display(record)
         self._finished = True
         unmeasured = self.registry.unmeasured()
         failed = self.registry.failed_required()
+        invalid = [
+            r for r in self.registry.records if r.get("status") == "invalid" or _non_finite(r.get("measured"))
+        ]
         problems = []
+        if invalid:
+            problems.append(
+                "invalid claims (NaN or infinite measurement): "
+                + ", ".join(f"{r['id']} (measured {r['measured']!r})" for r in invalid)
+            )
         if failed:
             problems.append(
                 "required claims failed: "
@@ -200,6 +294,12 @@ class Run:
             )
         if unmeasured:
             problems.append("declared claims never measured: " + ", ".join(unmeasured))
+        runs.update_run(
+            self.run_dir,
+            status="failed" if problems else "complete",
+            finished=_now(),
+            wall_time_s=round(self.wall_time, 2),
+        )
         if problems:
             raise _claims.ClaimsFailed(f"chapter {self.chapter!r}: " + " | ".join(problems))
 
@@ -230,17 +330,105 @@ class Run:
         _claims.show_markdown(text)
 
 
+def _non_finite(value: Any) -> bool:
+    """True if a measured value is, or contains, NaN or an infinity."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(v) for v in value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    return False
+
+
+def _now() -> str:
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _root() -> Path:
+    try:
+        return provenance.repo_root()
+    except FileNotFoundError:
+        return Path.cwd()
+
+
+def namespace_parameters(
+    namespace: Mapping[str, Any], declared: Mapping[str, spec.Parameter], chapter: str
+) -> dict[str, Any]:
+    """The parameters' values in a notebook's namespace; raise for names nobody declared.
+
+    papermill injects unknown parameters as variables (with only a warning); any public name in the
+    namespace that is not a declared parameter, a module or IPython's is such an injection.
+    """
+    extra = [
+        k
+        for k, v in namespace.items()
+        if k not in declared
+        and k not in spec.RESERVED
+        and not k.startswith("_")
+        and k not in _IPYTHON_NAMES
+        and not isinstance(v, types.ModuleType)
+    ]
+    spec.check_names(extra, declared, chapter)
+    missing = [k for k in declared if k not in namespace]
+    if missing:  # pragma: no cover - the parameters cell defines them
+        raise ParameterError(f"{chapter}: parameters {missing} are declared but not defined")
+    return {k: namespace[k] for k in declared}
+
+
 def start(
     chapter: str,
+    namespace: Mapping[str, Any] | None = None,
     *,
+    spec: Mapping[str, Mapping[str, Any]] | None = None,
     profile: str = "ci",
     seed: int = 0,
     device: str = "auto",
     sizes: Mapping[str, Mapping[str, Any]] | None = None,
     params: Mapping[str, Any] | None = None,
+    run_dir: str | os.PathLike | None = None,
 ) -> Run:
-    """Begin a chapter run: validate the profile, fill sizes, seed everything, pick the device,
-    open the claims registry (clearing the chapter's previous claims) and set the figure style.
+    """Begin a chapter run: check the parameters, fill sizes, seed everything, pick the device, open
+    the run folder and its claims registry, and set the figure style.
+
+    The chapter form is ``nlcl.start(chapter, globals(), spec={...})``: the parameters are the
+    annotated names of the parameters cell, checked against ``spec`` (see :mod:`nlcl.harness.spec`);
+    unknown injected names are errors. The run folder is the injected ``nlcl_run_dir`` (set by
+    ``nlcl run`` and ``nlcl book``), else a new folder under ``runs/``. The older keyword form
+    (``profile=, seed=, device=, sizes=, params=``) still works and checks nothing itself.
     """
+    if namespace is not None:
+        from nlcl.harness import spec as _spec
+
+        declared = _spec.declare(namespace.get("__annotations__", {}), spec, chapter)
+        values = namespace_parameters(namespace, declared, chapter)
+        values = _spec.check_values(values, declared, chapter)
+        prof = values["profile"]
+        resolved = _spec.resolve(values, declared, prof)
+        # ranges naming another parameter are checked on the resolved values
+        for name, p in declared.items():
+            _spec.check_value(p, resolved[name], chapter, resolved)
+        sizes = {p: {k: d.sizes[p] for k, d in declared.items() if d.sizes} for p in PROFILES}
+        others = {k: v for k, v in values.items() if k not in ("profile", "seed", "device")}
+        return Run(
+            chapter,
+            profile=prof,
+            seed=values["seed"],
+            device=values["device"],
+            sizes=sizes,
+            params=others,
+            run_dir=namespace.get("nlcl_run_dir") or run_dir,
+            declared=declared,
+        )
     sizes = sizes if sizes is not None else {p: {} for p in PROFILES}
-    return Run(chapter, profile=profile, seed=seed, device=device, sizes=sizes, params=params or {})
+    return Run(
+        chapter,
+        profile=profile,
+        seed=seed,
+        device=device,
+        sizes=sizes,
+        params=params or {},
+        run_dir=run_dir,
+    )

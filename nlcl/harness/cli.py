@@ -10,8 +10,17 @@ Examples::
     nlcl bench --quick                   # benchmark the token trainer
     nlcl sweep tian-alpha-cl -p seed 0..4 # one chapter over a parameter grid, on Dask
 
-Exit codes: 0 success; 1 a chapter failed (an error in a cell or a failed required claim) or the
-site did not build; 2 a usage error (unknown chapter, parameter, profile, wrong type).
+Every ``nlcl run`` writes into a run folder of its own, ``runs/<chapter>/<run id>/`` (printed at
+the start): executed notebook, claims, provenance, run record and log. ``nlcl book`` alone writes
+``_build/``.
+
+Exit codes: 0 success; 1 a chapter failed (an error in a cell, a non-finite value, a failed
+required or an invalid claim) or the site did not build; 2 a usage error (unknown chapter or
+parameter, a wrong type, a value out of range, an output path that cannot be written); 130
+interrupted (Ctrl-C; the run folder is marked ``interrupted``).
+
+This module and what ``--help``, ``list`` and usage errors need import no torch and no notebook
+library, so they answer at once.
 """
 
 from __future__ import annotations
@@ -22,15 +31,30 @@ import sys
 from nlcl import __version__
 from nlcl.core.validate import ParameterError
 
+EXIT_CODES = """exit codes:
+  0    success
+  1    a chapter failed: an error, a non-finite value, a failed required or an invalid claim
+  2    usage error: unknown chapter or parameter, wrong type, value out of range, bad output path
+  130  interrupted (Ctrl-C); the run folder is marked interrupted"""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="nlcl", description="Run the chapters of the nlcl book and build it."
+        prog="nlcl",
+        description="Run the chapters of the nlcl book and build it.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"nlcl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="execute one chapter with custom parameters")
+    run = sub.add_parser(
+        "run",
+        help="execute one chapter with custom parameters into its own run folder",
+        description="Execute one chapter into runs/<chapter>/<run id>/ (notebook, claims, provenance, log).",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("chapter", help="chapter id (see `nlcl list`) or path to a book/*.py chapter")
     run.add_argument(
         "-p",
@@ -41,11 +65,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar=("NAME", "VALUE"),
         help="set a parameter (repeatable); VALUE is a Python literal or a bare string",
     )
+    run.add_argument(
+        "-f",
+        "--parameters-file",
+        default=None,
+        metavar="PARAMS.yaml",
+        help="parameters from a YAML mapping (as papermill -f); -p values win",
+    )
     run.add_argument("--profile", choices=("ci", "full"), default=None, help="size profile (default: ci)")
     run.add_argument(
-        "-o", "--output", default=None, help="executed notebook (default: _build/notebooks/<chapter>.ipynb)"
+        "-o", "--output", default=None, help="executed notebook (default: <run folder>/notebook.ipynb)"
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--log-output", action="store_true", help="stream the chapter's output (as papermill --log-output)"
+    )
 
     book = sub.add_parser("book", help="execute every chapter and build the site into _build/html")
     book.add_argument("--profile", choices=("ci", "full"), default="ci")
@@ -100,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--device", default="cpu")
     bench.add_argument("--threads", type=int, default=None)
     bench.add_argument("--steps", type=int, default=None)
-    bench.add_argument("--out", default="_build/bench.json")
+    bench.add_argument("--out", default="runs/bench/bench.json")
     bench.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
     bench.add_argument("--workers", type=int, default=1, help="time the grid in this many processes (CPU)")
     return parser
@@ -160,52 +194,88 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_parameters_file(path: str) -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(open(path).read())
+    except OSError as exc:
+        raise ParameterError(f"-f {path!r}: cannot read it: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ParameterError(f"-f {path!r}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise ParameterError(f"-f {path!r}: expected a mapping of parameter names to values")
+    return data
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from nlcl.harness.notebook import run_chapter
 
-    params = {}
+    params = _read_parameters_file(args.parameters_file) if args.parameters_file else {}
+    given = set()
     for name, value in args.parameter:
-        if name in params:
+        if name in given:
             raise ParameterError(f"parameter {name!r} is given twice")
+        given.add(name)
         params[name] = value
+    lines: list[str] = []
+
+    def say(text: str, err: bool = False) -> None:
+        lines.append(text)
+        print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
     res = run_chapter(
-        args.chapter, parameters=params, profile=args.profile, output=args.output, progress_bar=not args.quiet
+        args.chapter,
+        parameters=params,
+        profile=args.profile,
+        output=args.output,
+        progress_bar=not args.quiet,
+        log_output=args.log_output,
+        echo=say,
     )
     passed = sum(c["status"] == "pass" for c in res.claims)
-    print(
+    say(
         f"nlcl run: {res.chapter}: {'ok' if res.ok else 'FAILED'} in {res.seconds:.1f} s; "
         f"claims {passed}/{len(res.claims)} pass; notebook: {res.output}"
     )
     for c in res.claims:
-        print(
+        say(
             f"  {c['status']:<15} {c['id']}: measured {c['measured']!r}, check {c['tolerance']}"
             + ("" if c["required"] else " (not required)")
         )
     if not res.ok:
         where = f"code cell {res.cell}" if res.cell else "outside a cell"
-        print(f"nlcl run: {res.chapter} failed in {where}:\n{res.error}", file=sys.stderr)
-        return 1
+        say(f"nlcl run: {res.chapter} failed in {where}:\n{res.error}", err=True)
+    if res.run_dir is not None:
+        with open(res.run_dir / "log.txt", "a") as log:
+            log.write("\n".join(lines) + "\n")
+    if not res.ok:
+        return 2 if res.usage else 1
     return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from nlcl.harness.notebook import chapter_parameters, chapters, resolve_chapter, to_notebook
+    from nlcl.harness.notebook import chapter_parameters, chapters, resolve_chapter
 
     if args.chapter is None:
         for name, path in chapters().items():
             print(f"{name:<34} {path}")
         return 0
     path = resolve_chapter(args.chapter)
-    for name, p in chapter_parameters(to_notebook(path), path.stem).items():
-        help_ = f"  # {p['help']}" if p["help"] else ""
-        print(f"{name} ({p['type']}) = {p['default']}{help_}")
+    for name, p in chapter_parameters(path).items():
+        sizes = f"; ci {p.sizes['ci']!r}, full {p.sizes['full']!r}" if p.sizes else ""
+        paper = f"; paper {p.paper!r}" if p.has_paper else ""
+        type_ = p.type + (" | None" if p.nullable else "")
+        print(f"{name} ({type_}) = {p.default!r}  # {p.help}\n    allowed: {p.allowed()}{sizes}{paper}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``nlcl`` console script."""
-    args = _parser().parse_args(argv)
     try:
+        args = _parser().parse_args(argv)
         if args.command == "run":
             return _cmd_run(args)
         if args.command == "list":
@@ -222,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ParameterError, FileNotFoundError) as exc:
         print(f"nlcl: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # pragma: no cover
-        print("nlcl: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        detail = f": {exc}" if str(exc) else ""
+        print(f"nlcl: interrupted{detail}", file=sys.stderr)
         return 130
 
 

@@ -1,57 +1,78 @@
-"""The chapter pipeline: jupytext text notebook → papermill execution → jupyter-book site.
+"""Running one chapter: jupytext text notebook → checked parameters → papermill, into a run folder.
 
-* :func:`run_chapter` converts a ``book/*.py`` chapter with jupytext's API, checks the requested
-  parameters against the chapter's ``parameters`` cell (unknown names and wrong types are errors,
-  not papermill warnings), and executes it with papermill's API.
-* :func:`build_book` executes every chapter listed in ``_toc.yml`` (in parallel) into a staging tree
-  under ``_build/``, writes the reproducibility report, and builds the site with jupyter-book with
-  execution off, so the site shows exactly the outputs that ran.
+* :func:`run_chapter` reads the chapter's parameter declaration from its source
+  (:mod:`nlcl.harness.spec`, no kernel needed), checks the requested values (unknown names, wrong
+  types, values out of range are :class:`ParameterError` before anything starts), creates a run
+  folder (:mod:`nlcl.harness.runs`), and executes the chapter with papermill's API, injecting the
+  run folder; the result is read only from that folder.
+* The book (:mod:`nlcl.harness.site`) runs every chapter this way.
+
+Importing this module is light (no torch, no notebook libraries); papermill and jupytext are
+imported when a chapter is executed.
 """
 
 from __future__ import annotations
 
-import ast
 import json
+import logging
 import re
+import shutil
 import sys
-import tempfile
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import yaml
 
 from nlcl.core.validate import ParameterError, choice
-from nlcl.harness import provenance
-from nlcl.harness.chapter import PROFILES
+from nlcl.harness import provenance, runs
+from nlcl.harness import spec as _spec
+from nlcl.harness.spec import PROFILES
 
 __all__ = [
     "KERNEL_NAME",
     "ChapterNotFound",
     "ChapterResult",
+    "Interrupted",
     "toc_files",
     "chapters",
     "resolve_chapter",
     "to_notebook",
     "chapter_parameters",
     "coerce_parameters",
+    "check_output",
     "ensure_kernel",
     "run_chapter",
 ]
 
 KERNEL_NAME = "nlcl"
 #: Exceptions that mean "bad input": reported as one line, without a traceback.
-USER_ERRORS = ("ParameterError", "ChapterNotFound", "ClaimsFailed", "ArtifactMismatch")
+USER_ERRORS = ("ParameterError", "ChapterNotFound", "ClaimsFailed", "ArtifactMismatch", "NonFiniteError")
+#: Of those, the ones that are usage errors (exit 2).
+USAGE_ERRORS = ("ParameterError", "ChapterNotFound")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _KERNEL_FLAG = "--IPKernelApp.log_level=ERROR"
 INJECTED_LABEL = "Show the parameter values this page ran with"
+IOPUB_TIMEOUT_S = 120
+
+
+class _KnownParameters(logging.Filter):
+    """Drop papermill's "Passed unknown parameter" warnings: nlcl checked the names already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Passed unknown parameter")
+
+
+logging.getLogger("papermill").addFilter(_KnownParameters())
 
 
 class ChapterNotFound(ParameterError):
     """The requested chapter is not in the book; the message lists the available chapters."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C); its run folder is marked ``interrupted``."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -104,7 +125,7 @@ def resolve_chapter(name: str, root: Path | None = None) -> Path:
     raise ChapterNotFound(f"unknown chapter {name!r}; available chapters:\n  {listed}")
 
 
-def to_notebook(path: Path) -> nbformat.NotebookNode:
+def to_notebook(path: Path) -> Any:
     """Read a jupytext text chapter (or an ``.ipynb``) into a notebook with the nlcl kernelspec."""
     import jupytext
 
@@ -114,88 +135,40 @@ def to_notebook(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def chapter_parameters(nb: nbformat.NotebookNode, name: str = "chapter") -> dict[str, dict[str, Any]]:
-    """The chapter's parameters, name → {default, type, help}, read with papermill's inspector.
-
-    Raises if the notebook does not have exactly one cell tagged ``parameters``.
-    """
-    import papermill as pm
-
-    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if len(tagged) != 1:
-        raise ParameterError(f"{name} must have exactly one cell tagged 'parameters'; found {len(tagged)}")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "chapter.ipynb"
-        nbformat.write(nb, str(path))
-        inspected = pm.inspect_notebook(str(path))
-    return {
-        key: {"default": p["default"], "type": p["inferred_type_name"], "help": p["help"]}
-        for key, p in inspected.items()
-    }
-
-
-def _parse_literal(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return raw
-    lowered = raw.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered == "none":
-        return None
-    try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        return raw
-
-
-_TYPES = {
-    "int": (int,),
-    "float": (int, float),
-    "str": (str,),
-    "bool": (bool,),
-    "list": (list, tuple),
-    "dict": (dict,),
-}
+def chapter_parameters(path: str | Path) -> dict[str, _spec.Parameter]:
+    """The chapter's declared parameters, name → :class:`nlcl.harness.spec.Parameter` (from source)."""
+    return _spec.read_chapter(path).parameters
 
 
 def coerce_parameters(
-    raw: dict[str, Any], spec: dict[str, dict[str, Any]], chapter: str = "chapter"
+    raw: dict[str, Any], params: dict[str, _spec.Parameter], chapter: str = "chapter"
 ) -> dict[str, Any]:
-    """Parse command-line values (strings) and check them against the chapter's parameter spec.
+    """Parse command-line values (strings) and check them against the chapter's declaration.
 
-    Unknown names fail listing the chapter's parameters with their defaults; a value of the wrong
-    type fails naming the expected type. ``None`` is accepted where the default is ``None``.
+    Unknown names fail with a "did you mean" and the chapter's parameters; a wrong type or a value
+    out of range fails naming the parameter, the value and what is allowed.
     """
-    out: dict[str, Any] = {}
-    for name, value in raw.items():
-        if name not in spec:
-            listed = "\n  ".join(
-                f"{k} ({v['type']}) = {v['default']}" + (f"  # {v['help']}" if v["help"] else "")
-                for k, v in spec.items()
-            )
-            raise ParameterError(f"{chapter} has no parameter {name!r}; its parameters are:\n  {listed}")
-        expected = spec[name]["type"]
-        parsed = _parse_literal(value)
-        if expected == "str" and not isinstance(parsed, str) and isinstance(value, str):
-            parsed = value  # e.g. -p name 123 for a str parameter
-        if parsed is None and spec[name]["default"] == "None":
-            out[name] = None
-            continue
-        allowed = _TYPES.get(expected)
-        if allowed is not None:
-            ok = isinstance(parsed, allowed) and not (
-                expected in ("int", "float") and isinstance(parsed, bool)
-            )
-            if not ok:
-                raise ParameterError(
-                    f"{chapter}: parameter {name}={value!r} has the wrong type; expected {expected} "
-                    f"(default {spec[name]['default']})"
-                )
-            if expected == "float":
-                parsed = float(parsed)
-            if expected == "list":
-                parsed = list(parsed)
-        out[name] = parsed
+    _spec.check_names(list(raw), params, chapter)
+    parsed = {k: _spec.parse_value(params[k], v) for k, v in raw.items()}
+    return _spec.check_values(parsed, params, chapter)
+
+
+def check_output(path: str | Path) -> Path:
+    """Make sure the executed notebook can be written at ``path``; one-line error if not."""
+    out = Path(path)
+    if out.suffix != ".ipynb":
+        raise ParameterError(f"-o {str(path)!r}: the executed notebook must end in .ipynb")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        existed = out.exists()
+        with open(out, "a"):
+            pass
+        if not existed:
+            out.unlink()
+    except OSError as exc:
+        raise ParameterError(
+            f"-o {str(path)!r}: cannot write the notebook there: {exc.strerror or exc}"
+        ) from None
     return out
 
 
@@ -236,7 +209,7 @@ def ensure_kernel() -> str:
 
 @dataclass
 class ChapterResult:
-    """Outcome of executing one chapter."""
+    """Outcome of executing one chapter (``usage`` marks a usage error found inside the kernel)."""
 
     chapter: str
     output: Path
@@ -245,10 +218,14 @@ class ChapterResult:
     error: str = ""
     cell: int | None = None
     claims: list[dict[str, Any]] = field(default_factory=list)
+    run_dir: Path | None = None
+    usage: bool = False
 
 
 def _label_injected_cell(path: Path) -> None:
     """Collapse and label papermill's injected-parameters cell so the page shows what ran."""
+    import nbformat
+
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
@@ -268,6 +245,8 @@ def _label_injected_cell(path: Path) -> None:
 
 
 def _failing_cell(path: Path) -> int | None:
+    import nbformat
+
     try:
         nb = nbformat.read(str(path), as_version=4)
     except Exception:  # pragma: no cover - unreadable output
@@ -282,6 +261,36 @@ def _failing_cell(path: Path) -> int | None:
     return None
 
 
+def prepare(
+    chapter: str | Path,
+    parameters: dict[str, Any] | None = None,
+    profile: str | None = None,
+    root: Path | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Resolve the chapter and check the parameters (light: no kernel); return (path, values)."""
+    root = root or provenance.repo_root()
+    path = resolve_chapter(str(chapter), root)
+    declared = chapter_parameters(path)
+    raw = dict(parameters or {})
+    if profile is not None:
+        raw["profile"] = choice("profile", profile, PROFILES)
+    values = coerce_parameters(raw, declared, path.stem)
+    values.setdefault("profile", "ci")
+    return path, values
+
+
+def _read_claims(run_dir: Path, chapter: str) -> list[dict[str, Any]]:
+    """The claims of exactly this run: only if the kernel wrote this folder's run record."""
+    record = runs.read_run(run_dir)
+    if record.get("run_id") != run_dir.name:
+        return []
+    file = run_dir / "claims" / f"{chapter}.json"
+    try:
+        return json.loads(file.read_text())
+    except (OSError, ValueError):
+        return []
+
+
 def run_chapter(
     chapter: str | Path,
     *,
@@ -291,53 +300,99 @@ def run_chapter(
     root: Path | None = None,
     progress_bar: bool = True,
     log_output: bool = False,
+    run_dir: str | Path | None = None,
+    echo=None,
 ) -> ChapterResult:
-    """Execute one chapter with papermill. Parameter errors raise before anything runs.
+    """Execute one chapter with papermill into its own run folder. Usage errors raise before
+    anything runs; Ctrl-C raises :class:`Interrupted` after marking the folder ``interrupted``.
 
+    ``run_dir`` (default: a new folder under ``runs/<chapter>/``) is emptied and receives the run
+    record, claims and provenance; the notebook goes to ``output`` (default: ``<run_dir>/notebook.ipynb``).
     Returns a :class:`ChapterResult`; a chapter that raised (including failed required claims)
     gives ``ok=False`` with the failing code cell's number and the error text.
     """
-    import papermill as pm
-
-    root = root or provenance.repo_root()
-    path = resolve_chapter(str(chapter), root)
-    nb = to_notebook(path)
-    spec = chapter_parameters(nb, path.stem)
-    raw = dict(parameters or {})
-    if profile is not None:
-        raw["profile"] = choice("profile", profile, PROFILES)
-    if "profile" not in spec:
-        raise ParameterError(f"{path.stem}: the parameters cell must define 'profile'")
-    values = coerce_parameters(raw, spec, path.stem)
-    values.setdefault("profile", "ci")
-    out = Path(output) if output else provenance.build_dir(root) / "notebooks" / f"{path.stem}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    kernel = ensure_kernel()
+    root = (root or provenance.repo_root()).resolve()
+    path, values = prepare(chapter, parameters, profile, root)
+    out = check_output(output) if output else None
+    if run_dir is None:
+        run_dir = runs.new_run_dir(root, path.stem, values)
+    else:
+        run_dir = Path(run_dir).resolve()
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+    out = out or run_dir / "notebook.ipynb"
+    if echo is not None:
+        echo(f"nlcl run: {path.stem}: run folder {run_dir}")
     t0 = time.perf_counter()
-    ok, error, cell = True, "", None
+    ok, error, cell, usage = True, "", None, False
+    log_file = logging.FileHandler(run_dir / "log.txt")
+    stream = logging.StreamHandler(sys.stdout)
+    pm_logger = logging.getLogger("papermill")
     try:
-        pm.execute_notebook(
-            nb,
-            str(out),
-            parameters=values,
-            kernel_name=kernel,
-            cwd=str(root),
-            progress_bar=progress_bar,
-            log_output=log_output,
-        )
-    except pm.PapermillExecutionError as exc:
-        ok, cell = False, _failing_cell(out)
-        error = f"{exc.ename}: {exc.evalue}"
-        if exc.ename not in USER_ERRORS:  # a user mistake needs one line, a bug its traceback
-            error += "\n" + _ANSI.sub("", "\n".join(exc.traceback[-8:]))
-    except Exception as exc:  # kernel died, timeout, ...
-        ok, error = False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+        import papermill as pm
+
+        nb = to_notebook(path)
+        kernel = ensure_kernel()
+        injected = dict(values)
+        try:
+            injected["nlcl_run_dir"] = str(run_dir.relative_to(root))
+        except ValueError:
+            injected["nlcl_run_dir"] = str(run_dir)
+        if log_output:
+            stream.setFormatter(logging.Formatter("%(message)s"))
+            pm_logger.addHandler(log_file)
+            pm_logger.addHandler(stream)
+            pm_logger.setLevel(logging.INFO)
+        try:
+            pm.execute_notebook(
+                nb,
+                str(out),
+                parameters=injected,
+                kernel_name=kernel,
+                cwd=str(root),
+                progress_bar=progress_bar,
+                log_output=log_output,
+                # papermill fails a cell whose output arrives more than 4 s after it finished;
+                # on a loaded machine that happens to healthy cells
+                iopub_timeout=IOPUB_TIMEOUT_S,
+            )
+        except pm.PapermillExecutionError as exc:
+            if exc.ename == "KeyboardInterrupt":
+                raise KeyboardInterrupt from None
+            ok, cell = False, _failing_cell(out)
+            usage = exc.ename in USAGE_ERRORS
+            error = f"{exc.ename}: {exc.evalue}"
+            if exc.ename not in USER_ERRORS:  # a user mistake needs one line, a bug its traceback
+                error += "\n" + _ANSI.sub("", "\n".join(exc.traceback[-8:]))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # kernel died, timeout, ...
+            ok, error = False, f"{type(exc).__name__}: {exc}"
+    except KeyboardInterrupt:
+        runs.update_run(run_dir, chapter=path.stem, status="interrupted")
+        raise Interrupted(f"{path.stem}: interrupted; partial run folder {run_dir}") from None
+    finally:
+        pm_logger.removeHandler(log_file)
+        pm_logger.removeHandler(stream)
+        log_file.close()
     seconds = time.perf_counter() - t0
     if out.is_file():
         _label_injected_cell(out)
-    claims_file = provenance.build_dir(root) / "claims" / f"{path.stem}.json"
-    claims = json.loads(claims_file.read_text()) if claims_file.is_file() else []
-    return ChapterResult(path.stem, out, seconds, ok, error, cell, claims)
+    claims = _read_claims(run_dir, path.stem)
+    usage = usage and not claims  # a bad value found by the chapter before it measured anything
+    record = runs.read_run(run_dir)
+    status = "complete" if ok else "failed"
+    runs.update_run(
+        run_dir,
+        chapter=path.stem,
+        status=status,
+        notebook=str(out),
+        seconds=round(seconds, 2),
+        error=error or None,
+        started_kernel_run=bool(record.get("started")),
+    )
+    return ChapterResult(path.stem, out, seconds, ok, error, cell, claims, run_dir, usage)
 
 
 # ----------------------------------------------------------------------------------------------

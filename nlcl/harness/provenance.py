@@ -7,7 +7,6 @@ profile, parameters, device, library versions, date and wall time.
 from __future__ import annotations
 
 import datetime as _dt
-import importlib.metadata
 import os
 import platform
 import subprocess
@@ -40,14 +39,15 @@ def repo_root(start: str | os.PathLike | None = None) -> Path:
 
 
 def build_dir(root: str | os.PathLike | None = None) -> Path:
-    """Where generated files go: ``NLCL_BUILD_DIR``, else ``<root>/_build``."""
-    env = os.environ.get("NLCL_BUILD_DIR")
-    if env:
-        return Path(env).resolve()
+    """Where ``nlcl book`` writes: ``NLCL_BUILD_DIR`` (relative to the book's root if relative),
+    else ``<root>/_build``. Only the book uses it; ``nlcl run`` writes into run folders."""
     try:
         base = Path(root) if root is not None else repo_root()
     except FileNotFoundError:
         base = Path.cwd()
+    env = os.environ.get("NLCL_BUILD_DIR")
+    if env:
+        return (base / env).resolve() if not Path(env).is_absolute() else Path(env)
     return base / "_build"
 
 
@@ -80,6 +80,8 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
 
 def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
     """Installed versions of the libraries that shape the numbers (and Python's)."""
+    import importlib.metadata  # imported here: the command line stays fast
+
     out = {"python": platform.python_version()}
     for name in names:
         try:

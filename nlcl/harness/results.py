@@ -26,7 +26,7 @@ from nlcl.core.validate import ParameterError
 from nlcl.harness import provenance
 from nlcl.harness.claims import to_plain
 
-__all__ = ["SCHEMA", "Artifact", "ArtifactMismatch", "results_dir", "save", "load"]
+__all__ = ["SCHEMA", "Artifact", "ArtifactMismatch", "results_dir", "save", "load", "records"]
 
 SCHEMA = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -144,3 +144,16 @@ def load(
                 "code uses; re-run it with --profile full. Differences: " + "; ".join(diffs)
             )
     return Artifact(table=table, meta=meta)
+
+
+def records(prefix: str, *, directory: str | os.PathLike | None = None) -> dict[str, dict[str, Any]]:
+    """The committed JSON records ``<directory>/<prefix>*.json`` that are not table artifacts
+    (e.g. benchmark records), name → content, sorted by name."""
+    if not isinstance(prefix, str) or (prefix and not _NAME.match(prefix)):
+        raise ParameterError(f"prefix={prefix!r} must match {_NAME.pattern}")
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(results_dir(directory).glob(f"{prefix}*.json")):
+        if path.with_suffix(".csv").is_file():
+            continue  # a table artifact's provenance: use load()
+        out[path.stem] = json.loads(path.read_text())
+    return out

@@ -1,8 +1,11 @@
 """The book: execute every chapter of ``_toc.yml`` into a staging tree, write the report, build the site.
 
-:func:`build_book` executes the chapters (in parallel) with :func:`nlcl.harness.notebook.run_chapter`
-into ``_build/staging``, writes the reproducibility report (:mod:`nlcl.harness.report`) and builds the
-site with jupyter-book (1.x) with execution off, so the site shows exactly the outputs that ran.
+:func:`build_book` executes the chapters (in parallel) with :func:`nlcl.harness.notebook.run_chapter`,
+each into its run folder ``_build/runs/<chapter>/`` with its notebook in ``_build/staging``; it
+merges each run's claims into ``_build/claims/<chapter>.json`` and its timing into
+``_build/timings.json`` (with ``--only``, the other chapters' results are kept), writes the
+reproducibility report (:mod:`nlcl.harness.report`) and builds the site with jupyter-book (1.x)
+with execution off, so the site shows exactly the outputs that ran. Only the book writes ``_build/``.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ __all__ = ["build_book"]
 
 
 def _stage_toc(root: Path, staging: Path, executed: set[str]) -> None:
-    """Copy ``_toc.yml`` into the staging tree, keeping only the chapters that were executed
-    (``--only``) and dropping parts left empty (jupyter-book rejects empty chapter lists)."""
+    """Copy ``_toc.yml`` into the staging tree, keeping only the chapters that have an executed
+    notebook and dropping parts left empty (jupyter-book rejects empty chapter lists)."""
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     available = chapters(root)
 
@@ -49,16 +52,40 @@ def _stage_toc(root: Path, staging: Path, executed: set[str]) -> None:
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False, allow_unicode=True))
 
 
-def _stage_sources(root: Path, staging: Path) -> None:
-    if staging.exists():
+def _stage_sources(root: Path, staging: Path, keep_notebooks: bool = False) -> None:
+    """Copy the book's sources into ``staging``; with ``keep_notebooks`` keep the notebooks that
+    earlier runs executed there (``--only``)."""
+    if staging.exists() and not keep_notebooks:
         shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    staging.mkdir(parents=True, exist_ok=True)
     shutil.copy2(root / "_config.yml", staging / "_config.yml")
     shutil.copytree(
         root / "book",
         staging / "book",
         ignore=shutil.ignore_patterns("*.py", "*.ipynb", "__pycache__", ".ipynb_checkpoints"),
+        dirs_exist_ok=True,
     )
+
+
+def _merge_results(build: Path, results: dict[str, ChapterResult], profile: str, full: bool) -> dict:
+    """Write each executed chapter's claims into ``_build/claims`` and merge ``timings.json``;
+    chapters not executed now keep their earlier files (unless this is a full build)."""
+    claims_dir = build / "claims"
+    if full and claims_dir.exists():
+        shutil.rmtree(claims_dir)
+    claims_dir.mkdir(parents=True, exist_ok=True)
+    timings_file = build / "timings.json"
+    timings = {}
+    if not full and timings_file.is_file():
+        try:
+            timings = json.loads(timings_file.read_text())
+        except ValueError:
+            timings = {}
+    for name, r in results.items():
+        (claims_dir / f"{name}.json").write_text(json.dumps(r.claims, indent=2, ensure_ascii=False) + "\n")
+        timings[name] = {"seconds": round(r.seconds, 2), "ok": r.ok, "profile": profile, "cell": r.cell}
+    timings_file.write_text(json.dumps(timings, indent=2) + "\n")
+    return timings
 
 
 def _jupyter_book() -> list[str]:
@@ -97,11 +124,7 @@ def build_book(
         if unknown:
             raise ChapterNotFound(f"unknown chapters {unknown}; available: {', '.join(todo)}")
         todo = {c: p for c, p in todo.items() if c in only}
-    _stage_sources(root, staging)
-    _stage_toc(root, staging, set(todo))
-    claims_dir = build / "claims"
-    if claims_dir.exists():
-        shutil.rmtree(claims_dir)
+    _stage_sources(root, staging, keep_notebooks=bool(only))
     # Share the cores between the chapters that run at once.
     threads = max(1, (os.cpu_count() or 1) // jobs)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -121,6 +144,7 @@ def build_book(
                 output=staging / path.relative_to(root).with_suffix(".ipynb"),
                 root=root,
                 progress_bar=False,
+                run_dir=build / "runs" / name,
             ): name
             for name, path in todo.items()
         }
@@ -138,17 +162,17 @@ def build_book(
                     f"  {mark} {name:<32} {res.seconds:6.1f} s  claims: {passed}/{len(res.claims)} pass"
                 )
                 bar.update()
-    timings = {
-        n: {"seconds": round(r.seconds, 2), "ok": r.ok, "profile": profile, "cell": r.cell}
-        for n, r in results.items()
-    }
-    (build / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    timings = _merge_results(build, results, profile, full=not only)
+    every = chapters(root)
+    staged = {n for n, p in every.items() if (staging / p.relative_to(root).with_suffix(".ipynb")).is_file()}
+    _stage_toc(root, staging, staged | set(todo))
+    records = [r for r in load_records(build / "claims") if r.get("chapter") in every]
     counts = write_report(
-        load_records(claims_dir) if claims_dir.exists() else [],
-        timings,
+        records,
+        {n: t for n, t in timings.items() if n in every},
         root / "book" / "reproducibility.md",
         staging / "book" / "reproducibility.md",
-        chapter_order=list(todo),
+        chapter_order=[n for n in every if n in timings],
     )
     echo(
         f"nlcl book: chapters executed in {time.perf_counter() - t0:.1f} s; claims: "

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from nlcl.core.validate import ParameterError, nonneg_float, positive_float, positive_int
+from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
 from nlcl.renli.losses import contrastive_loss
 from nlcl.renli.model import _EPS
 
@@ -241,7 +241,9 @@ def train_heads(
         f_b = txt_heads(txt_table, cap[idx])
         loss = contrastive_loss(f_a, f_b, lam_t, beta)
         if not bool(torch.isfinite(loss).all()):
-            raise ValueError(f"training diverged at step {step}: non-finite loss; lower lr={lr}")
+            raise NonFiniteError(
+                f"training diverged at step {step}: the loss is NaN or infinite; lower lr={lr}"
+            )
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
         opt.step()

@@ -40,7 +40,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from nlcl.core.validate import ParameterError, nonneg_float, positive_float, positive_int
+from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
 from nlcl.renli.losses import beta_schedule, contrastive_loss
 from nlcl.renli.metrics import METRICS, alignment_score, condition_number, noise_to_signal, stable_rank
 from nlcl.renli.model import MultimodalData, _broadcast_runs, init_learners, make_data, representations
@@ -195,7 +195,7 @@ def train(
         loss = contrastive_loss(representations(W_A, x_a), representations(W_B, x_b), lam_t, beta)
         if not bool(torch.isfinite(loss).all()):
             bad = torch.nonzero(~torch.isfinite(loss)).flatten().tolist()
-            raise ValueError(
+            raise NonFiniteError(
                 f"training diverged at step {step}: the loss of runs {bad} is NaN or infinite; "
                 f"lower lr={lr} (allowed: any lr > 0 small enough for a finite loss)"
             )
@@ -203,6 +203,13 @@ def train(
         with torch.no_grad():
             W_A -= lr * g_a
             W_B -= lr * g_b
+        for name, w in (("W_A", W_A), ("W_B", W_B)):
+            if not bool(torch.isfinite(w).all()):
+                bad = torch.nonzero(~torch.isfinite(w.detach()).flatten(1).all(dim=1)).flatten().tolist()
+                raise NonFiniteError(
+                    f"training diverged at step {step}: the weights {name} of runs {bad} are NaN or "
+                    f"infinite after the update; lower lr={lr}"
+                )
         last_loss = loss.detach()
         if step + 1 == steps1:
             snaps_a["stage1"], snaps_b["stage1"] = W_A.detach().cpu().clone(), W_B.detach().cpu().clone()

@@ -26,7 +26,14 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from nlcl.core.validate import ParameterError, choice, nonneg_float, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    choice,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
 from nlcl.datasets.augment import PAPER_RRC, RandomResizedCrop
 from nlcl.tian.losses import LOSSES, info_nce, quadratic_loss
 from nlcl.tian.rf_network import segments
@@ -222,7 +229,7 @@ def train_simclr(
         bad = ~torch.isfinite(per_run.detach())
         if bool(bad.any()):
             runs = torch.nonzero(bad).flatten().tolist()
-            raise ValueError(
+            raise NonFiniteError(
                 f"training diverged: loss is NaN or infinite at step {step} for run(s) {runs[:10]} "
                 f"(lr={lr:g}); lower lr or check the inputs"
             )

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 import torch
 
 from nlcl.core.device import keep_freed_memory
-from nlcl.core.validate import ParameterError, choice, nonneg_float, positive_int
+from nlcl.core.validate import NonFiniteError, ParameterError, choice, nonneg_float, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import TwoLayerRF, segments
 from nlcl.tian.token_tables import token_step
@@ -190,7 +190,7 @@ def train_batched(
             bad = ~torch.isfinite(per_run.detach())
             if bool(bad.any()):
                 runs = torch.nonzero(bad).flatten().tolist()
-                raise ValueError(
+                raise NonFiniteError(
                     f"training diverged: loss is NaN or infinite at step {step} for run(s) {runs[:10]} "
                     f"(lr={lr_t[runs[0]].item():g}); lower lr or check the inputs"
                 )

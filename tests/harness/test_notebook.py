@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -38,58 +39,53 @@ def test_resolve_chapter():
 def test_to_notebook_and_parameters():
     nb = notebook.to_notebook(TINY)
     assert nb.metadata["kernelspec"]["name"] == notebook.KERNEL_NAME
-    spec = notebook.chapter_parameters(nb)
-    assert list(spec) == ["profile", "seed", "device", "n", "scale", "must_fail"]
-    assert spec["n"] == {"default": "None", "type": "int", "help": "a size; None takes the profile's"}
-
-
-def test_exactly_one_parameters_cell():
-    nb = notebook.to_notebook(TINY)
-    nb.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}))
-    with pytest.raises(ParameterError, match="exactly one cell tagged 'parameters'; found 2"):
-        notebook.chapter_parameters(nb, "tiny")
-
-
-SPEC = {
-    "n": {"default": "None", "type": "int", "help": ""},
-    "lr": {"default": "0.1", "type": "float", "help": "learning rate"},
-    "act": {"default": "'relu'", "type": "str", "help": ""},
-    "angles": {"default": "None", "type": "list", "help": ""},
-    "flag": {"default": "False", "type": "bool", "help": ""},
-}
+    params = notebook.chapter_parameters(TINY)
+    assert list(params) == ["profile", "seed", "device", "n", "scale", "must_fail", "make_nan"]
+    assert params["n"].help == "a size; None takes the profile's" and params["n"].nullable
 
 
 def test_coerce_parameters_types():
-    out = coerce_parameters(
-        {"n": "5", "lr": "1", "act": "linear", "angles": "[0, 1.5]", "flag": "true"}, SPEC
-    )
-    assert out == {"n": 5, "lr": 1.0, "act": "linear", "angles": [0, 1.5], "flag": True}
-    assert coerce_parameters({"n": "None", "act": "123"}, SPEC) == {"n": None, "act": "123"}
-    assert coerce_parameters({"n": 4}, SPEC) == {"n": 4}
+    P = notebook.chapter_parameters(TINY)
+    out = coerce_parameters({"n": "5", "scale": "1", "must_fail": "true", "device": "cpu"}, P)
+    assert out == {"n": 5, "scale": 1.0, "must_fail": True, "device": "cpu"}
+    assert coerce_parameters({"n": "None"}, P) == {"n": None}
 
 
 @pytest.mark.parametrize(
     "name,value,msg",
     [
-        ("n", "abc", "expected int"),
-        ("n", "2.5", "expected int"),
-        ("n", "True", "expected int"),
-        ("lr", "fast", "expected float"),
-        ("angles", "3", "expected list"),
-        ("flag", "maybe", "expected bool"),
+        ("n", "abc", "expected an int"),
+        ("n", "2.5", "expected an int"),
+        ("n", "True", "expected an int"),
+        ("n", "0", r"n=0 is not allowed; expected an int in \[1, 1000\], or None"),
+        ("scale", "fast", "expected a float"),
+        ("scale", "nan", "expected a float"),
+        ("must_fail", "maybe", "expected true or false"),
+        ("seed", str(2**70), "seed=1180591620717411303424 is not allowed"),
+        ("device", "gpu", "device='gpu' is not allowed"),
     ],
 )
-def test_coerce_parameters_wrong_type(name, value, msg):
+def test_coerce_parameters_rejects(name, value, msg):
     with pytest.raises(ParameterError, match=msg):
-        coerce_parameters({name: value}, SPEC, "tiny")
+        coerce_parameters({name: value}, notebook.chapter_parameters(TINY), "tiny")
 
 
 def test_coerce_parameters_unknown_lists_parameters():
-    with pytest.raises(
-        ParameterError, match=r"tiny has no parameter 'oops'; its parameters are:\n  n \(int\) = None"
-    ) as err:
-        coerce_parameters({"oops": "1"}, SPEC, "tiny")
-    assert "lr (float) = 0.1  # learning rate" in str(err.value)
+    with pytest.raises(ParameterError, match=r"tiny has no parameter 'scael'; did you mean 'scale'\?") as err:
+        coerce_parameters({"scael": "1"}, notebook.chapter_parameters(TINY), "tiny")
+    assert "n (int | None) = None: an int in [1, 1000], or None" in str(err.value)
+
+
+def test_check_output(tmp_path):
+    assert notebook.check_output(tmp_path / "a" / "b.ipynb") == tmp_path / "a" / "b.ipynb"
+    assert not (tmp_path / "a" / "b.ipynb").exists()
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ParameterError, match="cannot write the notebook there"):
+        notebook.check_output(tmp_path / "f" / "b.ipynb")
+    with pytest.raises(ParameterError, match="cannot write the notebook there"):
+        notebook.check_output("/proc/nlcl/b.ipynb")
+    with pytest.raises(ParameterError, match="must end in .ipynb"):
+        notebook.check_output(tmp_path / "b.txt")
 
 
 def test_write_report(tmp_path):
@@ -134,12 +130,20 @@ def test_stage_toc_drops_unexecuted_and_empty_parts(tmp_path):
 
 @pytest.mark.slow
 def test_run_chapter_api(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path))
-    res = notebook.run_chapter(
-        TINY, parameters={"n": "4"}, output=tmp_path / "t.ipynb", root=ROOT, progress_bar=False
-    )
+    monkeypatch.setenv("NLCL_RUNS_DIR", str(tmp_path / "runs"))
+    res = notebook.run_chapter(TINY, parameters={"n": "4"}, root=ROOT, progress_bar=False)
     assert isinstance(res, notebook.ChapterResult)
     assert res.ok and res.chapter == "tiny-chapter" and res.claims[0]["measured"] == 4 and res.seconds > 0
+    assert (
+        res.run_dir.parent == tmp_path / "runs" / "tiny-chapter"
+        and res.output == res.run_dir / "notebook.ipynb"
+    )
+    assert {p.name for p in res.run_dir.iterdir()} >= {
+        "run.json",
+        "claims",
+        "provenance.json",
+        "notebook.ipynb",
+    }
     with pytest.raises(ParameterError, match="profile='paper'"):
         notebook.run_chapter(TINY, profile="paper", root=ROOT)
 
@@ -161,24 +165,31 @@ def test_ensure_kernel_is_idempotent():
 # ---- command line (executes notebooks: a few seconds each) ---------------------------------
 
 
-def nlcl(*args, env_build=None):
+def nlcl(*args, runs=None, **popen):
     import os
 
     env = dict(os.environ)
-    if env_build is not None:
-        env["NLCL_BUILD_DIR"] = str(env_build)
+    if runs is not None:
+        env["NLCL_RUNS_DIR"] = str(runs)
     return subprocess.run([*NLCL, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+
+
+def _run_folder(stdout: str) -> Path:
+    return Path(re.search(r"run folder (\S+)", stdout).group(1))
 
 
 @pytest.mark.slow
 def test_cli_run_with_override(tmp_path):
     out = tmp_path / "tiny.ipynb"
-    res = nlcl(
-        "run", str(TINY), "-p", "n", "5", "-p", "scale", "2", "-o", str(out), "--quiet", env_build=tmp_path
-    )
+    res = nlcl("run", str(TINY), "-p", "n", "5", "-p", "scale", "2", "-o", str(out), "--quiet", runs=tmp_path)
     assert res.returncode == 0, res.stderr
-    claims = json.loads((tmp_path / "claims" / "tiny-chapter.json").read_text())
+    folder = _run_folder(res.stdout)
+    assert folder.parent == tmp_path / "tiny-chapter"
+    claims = json.loads((folder / "claims" / "tiny-chapter.json").read_text())
     assert claims[0]["measured"] == 5 and claims[0]["status"] == "pass"
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "complete" and record["parameters"]["n"] == 5 and record["seed"] == 0
+    assert "claims 1/1 pass" in (folder / "log.txt").read_text()
     nb = nbformat.read(str(out), as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "hide-input" in injected[0].metadata.tags
@@ -187,60 +198,187 @@ def test_cli_run_with_override(tmp_path):
         and injected[0].metadata.mystnb["code_prompt_show"] == notebook.INJECTED_LABEL
     )
     assert "n = 5 scale = 2.0" in "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "Passed unknown parameter" not in res.stderr
 
 
 @pytest.mark.slow
-def test_cli_profile_full(tmp_path):
+def test_cli_profile_full_from_yaml_file_with_log_output(tmp_path):
+    params = tmp_path / "p.yaml"
+    params.write_text("scale: 3\n")
     res = nlcl(
-        "run", str(TINY), "--profile", "full", "-o", str(tmp_path / "t.ipynb"), "--quiet", env_build=tmp_path
+        "run", str(TINY), "--profile", "full", "-f", str(params), "--log-output", "--quiet", runs=tmp_path
     )
     assert res.returncode == 0, res.stderr
-    assert json.loads((tmp_path / "claims" / "tiny-chapter.json").read_text())[0]["measured"] == 30
+    folder = _run_folder(res.stdout)
+    claims = json.loads((folder / "claims" / "tiny-chapter.json").read_text())
+    assert claims[0]["measured"] == 30
+    assert "n = 30 scale = 3.0" in res.stdout + res.stderr  # streamed
 
 
 @pytest.mark.slow
-def test_cli_failed_claim_exits_nonzero_naming_cell(tmp_path):
-    res = nlcl(
-        "run",
-        str(TINY),
-        "-p",
-        "must_fail",
-        "True",
-        "-o",
-        str(tmp_path / "t.ipynb"),
-        "--quiet",
-        env_build=tmp_path,
-    )
+def test_cli_failed_claim_exits_1_naming_cell(tmp_path):
+    res = nlcl("run", str(TINY), "-p", "must_fail", "True", "--quiet", runs=tmp_path)
     assert res.returncode == 1
     assert "failed in code cell" in res.stderr and "ClaimsFailed" in res.stderr and "tiny-n" in res.stderr
+    assert json.loads((_run_folder(res.stdout) / "run.json").read_text())["status"] == "failed"
 
 
-def test_cli_unknown_parameter(tmp_path):
-    res = nlcl("run", "tian-fig8-landscape", "-p", "no_such_param", "1", env_build=tmp_path)
-    assert res.returncode == 2
-    assert "no parameter 'no_such_param'" in res.stderr and 'activation (str) = "relu"' in res.stderr
+@pytest.mark.slow
+def test_cli_nan_claim_is_invalid_and_exits_1(tmp_path):
+    res = nlcl("run", str(TINY), "-p", "make_nan", "true", "--quiet", runs=tmp_path)
+    assert res.returncode == 1
+    assert "invalid claims (NaN or infinite measurement): tiny-n" in res.stderr
 
 
-def test_cli_wrong_type(tmp_path):
-    res = nlcl("run", "tian-fig8-landscape", "-p", "n_grid", "many", env_build=tmp_path)
-    assert res.returncode == 2 and "expected int" in res.stderr
+@pytest.mark.slow
+def test_cli_error_in_kernel_before_start_reports_no_stale_claims(tmp_path):
+    ok = nlcl("run", str(TINY), "--quiet", runs=tmp_path)
+    assert ok.returncode == 0 and "claims 1/1 pass" in ok.stdout
+    # a parameter error found only inside the kernel (no CUDA here): usage error, and the earlier
+    # run's claims are not reported
+    res = nlcl("run", str(TINY), "-p", "device", "cuda", "--quiet", runs=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "claims 0/0 pass" in res.stdout and "CUDA is not available" in res.stderr
+    assert _run_folder(res.stdout) != _run_folder(ok.stdout)
+
+
+@pytest.mark.slow
+def test_cli_two_concurrent_runs_see_only_their_own_results(tmp_path):
+    import os
+
+    env = {**os.environ, "NLCL_RUNS_DIR": str(tmp_path)}
+    procs = [
+        subprocess.Popen(
+            [*NLCL, "run", str(TINY), "-p", "n", str(n), "--quiet"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in (4, 7)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for (out, err), n in zip(outs, (4, 7)):
+        assert f"tiny-n: measured {n}, check = {n}" in out, out + err
+        assert "claims 1/1 pass" in out
+    assert _run_folder(outs[0][0]) != _run_folder(outs[1][0])
+
+
+@pytest.mark.slow
+def test_cli_ctrl_c_exits_130_and_marks_the_run_interrupted(tmp_path):
+    import os
+    import signal
+    import time
+
+    env = {**os.environ, "NLCL_RUNS_DIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [*NLCL, "run", str(TINY), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    line = proc.stdout.readline()
+    assert "run folder" in line
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert issubclass(notebook.Interrupted, KeyboardInterrupt)
+    assert err.strip().count("\n") == 0 and err.startswith("nlcl: interrupted"), err
+    assert json.loads((_run_folder(line) / "run.json").read_text())["status"] == "interrupted"
+
+
+@pytest.mark.slow
+def test_papermill_path_rejects_unknown_parameter_and_writes_a_run_folder(tmp_path):
+    import os
+
+    import jupytext
+    import papermill as pm
+
+    nb_path = tmp_path / "tiny.ipynb"
+    jupytext.write(jupytext.read(str(TINY)), str(nb_path))
+    os.environ["NLCL_RUNS_DIR"] = str(tmp_path / "runs")
+    try:
+        kernel = notebook.ensure_kernel()
+        with pytest.raises(pm.PapermillExecutionError, match=r"has no parameter 'nn'; did you mean 'n'"):
+            pm.execute_notebook(
+                str(nb_path),
+                str(tmp_path / "o.ipynb"),
+                parameters={"nn": 3},
+                kernel_name=kernel,
+                progress_bar=False,
+            )
+        pm.execute_notebook(
+            str(nb_path),
+            str(tmp_path / "o.ipynb"),
+            parameters={"n": 3},
+            kernel_name=kernel,
+            progress_bar=False,
+        )
+    finally:
+        del os.environ["NLCL_RUNS_DIR"]
+    (folder,) = (tmp_path / "runs" / "tiny-chapter").iterdir()
+    assert json.loads((folder / "claims" / "tiny-chapter.json").read_text())[0]["measured"] == 3
+    assert json.loads((folder / "run.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (("-p", "no_such_param", "1"), "no parameter 'no_such_param'"),
+        (("-p", "activaton", "relu"), "did you mean 'activation'"),
+        (("-p", "n_grid", "many"), "parameter n_grid='many' is not allowed; expected an int"),
+        (("-p", "n_grid", "-1"), "n_grid=-1 is not allowed; expected an int in [16, 10000000]"),
+        (("-p", "n_grid", "1000000000"), "n_grid=1000000000 is not allowed"),
+        (("-p", "activation", "foo"), "activation='foo' is not allowed; expected one of 'linear'"),
+        (("-p", "angles", "[]"), "parameter angles=[] has 0 items"),
+        (("-p", "seed", str(2**80)), "parameter seed=1208925819614629174706176 is not allowed"),
+        (("-p", "device", "gpu"), "device='gpu' is not allowed"),
+        (("-p", "seed", "1", "-p", "seed", "2"), "given twice"),
+        (("-o", "/proc/nlcl/x.ipynb"), "cannot write the notebook there"),
+        (("-o", "README.md/x.ipynb"), "cannot write the notebook there"),
+        (("-f", "no-such.yaml"), "cannot read it"),
+    ],
+)
+def test_cli_usage_errors_exit_2_at_once(tmp_path, args, msg):
+    res = nlcl("run", "tian-fig8-landscape", *args, runs=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert msg in res.stderr and res.stderr.startswith("nlcl: error:")
+    assert "Traceback" not in res.stderr and not (tmp_path / "tian-fig8-landscape").exists()
+
+
+def test_cli_usage_paths_stay_light():
+    code = (
+        "import sys\n"
+        "from nlcl.harness.cli import main\n"
+        "for argv in (['list'], ['list', 'tian-fig8-landscape'], ['run', 'tian-fig8-landscape', '-p', 'n_grid', '-1']):\n"
+        "    main(argv)\n"
+        "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'papermill', 'nbformat', 'jupytext') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_cli_unknown_chapter(tmp_path):
-    res = nlcl("run", "no-such-chapter", env_build=tmp_path)
+    res = nlcl("run", "no-such-chapter", runs=tmp_path)
     assert res.returncode == 2 and "available chapters" in res.stderr and "tian-fig8-landscape" in res.stderr
-
-
-def test_cli_duplicate_parameter(tmp_path):
-    res = nlcl("run", "tian-fig8-landscape", "-p", "seed", "1", "-p", "seed", "2", env_build=tmp_path)
-    assert res.returncode == 2 and "given twice" in res.stderr
 
 
 def test_cli_list():
     res = nlcl("list")
     assert res.returncode == 0 and "tian-fig8-landscape" in res.stdout
     res = nlcl("list", "tian-fig8-landscape")
-    assert res.returncode == 0 and "n_grid (int) = None" in res.stdout
+    assert res.returncode == 0 and "n_grid (int | None) = None" in res.stdout
+    assert "allowed: an int in [16, 10000000], or None; ci 3600, full 36000" in res.stdout
+
+
+def test_cli_help_documents_exit_codes():
+    res = nlcl("--help")
+    assert res.returncode == 0 and "130" in res.stdout and "usage error" in res.stdout
 
 
 def test_cli_bad_profile_is_usage_error():
@@ -250,19 +388,10 @@ def test_cli_bad_profile_is_usage_error():
 
 @pytest.mark.slow
 def test_cli_fig8_linear(tmp_path):
-    res = nlcl(
-        "run",
-        "tian-fig8-landscape",
-        "-p",
-        "activation",
-        "linear",
-        "--quiet",
-        "-o",
-        str(tmp_path / "f.ipynb"),
-        env_build=tmp_path,
-    )
+    res = nlcl("run", "tian-fig8-landscape", "-p", "activation", "linear", "--quiet", runs=tmp_path)
     assert res.returncode == 0, res.stderr
-    claims = {c["id"]: c for c in json.loads((tmp_path / "claims" / "tian-fig8-landscape.json").read_text())}
+    folder = _run_folder(res.stdout)
+    claims = {c["id"]: c for c in json.loads((folder / "claims" / "tian-fig8-landscape.json").read_text())}
     assert claims["fig8-relu-maxima"]["measured"] == 2 and not claims["fig8-relu-maxima"]["required"]
 
 
@@ -309,3 +438,24 @@ def test_build_book_fails_naming_chapter_and_cell(tmp_path, monkeypatch):
     assert site.build_book(root=root, jobs=1, site=False, echo=lines.append) == 1
     text = "\n".join(lines)
     assert "chapter 'tiny-chapter' FAILED in code cell" in text and "ClaimsFailed" in text
+
+
+@pytest.mark.slow
+def test_build_book_only_keeps_the_other_chapters(tmp_path, monkeypatch):
+    monkeypatch.delenv("NLCL_BUILD_DIR", raising=False)
+    root = _mini_book(tmp_path, TINY.read_text())
+    (root / "book" / "tiny-two.py").write_text(TINY.read_text().replace('"tiny-chapter"', '"tiny-two"'))
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    toc["parts"][0]["chapters"].append({"file": "book/tiny-two"})
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc))
+    lines = []
+    assert site.build_book(root=root, jobs=2, site=False, echo=lines.append) == 0
+    build = root / "_build"
+    kept = (build / "claims" / "tiny-two.json").read_text()
+    assert json.loads(kept)[0]["chapter"] == "tiny-two"
+    assert site.build_book(root=root, only=["tiny-chapter"], site=False, echo=lines.append) == 0
+    assert (build / "claims" / "tiny-two.json").read_text() == kept
+    assert set(json.loads((build / "timings.json").read_text())) == {"tiny-chapter", "tiny-two"}
+    report = (build / "staging" / "book" / "reproducibility.md").read_text()
+    assert "tiny-two" in report and "tiny-chapter" in report
+    assert not (root / "runs").exists()  # the book writes only _build

@@ -18,6 +18,10 @@ def test_build_dir(monkeypatch, tmp_path):
     assert provenance.build_dir(tmp_path) == tmp_path / "_build"
     monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path / "b"))
     assert provenance.build_dir() == (tmp_path / "b").resolve()
+    # a relative NLCL_BUILD_DIR is taken from the book's root, whatever the current directory
+    monkeypatch.setenv("NLCL_BUILD_DIR", "out")
+    monkeypatch.chdir(tmp_path)
+    assert provenance.build_dir(tmp_path / "root") == (tmp_path / "root" / "out").resolve()
 
 
 def test_git_commit(monkeypatch, tmp_path):

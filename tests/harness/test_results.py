@@ -69,3 +69,25 @@ def test_save_records_a_given_commit(tmp_path):
         "with-commit", pd.DataFrame({"a": [1]}), params={}, profile="ci", directory=tmp_path, commit="abc123"
     )
     assert results.load("with-commit", directory=tmp_path).meta["commit"] == "abc123"
+
+
+def test_records_reads_json_records_but_not_table_artifacts(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from nlcl.harness import results
+
+    (tmp_path / "bench-cpu.json").write_text(json.dumps({"device": "cpu"}))
+    (tmp_path / "bench-gpu.json").write_text(json.dumps({"device": "cuda"}))
+    results.save("bench-table", pd.DataFrame({"a": [1]}), params={}, profile="ci", directory=tmp_path)
+    assert results.records("bench-", directory=tmp_path) == {
+        "bench-cpu": {"device": "cpu"},
+        "bench-gpu": {"device": "cuda"},
+    }
+    assert set(results.records("tian-tokens-bench-")) == {
+        "tian-tokens-bench-cpu",
+        "tian-tokens-bench-cpu-autograd",
+    }
+    with pytest.raises(ParameterError, match="prefix"):
+        results.records("../x")

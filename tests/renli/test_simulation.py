@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlcl.core.validate import ParameterError
+from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.renli.heads import (
     HeadsResult,
     MLPHeads,
@@ -424,8 +424,15 @@ def test_train_raises_on_nan_loss(monkeypatch):
         return out * float("nan") if calls["n"] == 3 else out
 
     monkeypatch.setattr(mm, "contrastive_loss", flaky)
-    with pytest.raises(ValueError, match=r"diverged at step 2: .* runs \[0\].*lr=2.0"):
+    with pytest.raises(NonFiniteError, match=r"diverged at step 2: .* runs \[0\].*lr=2.0"):
         train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, **SMALL)
+
+
+def test_train_raises_naming_step_and_weights_when_an_update_overflows():
+    with pytest.raises(
+        NonFiniteError, match=r"diverged at step \d+: the (loss|weights W_A|weights W_B) .*lr=1e\+300"
+    ):
+        train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, **{**SMALL, "lr": 1e300})
 
 
 def test_train_configs_carries_columns():
