@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nlcl.core.tensors import REDUCTIONS, reduce_samples
 from nlcl.core.validate import ParameterError, choice
 from nlcl.tian.contrastive import energy, half_sq_dists, stack_views
 
@@ -48,8 +49,6 @@ __all__ = [
 
 #: Loss names accepted by :func:`get_loss` and :func:`contrastive_loss`.
 LOSSES: tuple[str, ...] = ("infonce", "quadratic")
-#: Reductions over the N samples.
-REDUCTIONS: tuple[str, ...] = ("sum", "mean")
 
 
 def _pair(f1: Any, f2: Any) -> tuple[torch.Tensor, torch.Tensor, bool]:
@@ -63,12 +62,6 @@ def _pair(f1: Any, f2: Any) -> tuple[torch.Tensor, torch.Tensor, bool]:
     if t1.shape[-2] < 2:
         raise ValueError(f"a contrastive loss needs N >= 2 samples, got N={t1.shape[-2]}")
     return t1, t2, numpy_in
-
-
-def _reduce(per_sample_sum: torch.Tensor, n: int, reduction: str) -> torch.Tensor:
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"unknown reduction {reduction!r}; allowed: {', '.join(REDUCTIONS)}")
-    return per_sample_sum if reduction == "sum" else per_sample_sum / n
 
 
 def _out(x: torch.Tensor, numpy_in: bool) -> Any:
@@ -102,7 +95,7 @@ def info_nce(f1: Any, f2: Any, tau: float, eps: float = 0.0, reduction: str = "s
     s = ((d_i[..., :, None] - d_ij) / tau).masked_fill(eye, float("-inf"))
     if eps > 0:
         s = torch.cat([s, torch.full_like(s[..., :1], math.log(eps))], dim=-1)
-    loss = _reduce(tau * torch.logsumexp(s, dim=-1).sum(-1), n, reduction)
+    loss = reduce_samples(tau * torch.logsumexp(s, dim=-1).sum(-1), n, reduction)
     _check_finite(loss, "info_nce")
     return _out(loss, numpy_in)
 
@@ -119,7 +112,7 @@ def alpha_cl_loss(f1: Any, f2: Any, alpha: Any, reduction: str = "sum") -> Any:
     a = torch.as_tensor(
         np.asarray(alpha) if not isinstance(alpha, torch.Tensor) else alpha, dtype=t1.dtype, device=t1.device
     )
-    loss = _reduce(-2.0 * n * n * energy(stack_views(t1, t2), a), n, reduction)
+    loss = reduce_samples(-2.0 * n * n * energy(stack_views(t1, t2), a), n, reduction)
     _check_finite(loss, "alpha_cl_loss")
     return _out(loss, numpy_in)
 

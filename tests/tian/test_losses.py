@@ -92,7 +92,7 @@ def test_bad_input():
         info_nce(f, f, 0.0)
     with pytest.raises(ValueError, match="eps must be"):
         info_nce(f, f, 1.0, eps=-0.1)
-    with pytest.raises(ValueError, match="unknown reduction 'max'; allowed: sum, mean"):
+    with pytest.raises(ValueError, match="reduction='max' is not allowed; choose one of: 'sum', 'mean'"):
         info_nce(f, f, 1.0, reduction="max")
     with pytest.raises(ValueError, match="same|shape"):
         info_nce(f, np.zeros((3, 2)), 1.0)
