@@ -67,7 +67,7 @@ def _q(q: Any) -> torch.Tensor:
 def eigendecompose(C: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """C = VΛVᵀ with eigenvalues ascending (λ₁ the most negative) and V's columns the eigenvectors.
 
-    ``C`` must be a symmetric (d, d) matrix (Definition 1). Returns (lam, V).
+    ``C`` must be a symmetric (d, d) matrix (Definition 1; the basis of Theorem 2, Eq. 9). Returns (lam, V).
     Chapter ``book/esser-grassmann.py``.
     """
     C = as_tensor("C", C, torch.float64)

@@ -108,7 +108,7 @@ PAPER_TABLE1: dict[tuple[int, int], dict[str, tuple[float, float]]] = {
 
 
 def paper_table1() -> pd.DataFrame:
-    """:data:`PAPER_TABLE1` as a long table with columns beta, P, bn, paper_mean, paper_std."""
+    """Tian 2023, Table 1 (:data:`PAPER_TABLE1`) as a long table with columns beta, P, bn, paper_mean, paper_std."""
     rows = [
         dict(beta=b, P=p, bn=v, paper_mean=m, paper_std=s)
         for (b, p), cells in PAPER_TABLE1.items()
@@ -120,7 +120,7 @@ def paper_table1() -> pd.DataFrame:
 def summarize(
     table: pd.DataFrame, by: Sequence[str], values: Sequence[str] = ("chi_plus", "chi_minus")
 ) -> pd.DataFrame:
-    """Mean and (sample) std over seeds of ``values`` grouped by ``by`` (the paper's mean ± std)."""
+    """Mean and (sample) std over seeds of ``values`` grouped by ``by`` (Tian 2023, Figs. 9-11, Table 1: mean ± std)."""
     missing = [c for c in list(by) + list(values) if c not in table.columns]
     if missing:
         raise ParameterError(f"table lacks column(s) {missing}")

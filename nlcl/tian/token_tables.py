@@ -24,7 +24,7 @@ uses it for :class:`~nlcl.tian.tokens.TokenBatch` inputs (``engine="tables"``, t
 Losses are those of :func:`nlcl.tian.losses.contrastive_loss` (InfoNCE and the uniform-α quadratic
 loss, Tian 2023, Eq. 1 and Sec. 2), evaluated and differentiated in closed form here
 (:func:`_loss_and_grad`; its value and gradients are unit-tested against autograd through
-:func:`nlcl.tian.losses.contrastive_loss`).
+:func:`nlcl.tian.losses.contrastive_loss`).  Explained in ``book/tian-tokens.py``.
 """
 
 from __future__ import annotations
