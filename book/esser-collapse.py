@@ -135,6 +135,7 @@ import torch
 from sklearn.datasets import make_moons
 
 from nlcl.core import validate
+from nlcl.core.fits import loglog_slope
 from nlcl.esser.collapse import (
     KernelFeatureMap,
     collapse_ratio,
@@ -630,11 +631,9 @@ ax_l.set_xlabel("gradient step $t$")
 ax_l.set_ylabel(r"$\mathcal{L} = \mathrm{Tr}(W_2^\top W_1 C W_1^\top W_2)$")
 ax_l.set_title(r"loss (diverged runs end at weights $> 10^6$)")
 ax_l.legend(fontsize="small")
-circle = np.linspace(0, 2 * np.pi, 200)
-ax_q.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
+nlcl.core.plotting.unit_circle(ax_q)
 ax_q.set_xlim(-2.5, 2.5)
 ax_q.set_ylim(-2.5, 2.5)
-ax_q.set_aspect("equal")
 ax_q.set_xlabel(r"$q_1 = u(v_1)$")
 ax_q.set_ylabel(r"$q_2 = u(v_2)$")
 ax_q.set_title("output trajectories (window clipped)")
@@ -827,7 +826,7 @@ last = int(gaps.epoch.max())
 
 def slope(act, epoch):
     s = mean_gap.loc[act, epoch]
-    return float(np.polyfit(np.log(s.index.values), np.log(s.values), 1)[0])
+    return loglog_slope(s.index.values, s.values)
 
 
 measured = {}

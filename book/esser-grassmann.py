@@ -112,6 +112,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import LinearSVC
 
 from nlcl.core import validate
+from nlcl.core.fits import loglog_slope
 from nlcl.datasets.mnist import load_mnist
 from nlcl.esser.collapse import init_two_layer
 from nlcl.esser.constraints import projected_gradient_descent
@@ -312,9 +313,7 @@ ax_l.set_xlabel("step $t$")
 ax_l.set_ylabel(r"$\mathcal{L} = \mathrm{Tr}(q^\top\Lambda q)$")
 ax_l.set_title("loss: projected GD (solid) vs Eq. 12 (dashed)")
 ax_l.legend(fontsize="x-small", ncol=2)
-circle = np.linspace(0, 2 * np.pi, 200)
-ax_q.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
-ax_q.set_aspect("equal")
+nlcl.core.plotting.unit_circle(ax_q)
 ax_q.set_xlabel(r"$q_1 = u(v_1)$")
 ax_q.set_ylabel(r"$q_2 = u(v_2)$")
 ax_q.set_title("outputs from the same $q_0$ (dots)")
@@ -517,11 +516,7 @@ for h in WIDTHS4:
 fig4 = pd.DataFrame(rows)
 
 
-def loglog_slope(col):
-    return float(np.polyfit(np.log(fig4.h), np.log(fig4[col]), 1)[0])
-
-
-slope_gd, slope_ode = loglog_slope("gd_time"), loglog_slope("ode_time")
+slope_gd, slope_ode = loglog_slope(fig4.h, fig4.gd_time), loglog_slope(fig4.h, fig4.ode_time)
 c4_ode_flat.measure(slope_ode)
 c4_gd_grows.measure(slope_gd - slope_ode)
 c4_faster.measure(float((fig4.gd_time / fig4.ode_time).min()))

@@ -337,21 +337,20 @@ labels = {
 }
 fig, axes = nlcl.core.plotting.subplots(1, 4, width=3.6, height=3.0)
 for ax, (metric, label) in zip(axes[0], labels.items()):
-    sns.lineplot(
-        data=main,
-        x="step",
-        y=metric,
+    nlcl.core.plotting.training_curves(
+        ax,
+        main,
+        metric,
+        xlabel="SGD step $t$",
+        ylabel=label,
+        boundary=S1,
         hue="method",
         units="seed",
         estimator=None,
         lw=1.2,
-        ax=ax,
         hue_order=["non-contrastive", "contrastive"],
         legend=metric == "alignment",
     )
-    ax.axvline(S1, color="0.5", ls=":", lw=1)
-    ax.set_xlabel("SGD step $t$")
-    ax.set_ylabel(label)
 axes[0][2].axhline(P.r, color="0.3", ls="--", lw=0.8)
 axes[0][2].annotate("$r$", (TOTAL, P.r), ha="right", va="bottom")
 axes[0][1].set_yscale("log")
@@ -369,23 +368,22 @@ plt.show()
 main_k = df[df.group == "main"]
 fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.8, height=3.2)
 for ax, metric in zip(axes[0], ("condition_number", "stable_rank")):
-    sns.lineplot(
-        data=main_k,
-        x="step",
-        y=metric,
+    nlcl.core.plotting.training_curves(
+        ax,
+        main_k,
+        metric,
+        xlabel="SGD step $t$",
+        ylabel=labels[metric],
+        boundary=S1,
         hue="kappa",
         style="method",
         units="seed",
         estimator=None,
         palette="viridis",
         lw=1.1,
-        ax=ax,
         legend=metric == "condition_number",
         style_order=["non-contrastive", "contrastive"],
     )
-    ax.axvline(S1, color="0.5", ls=":", lw=1)
-    ax.set_xlabel("SGD step $t$")
-    ax.set_ylabel(labels[metric])
 axes[0][0].set_yscale("log")
 axes[0][0].legend(fontsize="x-small", ncol=2)
 plt.show()
@@ -497,18 +495,17 @@ gap = {
 
 fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.2)
 ax = axes[0][0]
-sns.lineplot(
-    data=s1.assign(curve=np.where(s1.lam == 0, "non-contrastive", "contrastive, β₁=" + s1.beta1.astype(str))),
-    x="step",
-    y="condition_number",
+nlcl.core.plotting.training_curves(
+    ax,
+    s1.assign(curve=np.where(s1.lam == 0, "non-contrastive", "contrastive, β₁=" + s1.beta1.astype(str))),
+    "condition_number",
+    xlabel="SGD step $t$ (stage 1)",
+    ylabel=r"condition number $\kappa(U_A)$",
     hue="curve",
     units="seed",
     estimator=None,
     lw=1.1,
-    ax=ax,
 )
-ax.set_xlabel("SGD step $t$ (stage 1)")
-ax.set_ylabel(r"condition number $\kappa(U_A)$")
 ax.legend(fontsize="small")
 ax = axes[0][1]
 sns.lineplot(data=dev, x="beta1", y="delta", units="seed", estimator=None, marker="o", ax=ax)
@@ -625,13 +622,18 @@ for ax, metric in zip(axes[0][:2], ("condition_number", "stable_rank")):
 axes[0][1].axhline(P.r, color="0.3", ls="--", lw=0.8)
 ax = axes[0][2]
 lam_curves = df[(df.kappa == P.kappa) & (df.beta1 == P.beta1)]
-sns.lineplot(
-    data=lam_curves, x="step", y="condition_number", hue="lam", palette="viridis", errorbar=None, ax=ax
+nlcl.core.plotting.training_curves(
+    ax,
+    lam_curves,
+    "condition_number",
+    xlabel="SGD step $t$",
+    ylabel=r"$\kappa(U_A)$ (median over seeds)",
+    boundary=S1,
+    hue="lam",
+    palette="viridis",
+    errorbar=None,
 )
-ax.axvline(S1, color="0.5", ls=":", lw=1)
 ax.set_yscale("log")
-ax.set_xlabel("SGD step $t$")
-ax.set_ylabel(r"$\kappa(U_A)$ (median over seeds)")
 ax.legend(title=r"$\lambda$", fontsize="small")
 plt.show()
 

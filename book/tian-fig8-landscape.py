@@ -218,8 +218,7 @@ ax.set_title(r"Energy on the unit circle, uniform $\alpha$, no augmentation")
 ax.set_xlim(-np.pi, np.pi)
 ax.legend(loc="lower left")
 
-circle = np.linspace(0, 2 * np.pi, 200)
-ax2.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
+nlcl.core.plotting.unit_circle(ax2)
 ax2.scatter(x[:, 0], x[:, 1], color="k", s=18, zorder=3, label="data $\\mathbf{x}_i$")
 for act, ms in maxima.items():
     color = styles.get(act, dict(color="C3"))["color"]
@@ -232,7 +231,6 @@ for act, ms in maxima.items():
             ls=styles.get(act, {}).get("ls", "-"),
             label=f"maxima, {act}" if k == 0 else None,
         )
-ax2.set_aspect("equal")
 ax2.set_xlabel("$w_1$")
 ax2.set_ylabel("$w_2$")
 ax2.set_title("Local maxima as directions")

@@ -123,11 +123,11 @@ from nlcl.harness.claims import NotReproduced, at_most, exactly, less_than
 from nlcl.tian.mnist_filters import (
     RF_NAMES,
     RFViewSampler,
-    filter_mosaic,
     filters_to_images,
     high_frequency_fraction,
     mean_pairwise_abs_cos,
 )
+from nlcl.tian.plots import plot_mnist_filters
 from nlcl.tian.rf_network import TwoLayerRF
 from nlcl.tian.token_training import train_batched
 
@@ -246,21 +246,14 @@ print(
 
 
 # %%
-def draw_filters(weights, title):
-    fig, axes = plt.subplots(1, K, figsize=(3.0 * K, 3.3))
-    for k, ax in enumerate(axes):
-        ax.imshow(filter_mosaic(weights[k], RF), cmap="RdBu_r", vmin=-1, vmax=1)
-        ax.set_title(f"RF {k} ({RF_NAMES[k]})")
-        ax.set_xlabel(r"filters $\mathbf{w}_{km}$, $m = 1..M$")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.grid(False)
-    fig.suptitle(title)
-    plt.show()
-
-
-draw_filters(W[0], f"Fig. 12 analog: no augmentation (seed {seeds[0]}, {P.steps} minibatches)")
-draw_filters(W[S], f"Fig. 13 analog: RandomResizedCrop augmentation (seed {seeds[0]})")
+plot_mnist_filters(
+    W[0], RF, RF_NAMES, title=f"Fig. 12 analog: no augmentation (seed {seeds[0]}, {P.steps} minibatches)"
+)
+plt.show()
+plot_mnist_filters(
+    W[S], RF, RF_NAMES, title=f"Fig. 13 analog: RandomResizedCrop augmentation (seed {seeds[0]})"
+)
+plt.show()
 
 # %% [markdown]
 # ## How smooth, how diverse
@@ -348,7 +341,8 @@ if art is not None:
         ("with", "Fig. 13 analog, full profile: with augmentation"),
     ):
         sub = art_w.table[art_w.table.augmentation == setting].sort_values(["RF", "m"])
-        draw_filters(sub[weight_cols[3:]].to_numpy().reshape(K, -1, D), title)
+        plot_mnist_filters(sub[weight_cols[3:]].to_numpy().reshape(K, -1, D), RF, RF_NAMES, title=title)
+        plt.show()
     full_summary = art.table.groupby("augmentation")[["eta", "abs_cos", "cos_to_init"]].mean()
     display(full_summary)
     for setting in ("without", "with"):

@@ -114,6 +114,7 @@ import pandas as pd
 
 from nlcl.harness import results
 from nlcl.harness.claims import at_least, at_most, exactly, greater_than
+from nlcl.tian.plots import plot_beta_curves, plot_filters
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
 from nlcl.tian.token_grid import (
     TokenRun,
@@ -122,7 +123,7 @@ from nlcl.tian.token_grid import (
     runs_from_table,
     train_token_runs,
 )
-from nlcl.tian.token_metrics import grid_predicates, paper_table1, plot_beta_curves, plot_filters, summarize
+from nlcl.tian.token_metrics import grid_predicates, paper_table1, summarize
 from nlcl.tian.tokens import make_token_worlds
 
 seeds = [seed + i for i in range(P.n_seeds)]

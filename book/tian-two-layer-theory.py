@@ -60,15 +60,15 @@ import torch
 from nlcl.core.activations import get_activation
 from nlcl.harness.claims import NotReproduced, at_least, at_most, is_true
 from nlcl.tian.contrastive import infonce_alpha, split_views
-from nlcl.tian.rf_network import batch_norm
 from nlcl.tian.tokens import make_token_worlds, sample_views
 from nlcl.tian.two_layer_theory import (
+    binary_latent_tokens,
     energy_two_layer,
     hidden_two_layer,
     lemma4_dynamics,
     modulated_basin_fractions,
-    project_out,
     theorem5_prediction,
+    top_mode_velocity,
 )
 
 act = get_activation(P.activation)
@@ -306,39 +306,10 @@ c_delta = run.expect(
 )
 
 
-def binary_latent_data(n, K, d, scales=None, p1=0.4, noise=0.3):
-    """Samples of the C = 2 conditional-independence model; ``scales`` multiplies each RF."""
-    z = torch.rand(n, generator=gen) < p1
-    pis = torch.rand(2, K, d, generator=gen) ** 3
-    pis = pis / pis.sum(-1, keepdim=True)
-    tok = torch.where(
-        z[:, None],
-        torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
-        torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
-    )
-    x = torch.nn.functional.one_hot(tok, d).double() + noise * torch.randn(n, K, d, generator=gen)
-    if scales is not None:
-        x = x * torch.as_tensor(scales)[None, :, None]
-    return x, z
-
-
-def autograd_wdot(W, x, a, bn=None):
-    """P⊥ ∂E/∂w_k with V = sᵀ, s the top eigenvector of the (BatchNormed) hidden covariance."""
-    Wr = W.clone().requires_grad_()
-    f1 = hidden_two_layer(Wr, x, a)
-    if bn is not None:
-        f1 = batch_norm(f1, *bn)
-    c = f1 - f1.mean(0)
-    C = c.T @ c / len(f1)
-    s = torch.linalg.eigh(C.detach())[1][:, -1]
-    (g,) = torch.autograd.grad(0.5 * s @ C @ s, Wr)
-    return project_out(W[:, 0], g[:, 0]), s
-
-
-x5, z5 = binary_latent_data(P.n_samples, 4, 6)
+x5, z5 = binary_latent_tokens(P.n_samples, 4, 6, generator=gen)
 W5 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen), dim=-1)
 pred = theorem5_prediction(W5, x5, z5, P.activation)
-auto, s_eig = autograd_wdot(W5, x5, P.activation)
+auto, s_eig = top_mode_velocity(W5, x5, P.activation)
 c_bns.measure(round(float((pred["s"] @ s_eig).abs()), 6))
 rel = float((pred["wdot"] - auto).norm() / auto.norm())
 c_thm5.measure(round(rel, 4))
@@ -453,7 +424,7 @@ c_free = run.expect(
     ),
 )
 scales = [0.1, 1.0, 3.0, 10.0]
-xs, zs = binary_latent_data(P.n_samples, 4, 6, scales=scales)
+xs, zs = binary_latent_tokens(P.n_samples, 4, 6, generator=gen, scales=scales)
 Ws = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen), dim=-1)
 pr = theorem5_prediction(Ws, xs, zs, P.activation)
 f1s = hidden_two_layer(Ws, xs, P.activation)
@@ -463,24 +434,18 @@ ratio_d = float(pr["d"].max() / pr["d"].min())
 ratio_dbn = float(d_bn.max() / d_bn.min())
 run.glue("cor3-d-ratio", f"{ratio_d:.3g}")
 c_dbn.measure(round(ratio_dbn, 3))
-speed_plain = autograd_wdot(Ws, xs, P.activation)[0].norm(dim=-1)
-speed_bn = autograd_wdot(Ws, xs, P.activation, bn=(True, False))[0].norm(dim=-1)
+speed_plain = top_mode_velocity(Ws, xs, P.activation)[0].norm(dim=-1)
+speed_bn = top_mode_velocity(Ws, xs, P.activation, bn=(True, False))[0].norm(dim=-1)
 c_slow.measure(float(f"{(speed_plain.min() / speed_plain.max()).item():.3g}"))
 c_fast.measure(round(float(speed_bn.min() / speed_bn.max()), 3))
 x_unit = xs / torch.as_tensor(scales)[None, :, None]
-speed_bn_unit = autograd_wdot(Ws, x_unit, P.activation, bn=(True, False))[0].norm(dim=-1)
-speed_unit = autograd_wdot(Ws, x_unit, P.activation)[0].norm(dim=-1)
+speed_bn_unit = top_mode_velocity(Ws, x_unit, P.activation, bn=(True, False))[0].norm(dim=-1)
+speed_unit = top_mode_velocity(Ws, x_unit, P.activation)[0].norm(dim=-1)
 c_free.measure(round(float(((speed_bn - speed_bn_unit).abs() / speed_bn_unit).max()), 4))
 
 
 def bn_speeds(x, eps):
-    Wr = Ws.clone().requires_grad_()
-    f1 = batch_norm(hidden_two_layer(Wr, x, P.activation), True, False, eps)
-    c = f1 - f1.mean(0)
-    C = c.T @ c / len(f1)
-    s = torch.linalg.eigh(C.detach())[1][:, -1]
-    (g,) = torch.autograd.grad(0.5 * s @ C @ s, Wr)
-    return project_out(Ws[:, 0], g[:, 0]).norm(dim=-1)
+    return top_mode_velocity(Ws, x, P.activation, bn=(True, False, eps))[0].norm(dim=-1)
 
 
 eps0 = ((bn_speeds(xs, 1e-12) - bn_speeds(x_unit, 1e-12)).abs() / bn_speeds(x_unit, 1e-12)).max()

@@ -11,9 +11,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from nlcl.core.validate import ParameterError
+from nlcl.core.validate import ParameterError, choice
 
-__all__ = ["is_torch", "as_array", "like", "as_tensor"]
+__all__ = ["REDUCTIONS", "is_torch", "as_array", "like", "as_tensor", "reduce_samples"]
+
+#: How a loss summed over n samples is reduced: the papers' sum, or the mean (÷ n).
+REDUCTIONS: tuple[str, ...] = ("sum", "mean")
 
 
 def is_torch(x: Any) -> bool:
@@ -50,3 +53,13 @@ def as_tensor(name: str, x: Any, dtype: torch.dtype | None = None) -> torch.Tens
     if dtype is not None:
         t = t.to(dtype)
     return t
+
+
+def reduce_samples(total: Any, n: int, reduction: str) -> Any:
+    """A loss summed over ``n`` samples, as that sum (``"sum"``) or its mean (``"mean"``, ÷ n).
+
+    The ``reduction`` of the losses of Tian 2023 (Eq. 1, :mod:`nlcl.tian.losses`) and Esser et
+    al. 2024 (Eqs. 1-2, :mod:`nlcl.esser.losses`); a :class:`ParameterError` names a bad value.
+    """
+    choice("reduction", reduction, REDUCTIONS)
+    return total / n if reduction == "mean" else total

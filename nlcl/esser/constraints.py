@@ -138,6 +138,9 @@ def project(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Project (W₁, W₂) back onto the feasible set of ``constraint`` (see :data:`CONSTRAINTS`).
 
+    The projection step of Esser et al. 2024, Eq. (11), for the constraints of Propositions 2-3
+    (chapters ``book/esser-collapse.py``, ``book/esser-grassmann.py``).
+
     ``"none"`` and ``"scaled"`` leave the weights unchanged; ``c1``, ``c2`` are the radii of the
     Frobenius and operator-norm balls (the product constraint uses ``c1``).
     """

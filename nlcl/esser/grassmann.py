@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
+from nlcl.core.tensors import as_tensor
 from nlcl.core.validate import (
     NonFiniteError,
     ParameterError,
@@ -52,17 +53,8 @@ __all__ = [
 METRICS: tuple[str, ...] = ("grassmann", "stiefel")
 
 
-def _tensor(name: str, x: Any) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x.to(torch.float64)
-    try:
-        return torch.as_tensor(np.asarray(x, dtype=float))
-    except (TypeError, ValueError) as err:
-        raise ParameterError(f"{name} must be an array of numbers: {err}") from None
-
-
 def _lam(lam: Any, d: int | None = None) -> torch.Tensor:
-    lam = _tensor("lam", lam)
+    lam = as_tensor("lam", lam, torch.float64)
     if lam.dim() != 1 or (d is not None and lam.shape[0] != d):
         raise ParameterError(
             f"lam has shape {tuple(lam.shape)}; expected ({d if d is not None else 'd'},), the eigenvalues of C"
@@ -73,7 +65,7 @@ def _lam(lam: Any, d: int | None = None) -> torch.Tensor:
 
 
 def _q(q: Any) -> torch.Tensor:
-    q = _tensor("q", q)
+    q = as_tensor("q", q, torch.float64)
     if q.dim() < 2:
         raise ParameterError(f"q has shape {tuple(q.shape)}; expected (..., d, z)")
     return q
@@ -82,10 +74,10 @@ def _q(q: Any) -> torch.Tensor:
 def eigendecompose(C: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """C = VΛVᵀ with eigenvalues ascending (λ₁ the most negative) and V's columns the eigenvectors.
 
-    ``C`` must be a symmetric (d, d) matrix (Definition 1). Returns (lam, V).
+    ``C`` must be a symmetric (d, d) matrix (Definition 1; the basis of Theorem 2, Eq. 9). Returns (lam, V).
     Chapter ``book/esser-grassmann.py``.
     """
-    C = _tensor("C", C)
+    C = as_tensor("C", C, torch.float64)
     if C.dim() != 2 or C.shape[0] != C.shape[1]:
         raise ParameterError(f"C has shape {tuple(C.shape)}; expected a square (d, d) matrix")
     if not torch.allclose(C, C.T, atol=1e-10 * max(1.0, float(C.abs().max()))):
@@ -99,7 +91,11 @@ def outputs_on_eigenvectors(W1: torch.Tensor, W2: torch.Tensor, V: torch.Tensor)
 
     Chapter ``book/esser-grassmann.py``.
     """
-    W1, W2, V = _tensor("W1", W1), _tensor("W2", W2), _tensor("V", V)
+    W1, W2, V = (
+        as_tensor("W1", W1, torch.float64),
+        as_tensor("W2", W2, torch.float64),
+        as_tensor("V", V, torch.float64),
+    )
     if W1.shape[:-1] != W2.shape[:-1] or V.shape != (W1.shape[-1], W1.shape[-1]):
         raise ParameterError(
             f"W1 {tuple(W1.shape)}, W2 {tuple(W2.shape)}, V {tuple(V.shape)} do not fit (..., h, d), (..., h, z), (d, d)"
@@ -236,7 +232,7 @@ def embed(x: Any, q: Any, V: Any) -> torch.Tensor:
     ``x`` (n, d), ``q`` (..., d, z), ``V`` (d, d); returns (..., n, z). Chapter
     ``book/esser-grassmann.py``.
     """
-    x, q, V = _tensor("x", x), _q(q), _tensor("V", V)
+    x, q, V = as_tensor("x", x, torch.float64), _q(q), as_tensor("V", V, torch.float64)
     d = q.shape[-2]
     if x.shape[-1] != d or V.shape != (d, d):
         raise ParameterError(
@@ -247,7 +243,7 @@ def embed(x: Any, q: Any, V: Any) -> torch.Tensor:
 
 def alignment(q: Any, e: Any) -> torch.Tensor:
     """|cos| between each q (..., d) (or (..., d, 1)) and the direction e (d,) (Theorem 3)."""
-    q, e = _tensor("q", q), _tensor("e", e)
+    q, e = as_tensor("q", q, torch.float64), as_tensor("e", e, torch.float64)
     if q.dim() >= 2 and q.shape[-1] == 1 and q.shape[-2] == e.shape[0]:
         q = q[..., 0]
     if q.shape[-1] != e.shape[0]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nlcl.core.tensors import as_tensor
+from nlcl.core.tensors import REDUCTIONS, as_tensor, reduce_samples
 from nlcl.core.validate import ParameterError, choice
 
 __all__ = [
@@ -36,15 +36,6 @@ __all__ = [
 
 #: Names of the paper's losses: Eq. (1) and Eq. (2).
 LOSSES: tuple[str, ...] = ("contrastive", "non_contrastive")
-
-
-#: How the sum over the n anchors is reduced: the paper's sum, or the mean (a time rescaling by n).
-REDUCTIONS: tuple[str, ...] = ("sum", "mean")
-
-
-def _reduce(total: torch.Tensor, n: int, reduction: str) -> torch.Tensor:
-    choice("reduction", reduction, REDUCTIONS)
-    return total / n if reduction == "mean" else total
 
 
 def _check_same_shape(ref_name: str, ref: torch.Tensor, **others: torch.Tensor | None) -> None:
@@ -77,7 +68,7 @@ def contrastive_loss(
         raise ParameterError(f"u has shape {tuple(u.shape)}; expected (..., n, z)")
     _check_same_shape("u", u, u_pos=u_pos, u_neg=u_neg)
     total = (u * (u_neg - u_pos)).sum(dim=(-2, -1))
-    return _reduce(total, u.shape[-2], reduction)
+    return reduce_samples(total, u.shape[-2], reduction)
 
 
 def non_contrastive_loss(u: torch.Tensor, u_pos: torch.Tensor, *, reduction: str = "sum") -> torch.Tensor:
@@ -90,7 +81,7 @@ def non_contrastive_loss(u: torch.Tensor, u_pos: torch.Tensor, *, reduction: str
         raise ParameterError(f"u has shape {tuple(u.shape)}; expected (..., n, z)")
     _check_same_shape("u", u, u_pos=u_pos)
     total = -(u * u_pos).sum(dim=(-2, -1))
-    return _reduce(total, u.shape[-2], reduction)
+    return reduce_samples(total, u.shape[-2], reduction)
 
 
 def ssl_loss(
@@ -160,7 +151,7 @@ def pair_matrix(
         other = views("x_neg", x_neg) - pos
     else:
         other = -pos
-    return _reduce(x.T @ other, n, reduction)
+    return reduce_samples(x.T @ other, n, reduction)
 
 
 def loss_matrix(

@@ -61,6 +61,9 @@ __all__ = [
 class TrainingHistory:
     """Metrics of every run over training, and the weights at the stage boundary and at the end.
 
+    The curves of Ren & Li 2023, Fig. 1 (alignment score, Def. 4.1; stable rank, Def. 4.2; the
+    condition number of U_A, Sec. 5); chapter ``book/renli-simulation.py``.
+
     Attributes
     ----------
     steps : (T,) the logged steps (0 = initialization, last = end of training).

@@ -33,6 +33,7 @@ import torch
 
 from nlcl.core.device import describe_device, get_device
 from nlcl.core.validate import choice, positive_int
+from nlcl.tian.losses import LOSSES
 from nlcl.tian.token_grid import (
     _build_stack,
     _check_workers,
@@ -41,7 +42,7 @@ from nlcl.tian.token_grid import (
     paper_grid,
     runs_from_table,
 )
-from nlcl.tian.token_training import ENGINES, LOSSES, train_batched
+from nlcl.tian.token_training import ENGINES, train_batched
 
 __all__ = [
     "matmul_peak_gflops",

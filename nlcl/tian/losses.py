@@ -10,7 +10,13 @@ with d²_ij = ½‖f1[i] - f1[j]‖² and d²_i = ½‖f1[i] - f2[i]‖²:
   (Eq. 2-3; with α from :func:`nlcl.tian.contrastive.infonce_alpha` held fixed its gradient equals
   the InfoNCE gradient);
 * :func:`quadratic_loss` — the α-CL loss with uniform α_ij = 1 for j ≠ i:
-  Σ_i Σ_{j≠i} (d²_i - d²_ij).
+  Σ_i Σ_{j≠i} (d²_i - d²_ij);
+* :func:`contrastive_loss` — the same two losses (``"infonce"``, ``"quadratic"``) in the
+  normalization of the paper's released code, for unit-norm outputs of many runs at once with a
+  per-run τ (the trainer's loss, Sec. 5; chapter ``book/tian-tokens.py``). It is the one
+  implementation the trainers use; its equality with Eq. 1 (ε = 1) and with
+  :func:`quadratic_loss` is unit-tested, and the closed-form gradients of
+  :mod:`nlcl.tian.token_tables` are tested against its autograd gradients.
 
 Reduction: the sum over the N samples of Eq. 1 (``reduction="sum"``, the paper's convention) or
 its mean, divided by N (``reduction="mean"``). Leading batch dimensions are never reduced: the
@@ -27,14 +33,22 @@ from typing import Any
 import numpy as np
 import torch
 
+from nlcl.core.tensors import REDUCTIONS, reduce_samples
+from nlcl.core.validate import ParameterError, choice
 from nlcl.tian.contrastive import energy, half_sq_dists, stack_views
 
-__all__ = ["LOSSES", "REDUCTIONS", "info_nce", "alpha_cl_loss", "quadratic_loss", "get_loss"]
+__all__ = [
+    "LOSSES",
+    "REDUCTIONS",
+    "info_nce",
+    "alpha_cl_loss",
+    "quadratic_loss",
+    "get_loss",
+    "contrastive_loss",
+]
 
-#: Loss names accepted by :func:`get_loss`.
+#: Loss names accepted by :func:`get_loss` and :func:`contrastive_loss`.
 LOSSES: tuple[str, ...] = ("infonce", "quadratic")
-#: Reductions over the N samples.
-REDUCTIONS: tuple[str, ...] = ("sum", "mean")
 
 
 def _pair(f1: Any, f2: Any) -> tuple[torch.Tensor, torch.Tensor, bool]:
@@ -48,12 +62,6 @@ def _pair(f1: Any, f2: Any) -> tuple[torch.Tensor, torch.Tensor, bool]:
     if t1.shape[-2] < 2:
         raise ValueError(f"a contrastive loss needs N >= 2 samples, got N={t1.shape[-2]}")
     return t1, t2, numpy_in
-
-
-def _reduce(per_sample_sum: torch.Tensor, n: int, reduction: str) -> torch.Tensor:
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"unknown reduction {reduction!r}; allowed: {', '.join(REDUCTIONS)}")
-    return per_sample_sum if reduction == "sum" else per_sample_sum / n
 
 
 def _out(x: torch.Tensor, numpy_in: bool) -> Any:
@@ -87,7 +95,7 @@ def info_nce(f1: Any, f2: Any, tau: float, eps: float = 0.0, reduction: str = "s
     s = ((d_i[..., :, None] - d_ij) / tau).masked_fill(eye, float("-inf"))
     if eps > 0:
         s = torch.cat([s, torch.full_like(s[..., :1], math.log(eps))], dim=-1)
-    loss = _reduce(tau * torch.logsumexp(s, dim=-1).sum(-1), n, reduction)
+    loss = reduce_samples(tau * torch.logsumexp(s, dim=-1).sum(-1), n, reduction)
     _check_finite(loss, "info_nce")
     return _out(loss, numpy_in)
 
@@ -104,7 +112,7 @@ def alpha_cl_loss(f1: Any, f2: Any, alpha: Any, reduction: str = "sum") -> Any:
     a = torch.as_tensor(
         np.asarray(alpha) if not isinstance(alpha, torch.Tensor) else alpha, dtype=t1.dtype, device=t1.device
     )
-    loss = _reduce(-2.0 * n * n * energy(stack_views(t1, t2), a), n, reduction)
+    loss = reduce_samples(-2.0 * n * n * energy(stack_views(t1, t2), a), n, reduction)
     _check_finite(loss, "alpha_cl_loss")
     return _out(loss, numpy_in)
 
@@ -126,3 +134,43 @@ def get_loss(name: str):
     if name not in table:
         raise ValueError(f"unknown loss {name!r}; allowed: {', '.join(LOSSES)}")
     return table[name]
+
+
+def contrastive_loss(
+    f1: torch.Tensor, f2: torch.Tensor, loss: str, tau: float | torch.Tensor
+) -> torch.Tensor:
+    """Per-run contrastive loss of views f1, f2 (R, N, d) → (R,) (Tian 2023, Eq. 1; Sec. 2).
+
+    ``"infonce"``: mean over i of −log[exp(s_ii'/τ) / (exp(s_ii'/τ) + Σ_{j≠i} exp(s_ij/τ))] with
+    s_ii' = f1[i]ᵀf2[i] and s_ij = f1[i]ᵀf1[j]; for unit-norm f this equals
+    ``info_nce(f1, f2, τ, eps=1, reduction="mean") / τ`` (Eq. 1 with ε = 1, ÷ τN).
+    ``"quadratic"`` (uniform α, the released code's form): [−(1/N)Σ_i s_ii' + (1/N²)Σ_{i≠j} s_ij]/τ
+    = [``quadratic_loss(f1, f2)`` − Σ_i s_ii'] / (N²τ); the extra −Σ_i s_ii' is the released
+    code's (1 + 1/N) factor on the positive term.  Both identities are unit-tested; this batched
+    form is 2-7× faster than :func:`info_nce` / :func:`quadratic_loss` and takes a per-run τ (R,).
+    ``tau`` is a float or a per-run tensor (R,).  The loss of :func:`nlcl.tian.token_training.train_batched`
+    and :mod:`nlcl.tian.token_tables` (chapter ``book/tian-tokens.py``).
+    """
+    choice("loss", loss, LOSSES)
+    if f1.shape != f2.shape or f1.ndim < 2:
+        raise ParameterError(f"f1 {tuple(f1.shape)} and f2 {tuple(f2.shape)} must share a shape (..., N, d)")
+    N = f1.shape[-2]
+    tau_t = torch.as_tensor(tau, dtype=f1.dtype, device=f1.device)
+    if bool((tau_t <= 0).any()):
+        raise ParameterError(f"tau={tau!r} must be > 0")
+    if loss == "infonce":
+        return _info_nce_mean(f1, f2, tau_t)
+    pos = (f1 * f2).sum(-1).mean(-1)
+    g = f1.sum(-2)
+    off = ((g * g).sum(-1) - (f1 * f1).sum((-1, -2))) / N**2
+    return (-pos + off) / tau_t
+
+
+def _info_nce_mean(f1: torch.Tensor, f2: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """InfoNCE as in the released code: cross-entropy with the positive on the diagonal."""
+    t = tau if tau.ndim == 0 else tau.reshape(-1, *([1] * (f1.ndim - 1)))
+    sim = torch.matmul(f1, f1.transpose(-1, -2))
+    pos = (f1 * f2).sum(-1)
+    logits = torch.diagonal_scatter(sim, pos, dim1=-2, dim2=-1) / t
+    diag = torch.diagonal(logits, dim1=-2, dim2=-1)
+    return (torch.logsumexp(logits, dim=-1) - diag).mean(-1)

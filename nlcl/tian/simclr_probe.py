@@ -15,7 +15,8 @@ downloaded here; chapter ``book/tian-poster-probe.py`` repeats the comparison on
 * :func:`linear_probe` — a scikit-learn logistic regression on frozen, standardized
   representations h, scored on held-out images.
 
-Deterministic on CPU for given seeds.
+Deterministic on CPU for given seeds.  The comparison is the table of the Tian 2023 poster
+(``tian-2023-poster.md``: linear evaluation of quadratic loss vs InfoNCE on CIFAR-10 / STL-10).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def _linear_init(
 
 class EnsembleEncoder:
     """R independent SimCLR-style MLP encoders with projection heads, stacked over runs.
+
+    The encoder of the Tian 2023 poster's linear-evaluation table, trained on InfoNCE (Eq. 1) or
+    the quadratic loss (Sec. 2); chapter ``book/tian-poster-probe.py``.
 
     Parameters
     ----------
@@ -281,7 +285,7 @@ def linear_probe(
 
 
 def probe_accuracies(encoder: EnsembleEncoder, train, test, **kwargs) -> np.ndarray:
-    """Linear-probe accuracy of every stacked encoder: (R,) (chapter ``tian-poster-probe``).
+    """Linear-probe accuracy of every stacked encoder: (R,) (Tian 2023 poster, table; chapter ``tian-poster-probe``).
 
     ``train`` and ``test`` are :class:`nlcl.datasets.mnist.MNISTData` (or anything with ``.images`` and
     ``.labels``); keyword arguments go to :func:`linear_probe`.

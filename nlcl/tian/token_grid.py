@@ -18,8 +18,9 @@ import pandas as pd
 import torch
 
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
+from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF
-from nlcl.tian.token_training import LOSSES, train_batched
+from nlcl.tian.token_training import train_batched
 from nlcl.tian.tokens import make_token_worlds, sample_views
 
 __all__ = [

@@ -33,8 +33,6 @@ __all__ = [
     "PAPER_TABLE1",
     "paper_table1",
     "summarize",
-    "plot_beta_curves",
-    "plot_filters",
     "grid_predicates",
 ]
 
@@ -110,7 +108,7 @@ PAPER_TABLE1: dict[tuple[int, int], dict[str, tuple[float, float]]] = {
 
 
 def paper_table1() -> pd.DataFrame:
-    """:data:`PAPER_TABLE1` as a long table with columns beta, P, bn, paper_mean, paper_std."""
+    """Tian 2023, Table 1 (:data:`PAPER_TABLE1`) as a long table with columns beta, P, bn, paper_mean, paper_std."""
     rows = [
         dict(beta=b, P=p, bn=v, paper_mean=m, paper_std=s)
         for (b, p), cells in PAPER_TABLE1.items()
@@ -122,88 +120,13 @@ def paper_table1() -> pd.DataFrame:
 def summarize(
     table: pd.DataFrame, by: Sequence[str], values: Sequence[str] = ("chi_plus", "chi_minus")
 ) -> pd.DataFrame:
-    """Mean and (sample) std over seeds of ``values`` grouped by ``by`` (the paper's mean ± std)."""
+    """Mean and (sample) std over seeds of ``values`` grouped by ``by`` (Tian 2023, Figs. 9-11, Table 1: mean ± std)."""
     missing = [c for c in list(by) + list(values) if c not in table.columns]
     if missing:
         raise ParameterError(f"table lacks column(s) {missing}")
     g = table.groupby(list(by), sort=True)[list(values)]
     out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std")).join(g.size().rename("n"))
     return out.reset_index()
-
-
-def plot_beta_curves(summary: pd.DataFrame, panel: str, *, title: str = "", panel_label=None):
-    """Figs. 4/9/10/11 layout: χ̄+ (top row) and χ̄− (bottom row) vs β, one line per P, mean ± std.
-
-    ``summary`` comes from :func:`summarize` grouped by [``panel``, "beta", "P"]; one column of
-    panels per value of ``panel`` (e.g. activation, or BN setting).  Returns the figure.
-    """
-    import matplotlib.pyplot as plt
-
-    for col in (panel, "beta", "P", "chi_plus_mean", "chi_minus_mean"):
-        if col not in summary.columns:
-            raise ParameterError(
-                f"summary lacks column {col!r}; build it with summarize(table, [{panel!r}, 'beta', 'P'])"
-            )
-    values = list(dict.fromkeys(summary[panel]))
-    fig, axes = plt.subplots(
-        2, len(values), figsize=(2.9 * len(values) + 0.6, 5.4), squeeze=False, sharex=True
-    )
-    for j, v in enumerate(values):
-        sub = summary[summary[panel] == v]
-        for i, (metric, label) in enumerate([("chi_plus", r"$\bar\chi_+$"), ("chi_minus", r"$\bar\chi_-$")]):
-            ax = axes[i, j]
-            for P, g in sub.groupby("P"):
-                std = g[f"{metric}_std"].fillna(0.0) if f"{metric}_std" in g else None
-                ax.errorbar(
-                    g["beta"], g[f"{metric}_mean"], yerr=std, marker="o", ms=3, capsize=2, label=f"P = {P}"
-                )
-            ax.set_xscale("log")
-            ax.minorticks_off()
-            ax.set_xticks(sorted(sub["beta"].unique()))
-            ax.set_xticklabels([str(b) for b in sorted(sub["beta"].unique())])
-            ax.set_ylim(-0.15, 1.05)
-            if i == 0:
-                ax.set_title(panel_label(v) if panel_label else f"{v}")
-            if i == 1:
-                ax.set_xlabel(r"over-parameterization $\beta$")
-            if j == 0:
-                ax.set_ylabel(label)
-    axes[0, -1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    if title:
-        fig.suptitle(title)
-    return fig
-
-
-def plot_filters(W: torch.Tensor, relevant: torch.Tensor, *, title: str = ""):
-    """Fig. 5 layout: one heat map per RF of the learned filters w_km (rows m, columns tokens a).
-
-    ``W`` (K, M, d) for one run, ``relevant`` (K, d) the tokens of R_k^g (marked under each map).
-    Each filter is scaled to unit max-abs so patterns of different norms are visible.
-    """
-    import matplotlib.pyplot as plt
-
-    K, M, d = W.shape
-    cols = min(K, 5)
-    rows = (K + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 0.14 * M * rows + 1.3 * rows), squeeze=False)
-    Wn = W / W.abs().amax(-1, keepdim=True).clamp(min=1e-12)
-    for k in range(rows * cols):
-        ax = axes[k // cols, k % cols]
-        if k >= K:
-            ax.axis("off")
-            continue
-        ax.imshow(Wn[k].numpy(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        toks = torch.nonzero(relevant[k]).flatten().tolist()
-        ax.set_xticks(toks)
-        ax.set_xticklabels([str(a) for a in toks], fontsize=6)
-        ax.set_yticks([])
-        ax.set_title(f"$R_{{{k}}}$", fontsize="small")
-        ax.grid(False)
-    fig.supxlabel("token a (ticks: $R_k^g$)", fontsize="small")
-    fig.supylabel("filter m", fontsize="small")
-    if title:
-        fig.suptitle(title)
-    return fig
 
 
 def grid_predicates(

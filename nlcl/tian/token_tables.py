@@ -21,8 +21,10 @@ the result is the same number up to floating-point rounding (unit-tested against
 
 :func:`token_step` returns the per-run loss and the gradients of W and V; :func:`nlcl.tian.token_training.train_batched`
 uses it for :class:`~nlcl.tian.tokens.TokenBatch` inputs (``engine="tables"``, the default for them).
-Losses are those of :func:`nlcl.tian.token_training.contrastive_loss` (InfoNCE and the uniform-α quadratic
-loss, Tian 2023, Eq. 1 and Sec. 2), differentiated by hand here.
+Losses are those of :func:`nlcl.tian.losses.contrastive_loss` (InfoNCE and the uniform-α quadratic
+loss, Tian 2023, Eq. 1 and Sec. 2), evaluated and differentiated in closed form here
+(:func:`_loss_and_grad`; its value and gradients are unit-tested against autograd through
+:func:`nlcl.tian.losses.contrastive_loss`).  Explained in ``book/tian-tokens.py``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,11 @@ def token_counts(
 
 
 def _loss_and_grad(f1: torch.Tensor, f2: torch.Tensor, loss: str, tau: torch.Tensor):
-    """Per-run loss (r,) and its gradients wrt f1, f2 (r, N, d) (Tian 2023, Eq. 1; Sec. 2)."""
+    """Per-run loss (r,) and its gradients wrt f1, f2 (r, N, d) (Tian 2023, Eq. 1; Sec. 2).
+
+    The value is :func:`nlcl.tian.losses.contrastive_loss` (same formula, evaluated with the
+    softmax kept for the backward); the gradients are its derivatives in closed form.
+    """
     N = f1.shape[1]
     t = tau.reshape(-1, 1, 1)
     pos = (f1 * f2).sum(-1)  # (r, N)
@@ -100,7 +106,7 @@ def token_step(
     :func:`nlcl.tian.token_training.train_batched` passes them); BatchNorm statistics are per view.  The
     values equal ``contrastive_loss(model(x.dense(), views=2) …)`` and its autograd gradients up
     to rounding (Tian 2023, Sec. 4 Eq. 109, App. D Eqs. 164-165, Eq. 1).  ``loss`` is one name of
-    :data:`nlcl.tian.token_training.LOSSES` or one per run; ``tau`` a float or a per-run tensor (R,).
+    :data:`nlcl.tian.losses.LOSSES` or one per run; ``tau`` a float or a per-run tensor (R,).
     Returns (loss (R,), dW (R, K, M, d), dV (R, d_out, KM)); W and V are not modified.
     """
 

@@ -29,61 +29,19 @@ import torch
 
 from nlcl.core.device import keep_freed_memory
 from nlcl.core.validate import NonFiniteError, ParameterError, choice, nonneg_float, positive_int
-from nlcl.tian.losses import LOSSES
+from nlcl.tian.losses import LOSSES, contrastive_loss
 from nlcl.tian.rf_network import TwoLayerRF, segments
 from nlcl.tian.token_tables import token_step
 from nlcl.tian.tokens import TokenBatch
 
 __all__ = [
-    "LOSSES",
     "ENGINES",
-    "contrastive_loss",
     "sgd_momentum_step",
     "train_batched",
 ]
 
-#: Loss names accepted by :func:`contrastive_loss`.
 #: Gradient engines of :func:`train_batched`.
 ENGINES: tuple[str, ...] = ("auto", "tables", "autograd")
-
-
-def contrastive_loss(
-    f1: torch.Tensor, f2: torch.Tensor, loss: str, tau: float | torch.Tensor
-) -> torch.Tensor:
-    """Per-run contrastive loss of views f1, f2 (R, N, d) → (R,) (Tian 2023, Eq. 1; Sec. 2).
-
-    ``"infonce"``: mean over i of −log[exp(s_ii'/τ) / (exp(s_ii'/τ) + Σ_{j≠i} exp(s_ij/τ))] with
-    s_ii' = f1[i]ᵀf2[i] and s_ij = f1[i]ᵀf1[j]; for unit-norm f this equals
-    ``nlcl.tian.losses.info_nce(f1, f2, τ, eps=1, reduction="mean") / τ`` (Eq. 1 with ε = 1, ÷ τN).
-    ``"quadratic"`` (uniform α, the released code's form): [−(1/N)Σ_i s_ii' + (1/N²)Σ_{i≠j} s_ij]/τ
-    = [``nlcl.tian.losses.quadratic_loss(f1, f2)`` − Σ_i s_ii'] / (N²τ); the extra −Σ_i s_ii' is the
-    released code's (1 + 1/N) factor on the positive term.  Both identities are unit-tested; this
-    batched form is 2-7× faster than calling :mod:`nlcl.tian.losses` and takes a per-run τ (R,).
-    ``tau`` is a float or a per-run tensor (R,).
-    """
-    choice("loss", loss, LOSSES)
-    if f1.shape != f2.shape or f1.ndim < 2:
-        raise ParameterError(f"f1 {tuple(f1.shape)} and f2 {tuple(f2.shape)} must share a shape (..., N, d)")
-    N = f1.shape[-2]
-    tau_t = torch.as_tensor(tau, dtype=f1.dtype, device=f1.device)
-    if bool((tau_t <= 0).any()):
-        raise ParameterError(f"tau={tau!r} must be > 0")
-    if loss == "infonce":
-        return _info_nce_mean(f1, f2, tau_t)
-    pos = (f1 * f2).sum(-1).mean(-1)
-    g = f1.sum(-2)
-    off = ((g * g).sum(-1) - (f1 * f1).sum((-1, -2))) / N**2
-    return (-pos + off) / tau_t
-
-
-def _info_nce_mean(f1: torch.Tensor, f2: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
-    """InfoNCE as in the released code: cross-entropy with the positive on the diagonal."""
-    t = tau if tau.ndim == 0 else tau.reshape(-1, *([1] * (f1.ndim - 1)))
-    sim = torch.matmul(f1, f1.transpose(-1, -2))
-    pos = (f1 * f2).sum(-1)
-    logits = torch.diagonal_scatter(sim, pos, dim1=-2, dim2=-1) / t
-    diag = torch.diagonal(logits, dim1=-2, dim2=-1)
-    return (torch.logsumexp(logits, dim=-1) - diag).mean(-1)
 
 
 def sgd_momentum_step(

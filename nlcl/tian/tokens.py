@@ -166,7 +166,7 @@ class TokenWorld:
 
 @dataclass(frozen=True)
 class TokenBatch:
-    """A batch of token sequences as indices plus embeddings, the sparse form of x (R, N, K, d).
+    """A batch of token sequences as indices plus embeddings, the sparse form of x (R, N, K, d) (Tian 2023, Sec. 5).
 
     ``index`` (R, N, K) int64 holds the token at each RF; ``embedding`` (R, n_tokens, d) the rows
     u_aᵀ.  :func:`nlcl.tian.rf_network.rf_preactivation` computes w_kmᵀ x_k = (W E)_{k m a} by a gather,

@@ -13,8 +13,10 @@ import torch
 
 from nlcl.core.activations import get_activation
 from nlcl.core.validate import ParameterError, positive_int
+from nlcl.tian.rf_network import batch_norm
 
 __all__ = [
+    "binary_latent_tokens",
     "energy_two_layer",
     "gated_inputs",
     "hidden_two_layer",
@@ -22,6 +24,7 @@ __all__ = [
     "modulated_basin_fractions",
     "project_out",
     "theorem5_prediction",
+    "top_mode_velocity",
 ]
 
 
@@ -85,6 +88,60 @@ def lemma4_dynamics(
 def project_out(w: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     """P⊥_w g = g − w (wᵀg)/‖w‖² along the last axis (Tian 2023, Eq. 7 / Eq. 12)."""
     return g - w * (w * g).sum(-1, keepdim=True) / (w * w).sum(-1, keepdim=True)
+
+
+def binary_latent_tokens(
+    n: int,
+    K: int,
+    d: int,
+    *,
+    generator: torch.Generator,
+    scales: Sequence[float] | None = None,
+    p1: float = 0.4,
+    noise: float = 0.3,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Samples of the C = 2 conditional-independence model of Theorem 5 (Tian 2023, Sec. 4, App. C.3).
+
+    A latent class z ~ Bernoulli(``p1``); given z, the token at RF k is drawn from a random peaked
+    distribution π_{z,k} (uniform³, normalized) independently across RFs; x_k is its one-hot
+    vector over ``d`` tokens plus Gaussian noise of std ``noise``. ``scales`` (K,) multiplies
+    each RF (the input magnitudes of Corollary 3). Returns x (n, K, d) float64 and z (n,) bool.
+    Chapter ``book/tian-two-layer-theory.py``.
+    """
+    gen = generator
+    z = torch.rand(n, generator=gen) < p1
+    pis = torch.rand(2, K, d, generator=gen) ** 3
+    pis = pis / pis.sum(-1, keepdim=True)
+    tok = torch.where(
+        z[:, None],
+        torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
+        torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
+    )
+    x = torch.nn.functional.one_hot(tok, d).double() + noise * torch.randn(n, K, d, generator=gen)
+    if scales is not None:
+        x = x * torch.as_tensor(scales)[None, :, None]
+    return x, z
+
+
+def top_mode_velocity(
+    W: torch.Tensor, x: torch.Tensor, activation: str = "relu", bn: tuple | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """P⊥ ∂E/∂w_k of each RF's first filter with V = sᵀ, s the top eigenvector of V[f_1] (Tian 2023, Eq. 7).
+
+    The autograd side of Theorem 5 (Eq. 15) and Corollary 3: f_1 = h(Wx) (:func:`hidden_two_layer`),
+    optionally BatchNormed by :func:`nlcl.tian.rf_network.batch_norm` with arguments ``bn``
+    (backprop_mean, backprop_var[, eps]); E = ½ sᵀ V[f_1] s with s held fixed (Eq. 139).
+    Returns (ẇ (K, d) for the first filter of each RF, s). Chapter ``book/tian-two-layer-theory.py``.
+    """
+    Wr = W.clone().requires_grad_()
+    f1 = hidden_two_layer(Wr, x, activation)
+    if bn is not None:
+        f1 = batch_norm(f1, *bn)
+    c = f1 - f1.mean(0)
+    C = c.T @ c / len(f1)
+    s = torch.linalg.eigh(C.detach())[1][:, -1]
+    (g,) = torch.autograd.grad(0.5 * s @ C @ s, Wr)
+    return project_out(W[:, 0], g[:, 0]), s
 
 
 def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str = "relu") -> dict:

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlcl.core.tensors import as_array, as_tensor, is_torch, like
+from nlcl.core.tensors import REDUCTIONS, as_array, as_tensor, is_torch, like, reduce_samples
 from nlcl.core.validate import ParameterError
 
 
@@ -36,3 +36,13 @@ def test_as_tensor_casts_and_names_bad_input():
     assert as_tensor("x", [[1, 2]], torch.float64).dtype == torch.float64
     with pytest.raises(ParameterError, match="x must be an array of numbers"):
         as_tensor("x", [["a"]])
+
+
+def test_reduce_samples_sum_or_mean():
+    total = torch.tensor([6.0, 3.0])
+    assert reduce_samples(total, 3, "sum") is total
+    torch.testing.assert_close(reduce_samples(total, 3, "mean"), torch.tensor([2.0, 1.0]))
+    assert reduce_samples(np.float64(4.0), 2, "mean") == 2.0
+    assert REDUCTIONS == ("sum", "mean")
+    with pytest.raises(ParameterError, match="reduction='max' is not allowed"):
+        reduce_samples(total, 3, "max")

@@ -6,8 +6,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.tian import losses
 from nlcl.tian.contrastive import energy, half_sq_dists, infonce_alpha, stack_views
-from nlcl.tian.losses import LOSSES, alpha_cl_loss, get_loss, info_nce, quadratic_loss
+from nlcl.tian.losses import LOSSES, alpha_cl_loss, contrastive_loss, get_loss, info_nce, quadratic_loss
 
 
 def reference_info_nce(f1, f2, tau, eps):
@@ -91,7 +92,7 @@ def test_bad_input():
         info_nce(f, f, 0.0)
     with pytest.raises(ValueError, match="eps must be"):
         info_nce(f, f, 1.0, eps=-0.1)
-    with pytest.raises(ValueError, match="unknown reduction 'max'; allowed: sum, mean"):
+    with pytest.raises(ValueError, match="reduction='max' is not allowed; choose one of: 'sum', 'mean'"):
         info_nce(f, f, 1.0, reduction="max")
     with pytest.raises(ValueError, match="same|shape"):
         info_nce(f, np.zeros((3, 2)), 1.0)
@@ -102,3 +103,38 @@ def test_bad_input():
     with pytest.raises(ValueError, match="unknown loss 'foo'; allowed: infonce, quadratic"):
         get_loss("foo")
     assert LOSSES == ("infonce", "quadratic") and get_loss("infonce") is info_nce
+
+
+# contrastive_loss: the batched released-code form, equal to Eq. 1 (ε = 1) and the quadratic loss
+
+
+def _unit(R, N, d, g):
+    return torch.nn.functional.normalize(torch.randn(R, N, d, generator=g, dtype=torch.float64), dim=-1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
+def test_infonce_equals_eq1_with_eps_one(R, N, d, tau, seed):
+    g = torch.Generator().manual_seed(seed)
+    f1, f2 = _unit(R, N, d, g), _unit(R, N, d, g)
+    ours = contrastive_loss(f1, f2, "infonce", tau)
+    ref = losses.info_nce(f1, f2, tau, eps=1.0, reduction="mean") / tau
+    assert torch.allclose(ours, ref, atol=1e-10)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
+def test_quadratic_equals_uniform_alpha_loss(R, N, d, tau, seed):
+    g = torch.Generator().manual_seed(seed)
+    f1, f2 = _unit(R, N, d, g), _unit(R, N, d, g)
+    ours = contrastive_loss(f1, f2, "quadratic", tau)
+    pos = (f1 * f2).sum((-1, -2))
+    ref = (losses.quadratic_loss(f1, f2) - pos) / (N * N * tau)
+    assert torch.allclose(ours, ref, atol=1e-10)
+
+
+def test_per_run_tau():
+    g = torch.Generator().manual_seed(0)
+    f1, f2 = _unit(2, 5, 3, g), _unit(2, 5, 3, g)
+    both = contrastive_loss(f1, f2, "infonce", torch.tensor([0.1, 0.5], dtype=torch.float64))
+    assert torch.allclose(both[1], contrastive_loss(f1[1:], f2[1:], "infonce", 0.5)[0])

@@ -81,33 +81,6 @@ def test_paper_table1_and_summarize():
         summarize(t, ["nope"])
 
 
-def test_plot_beta_curves_and_filters():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from nlcl.tian.token_metrics import plot_beta_curves, plot_filters
-
-    rows = [
-        dict(activation=a, beta=b, P=p, chi_plus=0.5 + 0.1 * b, chi_minus=0.1)
-        for a in ("relu", "linear")
-        for b in (1, 2)
-        for p in (1, 3)
-    ]
-    s = summarize(__import__("pandas").DataFrame(rows), ["activation", "beta", "P"])
-    fig = plot_beta_curves(s, "activation", title="t")
-    assert len(fig.axes) >= 4
-    with pytest.raises(ValueError, match="lacks column"):
-        plot_beta_curves(s.drop(columns=["chi_plus_mean"]), "activation")
-    world = make_token_worlds([0], [3], [1.0])
-    fig2 = plot_filters(
-        torch.randn(world.K, 4, world.n_tokens), torch.zeros(world.K, world.n_tokens, dtype=torch.bool)
-    )
-    assert len(fig2.axes) >= world.K
-    plt.close("all")
-
-
 def _grid_table(values, **fixed):
     """Rows (beta, P, seed) with chi_plus from values[(beta, P)] (and chi_minus = 0.1)."""
     rows = []

@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 
 from nlcl.core.device import keep_freed_memory
 from nlcl.core.validate import ParameterError
+from nlcl.tian.losses import LOSSES, contrastive_loss
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF, segments
 from nlcl.tian.token_tables import token_counts, token_step
-from nlcl.tian.token_training import LOSSES, contrastive_loss, train_batched
+from nlcl.tian.token_training import train_batched
 from nlcl.tian.tokens import TokenBatch, make_token_worlds, sample_views
 
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from nlcl.tian.contrastive import infonce_alpha, split_views
 from nlcl.tian.two_layer_theory import (
+    binary_latent_tokens,
     energy_two_layer,
     gated_inputs,
     hidden_two_layer,
@@ -14,6 +15,7 @@ from nlcl.tian.two_layer_theory import (
     modulated_basin_fractions,
     project_out,
     theorem5_prediction,
+    top_mode_velocity,
 )
 
 
@@ -82,3 +84,31 @@ def test_theorem5_matches_autograd_on_a_large_sample():
 def test_modulation_enlarges_the_basin():
     f = modulated_basin_fractions(6, [0.0, 1.0], n_init=300, seed=1)
     assert f[1] > f[0]
+
+
+def test_binary_latent_tokens_is_seeded_one_hot_plus_noise():
+    x, z = binary_latent_tokens(200, 3, 5, generator=torch.Generator().manual_seed(0), noise=0.0)
+    assert x.shape == (200, 3, 5) and x.dtype == torch.float64 and z.shape == (200,) and z.dtype == torch.bool
+    assert torch.equal(x.sum(-1), torch.ones(200, 3)) and 0 < int(z.sum()) < 200
+    x2, z2 = binary_latent_tokens(
+        200, 3, 5, generator=torch.Generator().manual_seed(0), noise=0.0, scales=[1, 2, 3]
+    )
+    assert torch.equal(z2, z) and torch.equal(x2, x * torch.tensor([1.0, 2.0, 3.0])[None, :, None])
+
+
+def test_top_mode_velocity_is_tangent_and_bn_removes_input_scale():
+    """Corollary 3 (Tian 2023): with BatchNorm (ε → 0) the velocity of w_k does not depend on the scale of x_k."""
+    g = torch.Generator().manual_seed(1)
+    x, _ = binary_latent_tokens(400, 4, 6, generator=g)
+    W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
+    wdot, s = top_mode_velocity(W, x, "relu")
+    assert wdot.shape == (4, 6) and s.shape == (4,)
+    torch.testing.assert_close(
+        (wdot * W[:, 0]).sum(-1), torch.zeros(4, dtype=torch.float64), atol=1e-12, rtol=0
+    )
+    scaled = x * torch.tensor([0.1, 1.0, 3.0, 10.0], dtype=torch.float64)[None, :, None]
+    bn = (True, False, 1e-12)
+    speed = top_mode_velocity(W, x, "relu", bn=bn)[0].norm(dim=-1)
+    torch.testing.assert_close(top_mode_velocity(W, scaled, "relu", bn=bn)[0].norm(dim=-1), speed)
+    plain = top_mode_velocity(W, scaled, "relu")[0].norm(dim=-1)
+    assert float(plain.max() / plain.min()) > 10 * float(speed.max() / speed.min())
