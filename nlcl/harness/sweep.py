@@ -12,7 +12,8 @@ sweep that is run again skips the points already done (their ``point.json`` exis
 changed chapter re-runs everything. A failing point is recorded with its error and does not stop
 the others. The sweep writes:
 
-* ``<out>/points/<key>/``: the executed notebook, the point's claims and ``point.json``;
+* ``<out>/points/<key>/``: the point's run folder (``run/``: notebook, claims, provenance, log) and
+  ``point.json``;
 * ``<out>/table.csv``: one row per (point, claim): the parameters, the claim's measured value,
   status and whether it is required (a failed point without claims has one row, status ``error``);
 * ``<out>/summary.csv`` and ``<out>/summary.png``: per claim, the number of points, the fraction on
@@ -179,7 +180,7 @@ def run_sweep(
     choice("profile", profile, PROFILES)
     root = Path(root or provenance.repo_root()).resolve()
     path = notebook.resolve_chapter(str(chapter), root)
-    spec = notebook.chapter_parameters(notebook.to_notebook(path), path.stem)
+    spec = notebook.chapter_parameters(path)
     # Every value is checked against the chapter's parameters before any worker starts.
     points = [notebook.coerce_parameters(p, spec, path.stem) for p in expand_grid(grid)]
     source_hash = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
 from nlcl.harness.cli import main
-from nlcl.harness.sweep import expand_grid, parse_values, point_key, run_sweep, summarize_sweep
+from nlcl.harness.sweep import SweepResult, expand_grid, parse_values, point_key, run_sweep, summarize_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
@@ -80,6 +80,7 @@ def test_sweep_rejects_bad_values_before_starting_workers(tmp_path):
 def test_local_cluster_sweep_with_a_failing_point_and_resume(tmp_path):
     grid = {"n": [2, 3], "must_fail": [False, True]}
     res = run_sweep(TINY, grid, workers=2, out=tmp_path, root=ROOT, progress=False, echo=lambda s: None)
+    assert isinstance(res, SweepResult)
     assert len(res.points) == 4 and len(res.failed) == 2 and res.skipped == 0
     t = pd.read_csv(tmp_path / "table.csv")
     assert set(t.status) == {"pass", "fail"} and sorted(t.n.unique()) == [2, 3]
