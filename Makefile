@@ -37,7 +37,8 @@ test: $(STAMP)
 
 linkcheck: $(STAMP)
 	@test -f _build/staging/_config.yml || (echo "make linkcheck: build the book first (make book)"; exit 2)
-	$(BIN)/jupyter-book build _build/staging --builder linkcheck --path-output .
+	$(BIN)/jupyter-book build _build/staging --builder linkcheck --path-output _build/linkcheck
+	@echo "make linkcheck: report in _build/linkcheck/_build/html/output.txt"
 
 run: $(STAMP)
 	@test -n "$(CHAPTER)" || (echo "usage: make run CHAPTER=<id> [ARGS='-p name value ...'] [PROFILE=ci|full]"; exit 2)

@@ -33,6 +33,7 @@ import pytest
 import yaml
 
 from nlcl import pipeline
+from nlcl.harness.outputs import LONG_OUTPUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -40,9 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("NLCL_BUILD_DIR", ROOT / "_build"))
 SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
+WIDTH = 1440  # a laptop's window: the dashboard uses the right margin from 1200 px on
 REQUIRED = os.environ.get("NLCL_REQUIRE_BROWSER", "") not in ("", "0")
 PAGES = pipeline.toc_files(ROOT)
 CHAPTERS = set(pipeline.chapters(ROOT))
+#: A plain-text result (not a print) longer than this is a table that should be an HTML table.
+MAX_PLAIN_RESULT = 10
 #: Output residue that must not reach a page: tracebacks, tqdm bars, ANSI escapes, warnings.
 RESIDUE = [
     ("a traceback", re.compile(r"Traceback \(most recent call last\)")),
@@ -102,7 +106,7 @@ def driver():
     binary, chromedriver = found
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900",
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={WIDTH},900",
                 "--hide-scrollbars", "--lang=en-US"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -155,12 +159,16 @@ def _load(driver, url: str) -> None:
 
 
 def _screenshot(driver, name: str) -> Path:
+    """A full-page screenshot (at most 30,000 px tall): the viewport is made as tall as the page,
+    which keeps the layout of a normal window (Chrome's captureBeyondViewport shifts it)."""
     height = int(driver.execute_script("return Math.min(document.documentElement.scrollHeight, 30000)"))
-    shot = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {"format": "png", "captureBeyondViewport": True,
-         "clip": {"x": 0, "y": 0, "width": 1280, "height": max(height, 900), "scale": 1}},
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": max(height, 900), "deviceScaleFactor": 1, "mobile": False}
     )
+    try:
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     path = SCREENSHOTS / f"{name.replace('/', '__')}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
@@ -214,6 +222,16 @@ def test_page_as_a_reader_sees_it(page, server, driver):
         ".cell_output .output.error')).map(function(e){ return e.textContent.slice(0, 200); })"
     )
     problems += [f"stderr/traceback output block: {text!r}" for text in blocks]
+    # Long printed outputs: tables belong in HTML tables, long prints in a collapsed note.
+    long_outputs = driver.execute_script(
+        "return Array.from(document.querySelectorAll('.cell_output .output.text_plain pre, .cell_output .output.stream pre'))"
+        ".filter(function(p){ return !p.closest('details'); })"
+        ".map(function(p){ return [p.closest('.output').classList.contains('stream'), p.textContent]; })"
+    )
+    for is_stream, text in long_outputs:
+        n = len(text.strip().splitlines())
+        if n > (LONG_OUTPUT if is_stream else MAX_PLAIN_RESULT):
+            problems.append(f"a long plain-text {'print' if is_stream else 'result'} ({n} lines): {text[:120]!r}")
     outputs = driver.execute_script(
         "return Array.from(document.querySelectorAll('.cell_output')).map(function(e){ return e.textContent; }).join('\\n')"
     )

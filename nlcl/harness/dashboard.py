@@ -305,7 +305,7 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
             f"<tr {attrs}>"
             f'<td data-sort="{_e(r["id"])}"><a href="{_e(r["href"])}"><code>{_e(r["id"])}</code></a>'
             f'<br><span class="nlcl-chapter">{_e(r["chapter"])}</span>'
-            f'<br><span class="nlcl-kind" title="kind">{_e(r["kind"])}</span></td>'
+            f'<br><span class="nlcl-kind">kind: {_e(r["kind"])}</span></td>'
             f'<td class="mathjax_process">{_math(r["statement"])} <span class="nlcl-source">({_e(r["source"])})</span>{note}</td>'
             f'<td class="mathjax_process">{_e(_fmt(r["expected"]))}</td>'
             f'<td data-sort="{_e(r["tolerance"])}">{_e(_fmt(r["tolerance"]))}{_revisions(r["revised"])}</td>'
