@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nlcl import pipeline
+from nlcl.harness.notebook import chapters, toc_files
 from nlcl.harness.outputs import LONG_OUTPUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -43,8 +43,8 @@ SITE = BUILD / "html"
 SCREENSHOTS = BUILD / "screenshots"
 WIDTH = 1440  # a laptop's window: the dashboard uses the right margin from 1200 px on
 REQUIRED = os.environ.get("NLCL_REQUIRE_BROWSER", "") not in ("", "0")
-PAGES = pipeline.toc_files(ROOT)
-CHAPTERS = set(pipeline.chapters(ROOT))
+PAGES = toc_files(ROOT)
+CHAPTERS = set(chapters(ROOT))
 #: A plain-text result (not a print) longer than this is a table that should be an HTML table.
 MAX_PLAIN_RESULT = 10
 #: Output residue that must not reach a page: tracebacks, tqdm bars, ANSI escapes, warnings.
@@ -67,7 +67,11 @@ def find_browser() -> tuple[str, str] | None:
     """(browser binary, chromedriver) from NLCL_CHROME / NLCL_CHROMEDRIVER, Debian's chromium,
     or Chrome with the runner's chromedriver ($CHROMEWEBDRIVER on GitHub's images)."""
     binary = os.environ.get("NLCL_CHROME") or next(
-        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable") if shutil.which(n)),
+        (
+            shutil.which(n)
+            for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+            if shutil.which(n)
+        ),
         None,
     )
     driver = os.environ.get("NLCL_CHROMEDRIVER") or shutil.which("chromedriver")
@@ -102,12 +106,21 @@ def driver():
         _unavailable("selenium is not installed (it is in the [test] extra)")
     found = find_browser()
     if not found:
-        _unavailable("no Chromium/Chrome with chromedriver: apt-get install chromium chromium-driver (see README)")
+        _unavailable(
+            "no Chromium/Chrome with chromedriver: apt-get install chromium chromium-driver (see README)"
+        )
     binary, chromedriver = found
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={WIDTH},900",
-                "--hide-scrollbars", "--lang=en-US"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        f"--window-size={WIDTH},900",
+        "--hide-scrollbars",
+        "--lang=en-US",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     browser = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
@@ -128,7 +141,7 @@ class _Ids(html.parser.HTMLParser):
                 self.ids.add(value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fetch(url: str) -> tuple[int, frozenset[str]]:
     """HTTP status of an internal URL and, for HTML, the element ids it defines."""
     try:
@@ -154,7 +167,9 @@ def _load(driver, url: str) -> None:
     # Load every image now (lazy ones too) and wait for them.
     driver.execute_script("document.querySelectorAll('img').forEach(function(i){ i.loading = 'eager'; });")
     WebDriverWait(driver, 30).until(
-        lambda d: d.execute_script("return Array.from(document.images).every(function(i){ return i.complete; })")
+        lambda d: d.execute_script(
+            "return Array.from(document.images).every(function(i){ return i.complete; })"
+        )
     )
 
 
@@ -163,7 +178,8 @@ def _screenshot(driver, name: str) -> Path:
     which keeps the layout of a normal window (Chrome's captureBeyondViewport shifts it)."""
     height = int(driver.execute_script("return Math.min(document.documentElement.scrollHeight, 30000)"))
     driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": max(height, 900), "deviceScaleFactor": 1, "mobile": False}
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": max(height, 900), "deviceScaleFactor": 1, "mobile": False},
     )
     try:
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
@@ -191,7 +207,11 @@ def test_page_as_a_reader_sees_it(page, server, driver):
     # Console errors caused by our own assets (external resources, e.g. MathJax from its CDN when
     # offline, are not ours).
     for entry in driver.get_log("browser"):
-        if entry["level"] == "SEVERE" and server in entry["message"] and "favicon.ico" not in entry["message"]:
+        if (
+            entry["level"] == "SEVERE"
+            and server in entry["message"]
+            and "favicon.ico" not in entry["message"]
+        ):
             problems.append(f"console error: {entry['message']}")
 
     # Every image loads.
@@ -208,11 +228,15 @@ def test_page_as_a_reader_sees_it(page, server, driver):
     )
     if empty_glue:
         problems.append(f"{empty_glue} empty glue placeholder(s)")
-    article = driver.execute_script("var a = document.querySelector('article') || document.body; return a.innerText")
+    article = driver.execute_script(
+        "var a = document.querySelector('article') || document.body; return a.innerText"
+    )
     for marker in ("{glue:", "{glue}", "{doc}`", "{ref}`"):
         if marker in article:
             problems.append(f"unrendered role {marker!r} in the page text")
-    problematic = driver.execute_script("return document.querySelectorAll('.problematic, .system-message').length")
+    problematic = driver.execute_script(
+        "return document.querySelectorAll('.problematic, .system-message').length"
+    )
     if problematic:
         problems.append(f"{problematic} Sphinx problem marker(s) (.problematic / .system-message)")
 
@@ -231,18 +255,28 @@ def test_page_as_a_reader_sees_it(page, server, driver):
     for is_stream, text in long_outputs:
         n = len(text.strip().splitlines())
         if n > (LONG_OUTPUT if is_stream else MAX_PLAIN_RESULT):
-            problems.append(f"a long plain-text {'print' if is_stream else 'result'} ({n} lines): {text[:120]!r}")
+            problems.append(
+                f"a long plain-text {'print' if is_stream else 'result'} ({n} lines): {text[:120]!r}"
+            )
     outputs = driver.execute_script(
         "return Array.from(document.querySelectorAll('.cell_output')).map(function(e){ return e.textContent; }).join('\\n')"
     )
     for what, pattern in RESIDUE:
         match = pattern.search(outputs)
         if match:
-            problems.append(f"{what} in an output: {outputs[max(0, match.start() - 60):match.end() + 60]!r}")
+            problems.append(
+                f"{what} in an output: {outputs[max(0, match.start() - 60) : match.end() + 60]!r}"
+            )
 
     # Internal links resolve, anchors included.
-    hrefs = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(function(a){ return a.href; })")
-    own_ids = set(driver.execute_script("return Array.from(document.querySelectorAll('[id]')).map(function(e){ return e.id; })"))
+    hrefs = driver.execute_script(
+        "return Array.from(document.querySelectorAll('a[href]')).map(function(a){ return a.href; })"
+    )
+    own_ids = set(
+        driver.execute_script(
+            "return Array.from(document.querySelectorAll('[id]')).map(function(e){ return e.id; })"
+        )
+    )
     for href in sorted(set(hrefs)):
         if not href.startswith(server):
             continue
@@ -276,7 +310,11 @@ def _chapter_checks(driver, chapter: str) -> list[str]:
     )
     binder = [h for h in links if "mybinder.org" in h]
     colab = [h for h in links if "colab.research.google.com" in h]
-    if not (binder and f"/v2/gh/{repo}/notebooks?urlpath=" in binder[0] and binder[0].endswith(f"book/{chapter}.ipynb")):
+    if not (
+        binder
+        and f"/v2/gh/{repo}/notebooks?urlpath=" in binder[0]
+        and binder[0].endswith(f"book/{chapter}.ipynb")
+    ):
         problems.append(f"no Binder launch button for book/{chapter}.ipynb on the notebooks branch: {binder}")
     if not (colab and colab[0].endswith(f"/github/{repo}/blob/notebooks/book/{chapter}.ipynb")):
         problems.append(f"no Colab launch button for book/{chapter}.ipynb: {colab}")
@@ -288,7 +326,11 @@ def _chapter_checks(driver, chapter: str) -> list[str]:
         problems.append("no 'Re-run this chapter' box")
     claims_file = BUILD / "claims" / f"{chapter}.json"
     ids = [r["id"] for r in json.loads(claims_file.read_text())] if claims_file.is_file() else []
-    missing = [i for i in ids if not driver.execute_script("return !!document.getElementById(arguments[0])", f"claim-{i}")]
+    missing = [
+        i
+        for i in ids
+        if not driver.execute_script("return !!document.getElementById(arguments[0])", f"claim-{i}")
+    ]
     if missing:
         problems.append(f"claims without an anchor (#claim-<id>): {missing}")
     return problems
@@ -307,16 +349,22 @@ def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     assert len(rows) == len(records) > 0
 
     def visible():
-        return [r for r in driver.find_elements(By.CSS_SELECTOR, "table.nlcl-claims tbody tr") if r.is_displayed()]
+        return [
+            r for r in driver.find_elements(By.CSS_SELECTOR, "table.nlcl-claims tbody tr") if r.is_displayed()
+        ]
 
     # Filter by status: the rows shown are exactly the claims with that verdict.
     statuses = sorted({r["status"] for r in records})
     for status in statuses:
         Select(driver.find_element(By.CSS_SELECTOR, '[data-nlcl-filter="status"]')).select_by_value(status)
-        expected = sum(r["status"] == status or (r.get("full") or {}).get("status") == status for r in records)
+        expected = sum(
+            r["status"] == status or (r.get("full") or {}).get("status") == status for r in records
+        )
         shown = visible()
         assert len(shown) == expected, status
-        assert driver.find_element(By.CSS_SELECTOR, ".nlcl-shown").text.startswith(f"{expected} of {len(records)}")
+        assert driver.find_element(By.CSS_SELECTOR, ".nlcl-shown").text.startswith(
+            f"{expected} of {len(records)}"
+        )
     # The verdict buttons do the same; "all" resets.
     driver.find_element(By.CSS_SELECTOR, '[data-nlcl-status=""]').click()
     assert len(visible()) == len(records)
@@ -342,7 +390,9 @@ def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     link = driver.find_element(By.CSS_SELECTOR, f'a[href$="#claim-{target["id"]}"]')
     driver.execute_script("arguments[0].scrollIntoView();", link)
     link.click()
-    WebDriverWait(driver, 30).until(lambda d: d.current_url.endswith(f"{target['chapter']}.html#claim-{target['id']}"))
+    WebDriverWait(driver, 30).until(
+        lambda d: d.current_url.endswith(f"{target['chapter']}.html#claim-{target['id']}")
+    )
     assert driver.execute_script("return !!document.getElementById(arguments[0])", f"claim-{target['id']}")
     _screenshot(driver, "reproducibility-link-target")
 

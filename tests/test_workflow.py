@@ -37,7 +37,9 @@ def _check_jsonschema() -> str:
 def test_workflow_matches_the_github_schema():
     proc = subprocess.run(
         [_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -47,7 +49,9 @@ def test_schema_check_rejects_a_broken_workflow(tmp_path):
     broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:"))
     proc = subprocess.run(
         [_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", str(broken)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode != 0 and "runs-on" in proc.stdout
 
@@ -62,7 +66,10 @@ def test_workflow_triggers_and_publication():
     runs = [s.get("run", "") for s in build["steps"]]
     assert any(u.startswith("actions/setup-python") for u in uses)
     setup_python = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/setup-python"))
-    assert setup_python["with"]["cache"] == "pip" and "constraints.txt" in setup_python["with"]["cache-dependency-path"]
+    assert (
+        setup_python["with"]["cache"] == "pip"
+        and "constraints.txt" in setup_python["with"]["cache-dependency-path"]
+    )
     # The build job runs every stage of the local gate, in the gate's order.
     assert [r for r in runs if r.startswith(".ci/run")] == [f".ci/run {s}" for s in STAGES]
     assert any(u.startswith("actions/upload-pages-artifact") for u in uses)
@@ -76,7 +83,9 @@ def test_workflow_triggers_and_publication():
     assert any(s.get("uses", "").startswith("actions/deploy-pages") for s in jobs["deploy"]["steps"])
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert wf["permissions"] == {"contents": "read"}
-    assert "torch" in WORKFLOW.read_text() and "download.pytorch.org/whl/cpu" in wf["env"]["PIP_EXTRA_INDEX_URL"]
+    assert (
+        "torch" in WORKFLOW.read_text() and "download.pytorch.org/whl/cpu" in wf["env"]["PIP_EXTRA_INDEX_URL"]
+    )
 
 
 def test_ci_run_has_the_stages_and_installs_chromium():
@@ -88,7 +97,9 @@ def test_ci_run_has_the_stages_and_installs_chromium():
 
 
 def test_ci_run_rejects_an_unknown_stage():
-    proc = subprocess.run([str(ROOT / ".ci" / "run"), "nosuchstage"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [str(ROOT / ".ci" / "run"), "nosuchstage"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert proc.returncode == 2
     assert "nosuchstage" in proc.stderr and "setup" in proc.stderr
 
@@ -106,5 +117,7 @@ def test_repository_url_is_one_value_in_config():
     assert config["repository"]["branch"] == "notebooks"
     assert config["launch_buttons"]["binderhub_url"] and config["launch_buttons"]["colab_url"]
     # The workflow's check reads the URL the same way (first `url:` line of _config.yml).
-    first = next(line for line in (ROOT / "_config.yml").read_text().splitlines() if line.strip().startswith("url:"))
+    first = next(
+        line for line in (ROOT / "_config.yml").read_text().splitlines() if line.strip().startswith("url:")
+    )
     assert first.split("url:", 1)[1].split("#")[0].strip() == url

@@ -351,12 +351,19 @@ class Claim:
         """Record the measured value: writes JSON, glues it under the claim id, shows the verdict."""
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
-        self.record = self.registry.record(self, measured)
+        self.record = _Record(self.registry.record(self, measured))
         return self.record
 
     @property
     def passed(self) -> bool:
         return self.record is not None and self.record["status"] == "pass"
+
+
+class _Record(dict):
+    """A claim record that shows nothing as a cell's result: its verdict was displayed when measured."""
+
+    def _ipython_display_(self) -> None:
+        pass
 
 
 def _glue(name: str, value: Any) -> None:
@@ -383,7 +390,9 @@ def _show(rec: dict[str, Any]) -> None:
     )
     if rec["status"] != "pass" and rec["note"]:
         text += f"\n\n> **Not reproduced.** {rec['note']}"
-    show_markdown(text)
+    # The anchor the reproducibility page links to (the claim's place in its chapter).
+    anchor = f'<span id="claim-{rec["id"]}"></span>' if _in_notebook() else ""
+    show_markdown(anchor + text)
 
 
 def show_markdown(text: str) -> None:

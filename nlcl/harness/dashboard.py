@@ -101,7 +101,9 @@ def _seeds(seeds: Any) -> str:
     return f"n={n}: {text}" if n is not None else text
 
 
-def claim_rows(records: Sequence[Mapping[str, Any]], chapter_order: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def claim_rows(
+    records: Sequence[Mapping[str, Any]], chapter_order: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
     """One flat row per claim (reading order: chapters as in the table of contents).
 
     Each row has the record's id, chapter, paper, source, statement, kind, required flag, paper
@@ -161,17 +163,21 @@ def summary_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dic
     return out
 
 
-def summary_figure(rows: Sequence[Mapping[str, Any]], path: str | Path, chapter_order: Sequence[str] | None = None) -> Path:
+def summary_figure(
+    rows: Sequence[Mapping[str, Any]], path: str | Path, chapter_order: Sequence[str] | None = None
+) -> Path:
     """Draw the per-chapter summary (stacked horizontal bars per status) as an SVG file.
 
     Reproductions (and claims without a recorded kind) on the left, checks of our own code on the
     right when there are any.
     """
-    from matplotlib.figure import Figure
     import matplotlib
+    from matplotlib.figure import Figure
 
     counts = summary_counts(rows)
-    chapters = [c for c in (chapter_order or []) if c in counts] + sorted(c for c in counts if c not in (chapter_order or []))
+    chapters = [c for c in (chapter_order or []) if c in counts] + sorted(
+        c for c in counts if c not in (chapter_order or [])
+    )
     kinds = {row["kind"] for row in rows}
     panels = [("reproduction", "Reproductions" if MISSING not in kinds else "Claims")]
     if "check" in kinds:
@@ -356,7 +362,9 @@ def write_dashboard(
             ":alt: Per chapter, the number of claims that passed, were not reproduced or failed.",
             ":name: claims-summary",
             "",
-            "Claims per chapter and verdict (profile `" + rows[0]["profile"] + "`). "
+            "Claims per chapter and verdict (profile `"
+            + rows[0]["profile"]
+            + "`). "
             + ", ".join(f"{n} {STATUS_LABELS[s]}" for s, n in counts.items() if n or s != "invalid")
             + ".",
             ":::",

@@ -108,7 +108,9 @@ def tidy_outputs(notebook: str | Path) -> dict[str, int]:
             counts["notes"] += 1
         for i, out in enumerate(outputs):
             if out.get("output_type") == "stream" and len(out.text.splitlines()) > LONG_OUTPUT:
-                outputs[i] = _note(f"Printed output ({len(out.text.splitlines())} lines)", out.text, "nlcl-long-output")
+                outputs[i] = _note(
+                    f"Printed output ({len(out.text.splitlines())} lines)", out.text, "nlcl-long-output"
+                )
                 counts["collapsed"] += 1
         cell.outputs = outputs
     nbformat.write(nb, str(path))

