@@ -675,10 +675,10 @@ import json
 from nlcl.harness import provenance
 
 bench_glue = dict(device="n/a", projected="n/a", dense="n/a", engine="n/a", peak="n/a", workers="n/a")
+benches = {}  # one column per committed benchmark record
 for path in sorted(provenance.repo_root().glob("results/tian-tokens-bench-*.json")):
     bench = json.loads(path.read_text())
-    print(path.name)
-    display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.tian.bench"))
+    benches[path.name] = {k: v for k, v in bench.items() if not isinstance(v, dict)}
     if path.name == "tian-tokens-bench-cpu.json":
         bench_glue = dict(
             device=bench["device"],
@@ -688,6 +688,8 @@ for path in sorted(provenance.repo_root().glob("results/tian-tokens-bench-*.json
             peak=f"{bench['matmul_peak_gflops']:.0f}",
             workers=str(bench.get("workers", 1)),
         )
+if benches:
+    display(pd.DataFrame(benches).rename_axis("nlcl.tian.bench"))
 for key, value in bench_glue.items():
     run.glue(f"tokens-bench-{key}", value)
 print(f"live {run.profile} run: {live.run_steps_per_s:.0f} run-steps/s on {run.device_name}")
