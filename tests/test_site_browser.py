@@ -388,7 +388,9 @@ def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     # A claim's link opens its chapter at the claim's check.
     target = next(r for r in records if r["status"] != "pass") if statuses != ["pass"] else records[0]
     link = driver.find_element(By.CSS_SELECTOR, f'a[href$="#claim-{target["id"]}"]')
-    driver.execute_script("arguments[0].scrollIntoView();", link)
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: 'center'});", link
+    )  # not under the sticky header
     link.click()
     WebDriverWait(driver, 30).until(
         lambda d: d.current_url.endswith(f"{target['chapter']}.html#claim-{target['id']}")
