@@ -8,11 +8,12 @@ PROFILE ?= ci
 JOBS    ?= 2
 STAMP   := $(VENV)/.installed
 
-.PHONY: help setup book test run bench list clean distclean
+.PHONY: help setup book test linkcheck run bench list clean distclean
 
 help:
 	@echo "make book              execute every chapter (PROFILE=$(PROFILE), JOBS=$(JOBS)) and build _build/html"
-	@echo "make test              run the test suite"
+	@echo "make test              run the test suite (PYTEST_ARGS='-m browser' for the browser test of the built site)"
+	@echo "make linkcheck         Sphinx's link check of the built book (after make book)"
 	@echo "make run CHAPTER=id ARGS='-p name value'   re-run one chapter with parameters"
 	@echo "make list              list the chapters"
 	@echo "make bench             benchmark the token-task trainer (WORKERS=$(WORKERS) processes; ARGS='--quick')"
@@ -32,7 +33,12 @@ book: $(STAMP)
 	$(BIN)/nlcl book --profile $(PROFILE) --jobs $(JOBS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+linkcheck: $(STAMP)
+	@test -f _build/staging/_config.yml || (echo "make linkcheck: build the book first (make book)"; exit 2)
+	$(BIN)/jupyter-book build _build/staging --builder linkcheck --path-output _build/linkcheck
+	@echo "make linkcheck: report in _build/linkcheck/_build/html/output.txt"
 
 run: $(STAMP)
 	@test -n "$(CHAPTER)" || (echo "usage: make run CHAPTER=<id> [ARGS='-p name value ...'] [PROFILE=ci|full]"; exit 2)

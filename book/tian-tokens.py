@@ -665,9 +665,9 @@ display(side_by_side)
 
 
 bench_glue = dict(device="n/a", projected="n/a", dense="n/a", engine="n/a", peak="n/a", workers="n/a")
+benches = {}  # one column per committed benchmark record
 for name, bench in results.records("tian-tokens-bench-").items():
-    print(name)
-    display(pd.Series({k: v for k, v in bench.items() if not isinstance(v, dict)}, name="nlcl.tian.bench"))
+    benches[name] = {k: v for k, v in bench.items() if not isinstance(v, dict)}
     if name == "tian-tokens-bench-cpu":
         bench_glue = dict(
             device=bench["device"],
@@ -677,6 +677,8 @@ for name, bench in results.records("tian-tokens-bench-").items():
             peak=f"{bench['matmul_peak_gflops']:.0f}",
             workers=str(bench.get("workers", 1)),
         )
+if benches:
+    display(pd.DataFrame(benches).rename_axis("nlcl.tian.bench"))
 for key, value in bench_glue.items():
     run.glue(f"tokens-bench-{key}", value)
 print(f"live {run.profile} run: {live.run_steps_per_s:.0f} run-steps/s on {run.device_name}")

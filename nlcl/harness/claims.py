@@ -333,7 +333,7 @@ class Claim:
         """Record the measured value: writes JSON, glues it under the claim id, shows the verdict."""
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
-        self.record = self.registry.record(self, measured)
+        self.record = _Record(self.registry.record(self, measured))
         return self.record
 
     def measure_seeds(self, values: Sequence[Any], decide: _v.SeedRule | None = None) -> dict[str, Any]:
@@ -372,6 +372,13 @@ class Claim:
         return self.record is not None and self.record["status"] == "pass"
 
 
+class _Record(dict):
+    """A claim record that shows nothing as a cell's result: its verdict was displayed when measured."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def _glue(name: str, value: Any) -> None:
     try:
         from myst_nb import glue
@@ -403,7 +410,9 @@ def _show(rec: dict[str, Any]) -> None:
         text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
     elif rec.get("note_stale"):
         text += f"\n\n> **Stale explanation**: this claim passed; its not-reproduced note no longer applies: {rec['note']}"
-    show_markdown(text)
+    # The anchor the reproducibility page links to (the claim's place in its chapter).
+    anchor = f'<span id="claim-{rec["id"]}"></span>' if _in_notebook() else ""
+    show_markdown(anchor + text)
 
 
 def show_markdown(text: str) -> None:

@@ -27,6 +27,7 @@ from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
 from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
 from nlcl.harness.report import write_report
+from nlcl.harness.site_extras import add_site_extras
 
 __all__ = ["build_book"]
 
@@ -187,6 +188,7 @@ def build_book(
         return 1
     if not site:
         return 0
+    add_site_extras(root, staging, todo, records, timings)  # re-run boxes, tidy outputs, dashboard
     cmd = [*_jupyter_book(), "build", str(staging), "--path-output", str(root), "--keep-going"]
     echo("nlcl book: building the site: " + " ".join(cmd))
     proc = subprocess.run(cmd, cwd=root)

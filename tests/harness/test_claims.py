@@ -292,3 +292,22 @@ def test_run_expect_passes_kind_and_matches_explanation_setting(build_dir):
         "a": ("reproduction", "not-reproduced"),
         "b": ("reproduction", "fail"),
     }
+
+
+def test_measured_record_shows_nothing_as_a_cell_result(tmp_path):
+    rec = registry(tmp_path).declare("c", source="s", statement="s", check=at_least(1)).measure(2)
+    assert isinstance(rec, dict) and rec["status"] == "pass"
+    assert rec._ipython_display_() is None  # the verdict was displayed by the measurement
+    assert json.loads(json.dumps(rec)) == dict(rec)
+
+
+def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(claims, "show_markdown", shown.append)
+    reg = ClaimRegistry("chap", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False)
+    monkeypatch.setattr(claims, "_in_notebook", lambda: True)
+    reg.declare("fig8-relu", source="s", statement="s", check=at_least(1)).measure(2)
+    monkeypatch.setattr(claims, "_in_notebook", lambda: False)
+    reg.declare("other", source="s", statement="s", check=at_least(1)).measure(2)
+    assert shown[0].startswith('<span id="claim-fig8-relu"></span>✅ pass')
+    assert shown[1].startswith("✅ pass")

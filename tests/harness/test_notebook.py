@@ -427,7 +427,12 @@ def test_build_book_site_and_report(tmp_path, monkeypatch):
     assert "`tiny-n`" in report and "✅ pass" in report
     timings = json.loads((root / "_build" / "timings.json").read_text())
     assert timings["tiny-chapter"]["ok"] is True
-    assert not (root / "_build" / "staging" / "book" / "tiny-chapter.py").exists()
+    # The chapter's source is staged next to its notebook only as the page's .py download.
+    assert (root / "_build" / "staging" / "book" / "tiny-chapter.py").read_text() == TINY.read_text()
+    assert list((root / "_build" / "html" / "_downloads").rglob("tiny-chapter.py"))
+    page = (root / "_build" / "html" / "book" / "tiny-chapter.html").read_text()
+    assert "nlcl-rerun" in page and "mybinder.org/v2/gh/" in page and 'id="claim-tiny-n"' in page
+    assert "claims-summary.svg" in report
 
 
 @pytest.mark.slow

@@ -1,0 +1,48 @@
+"""What the staged book gets for its readers before jupyter-book builds it (one call from
+:func:`nlcl.harness.site.build_book`):
+
+* the site's static files (``_static/``: the dashboard script and styles) copied into the staging
+  tree, where jupyter-book loads every ``*.js`` and ``*.css`` on every page;
+* per chapter: the "Re-run this chapter" box, the Colab set-up cell and the ``.py`` download
+  (:mod:`nlcl.harness.rerun`), and tidy outputs (:mod:`nlcl.harness.outputs`);
+* the claims dashboard on the reproducibility page (:mod:`nlcl.harness.dashboard`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nlcl.harness import dashboard, outputs, rerun
+
+__all__ = ["add_site_extras"]
+
+
+def add_site_extras(
+    root: str | Path,
+    staging: str | Path,
+    chapters: Mapping[str, Path],
+    records: Sequence[Mapping[str, Any]],
+    timings: Mapping[str, Mapping[str, Any]],
+) -> dict[str, int]:
+    """Add the readers' extras to a staging tree whose chapters were executed.
+
+    ``chapters`` maps the executed chapter ids to their ``book/*.py`` sources (TOC order); each
+    has its executed notebook at the same path under ``staging`` with suffix ``.ipynb``. Returns
+    the claims per status (from the dashboard).
+    """
+    root, staging = Path(root), Path(staging)
+    static = staging / "_static"
+    if (root / "_static").is_dir():
+        shutil.copytree(root / "_static", static, dirs_exist_ok=True)
+    for source in chapters.values():
+        notebook = staging / source.resolve().relative_to(root.resolve()).with_suffix(".ipynb")
+        if notebook.is_file():
+            rerun.stage_chapter(notebook, source, root)
+            outputs.tidy_outputs(notebook)
+    page = staging / "book" / "reproducibility.md"
+    if not page.is_file():
+        return {}
+    return dashboard.write_dashboard(records, timings, page, static, list(chapters))

@@ -1,0 +1,59 @@
+"""The readers' extras added to the staged book (nlcl.harness.site_extras)."""
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from nlcl.harness.dashboard import DASHBOARD_MARKER
+from nlcl.harness.rerun import COLAB_TAG, RERUN_TAG
+from nlcl.harness.site_extras import add_site_extras
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_add_site_extras(tmp_path):
+    root, staging = tmp_path / "repo", tmp_path / "staging"
+    (root / "book").mkdir(parents=True)
+    (staging / "book").mkdir(parents=True)
+    shutil.copytree(ROOT / "_static", root / "_static")
+    (root / "_config.yml").write_text("repository:\n  url: https://github.com/me/fork\n")
+    source = root / "book" / "x.py"
+    source.write_text('import nlcl\nrun = nlcl.start("x", sizes={"ci": dict(n=3), "full": dict(n=30)})\n')
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# X"),
+        nbformat.v4.new_code_cell(
+            'profile: str = "ci"\nn: int = None  # size', metadata={"tags": ["parameters"]}
+        ),
+        nbformat.v4.new_code_cell(
+            "import nlcl",
+            outputs=[nbformat.v4.new_output("stream", name="stderr", text="UserWarning: careful\n")],
+        ),
+    ]
+    nb.metadata["kernelspec"] = {"name": "nlcl", "display_name": "Python 3 (nlcl)", "language": "python"}
+    nbformat.write(nb, str(staging / "book" / "x.ipynb"))
+    (staging / "book" / "reproducibility.md").write_text(f"# Report\n\n{DASHBOARD_MARKER}\n")
+    record = {
+        "id": "c1",
+        "chapter": "x",
+        "source": "Tian 2023, Eq. 1",
+        "statement": "s",
+        "expected": 1,
+        "measured": 1,
+        "tolerance": "= 1",
+        "status": "pass",
+        "required": True,
+        "profile": "ci",
+    }
+    counts = add_site_extras(root, staging, {"x": source}, [record], {"x": {"seconds": 1.0, "ok": True}})
+    assert counts["pass"] == 1
+    assert (staging / "_static" / "nlcl.js").is_file() and (
+        staging / "_static" / "nlcl-claims.json"
+    ).is_file()
+    staged = nbformat.read(str(staging / "book" / "x.ipynb"), as_version=4)
+    tags = [t for c in staged.cells for t in c.metadata.get("tags", [])]
+    assert RERUN_TAG in tags and COLAB_TAG in tags
+    assert "nlcl-warnings" in staged.cells[-1].outputs[0].data["text/html"]
+    assert (staging / "book" / "x.py").is_file()
+    assert "claims-summary.svg" in (staging / "book" / "reproducibility.md").read_text()
