@@ -251,6 +251,7 @@ def prepare_notebook(
     parameters: Mapping[str, Mapping[str, Any]],
     repository_url: str | None = None,
     root: str | Path | None = None,
+    sizes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
     """Add the re-run box (and, with ``repository_url``, the Colab set-up cell) to an executed
     chapter notebook, in place; copy the ``.py`` source next to it for the download link.
@@ -266,7 +267,7 @@ def prepare_notebook(
     box = rerun_markdown(
         chapter,
         parameters,
-        chapter_sizes(notebook_code(nb), chapter),
+        sizes if sizes is not None else chapter_sizes(notebook_code(nb), chapter),
         source=source.resolve().relative_to(root.resolve()).as_posix(),
     )
     nb.cells = [c for c in nb.cells if not ({RERUN_TAG, COLAB_TAG} & set(_tags(c)))]
@@ -304,11 +305,15 @@ def repository_url(root: str | Path) -> str | None:
 
 
 def stage_chapter(notebook: str | Path, source: str | Path, root: str | Path) -> None:
-    """The staging hook of ``nlcl book``: :func:`prepare_notebook` with the chapter's parameters
-    (read from the executed notebook's ``parameters`` cell) and the repository URL of
-    ``_config.yml``."""
-    from nlcl.harness.notebook import chapter_parameters
+    """The staging hook of ``nlcl book``: :func:`prepare_notebook` with the chapter's declared
+    parameters and profile sizes (:func:`nlcl.harness.spec.read_chapter`, the one declaration)
+    and the repository URL of ``_config.yml``."""
+    from nlcl.harness.spec import read_chapter
 
     notebook, source = Path(notebook), Path(source)
-    parameters = chapter_parameters(nbformat.read(str(notebook), as_version=4), source.stem)
-    prepare_notebook(notebook, source, parameters=parameters, repository_url=repository_url(root), root=root)
+    declared = read_chapter(source).parameters
+    parameters = {n: {"type": p.type, "default": p.default, "help": p.help} for n, p in declared.items()}
+    sizes = {prof: {n: p.sizes[prof] for n, p in declared.items() if prof in p.sizes} for prof in PROFILES}
+    prepare_notebook(
+        notebook, source, parameters=parameters, repository_url=repository_url(root), root=root, sizes=sizes
+    )

@@ -19,7 +19,10 @@ def test_add_site_extras(tmp_path):
     shutil.copytree(ROOT / "_static", root / "_static")
     (root / "_config.yml").write_text("repository:\n  url: https://github.com/me/fork\n")
     source = root / "book" / "x.py"
-    source.write_text('import nlcl\nrun = nlcl.start("x", sizes={"ci": dict(n=3), "full": dict(n=30)})\n')
+    source.write_text(
+        '# %% tags=["parameters"]\nprofile: str = "ci"  # profile\nseed: int = 0  # seed\ndevice: str = "auto"  # device\nn: int | None = None  # size\n\n'
+        '# %%\nimport nlcl\n\nrun = nlcl.start("x", globals(), spec={"n": {"ci": 3, "full": 30}})\n'
+    )
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# X"),
