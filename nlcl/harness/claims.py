@@ -364,7 +364,7 @@ class Claim:
         )
         seeds["_verdicts"] = verdicts
         mean = seeds["mean"] if finite else float("nan")
-        self.record = self.registry.record(self, mean, seeds=seeds)
+        self.record = _Record(self.registry.record(self, mean, seeds=seeds))
         return self.record
 
     @property

@@ -311,3 +311,13 @@ def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
     reg.declare("other", source="s", statement="s", check=at_least(1)).measure(2)
     assert shown[0].startswith('<span id="claim-fig8-relu"></span>✅ pass')
     assert shown[1].startswith("✅ pass")
+
+
+def test_measured_records_show_nothing_as_a_cell_result(tmp_path):
+    """A chapter cell that ends in ``c.measure(...)`` or ``c.measure_seeds(...)`` must not print the
+    record dict (the verdict was already displayed); the browser test flags long plain results."""
+    reg = registry(tmp_path)
+    a = reg.declare("a", source="s", statement="s", check=at_least(0.0)).measure(1.0)
+    b = reg.declare("b", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, 2.0])
+    for rec in (a, b):
+        assert hasattr(rec, "_ipython_display_") and rec["status"] == "pass"
