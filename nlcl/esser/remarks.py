@@ -85,40 +85,60 @@ def spectral_loss(theta: torch.Tensor, x: Any, x_pos: Any, x_neg: Any) -> torch.
 
 
 def _descend(
-    loss_fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor, lr: float, steps: int
-) -> torch.Tensor:
+    loss_fn: Callable[[torch.Tensor], torch.Tensor],
+    theta: torch.Tensor,
+    lr: float,
+    steps: int,
+    observe: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    record_every: int = 1,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
     theta = theta.detach().clone()
-    for t in range(steps):
+    seen = []
+    for t in range(steps + 1):
+        if observe is not None and (t % record_every == 0 or t == steps):
+            with torch.no_grad():
+                seen.append(observe(theta))
+        if t == steps:
+            break
         leaf = theta.requires_grad_(True)
         loss = loss_fn(leaf)
         (grad,) = torch.autograd.grad(loss.sum(), leaf)
         theta = (leaf - lr * grad).detach()
         if not bool(torch.isfinite(theta).all()):
             raise ParameterError(f"gradient descent became non-finite at step {t + 1}; lower lr={lr}")
-    return theta
+    return theta, seen
 
 
 def rowwise_training_gap(
-    loss_fn: Callable[[torch.Tensor], torch.Tensor], theta0: torch.Tensor, *, lr: float, steps: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Train Θ (S, z, d) jointly, and each of its z rows alone; return (gap, joint, rowwise).
+    loss_fn: Callable[[torch.Tensor], torch.Tensor],
+    theta0: torch.Tensor,
+    *,
+    lr: float,
+    steps: int,
+    observe: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    record_every: int = 1,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Train Θ (S, z, d) jointly, and each of its z rows alone; return (gap, joint, rowwise, observed).
 
     ``loss_fn(theta)`` maps (S, k, d) to the S losses for any number k of output rows.  If the loss
     decouples across output dimensions (Esser et al. 2024, Lemma 1 / Proposition 1: each u_l has its
     own dynamics), joint and row-by-row training coincide and ``gap`` = ‖Θ_joint − Θ_rowwise‖_F /
     ‖Θ_joint‖_F (S,) is 0; coupling (Remark 2: the spectral loss) makes it order one.  Plain
-    gradient descent with step ``lr``.  Chapter ``book/esser-collapse.py``.
+    gradient descent with step ``lr``.  ``observe(theta)`` of the joint run is recorded every
+    ``record_every`` steps and at the end, stacked as ``observed`` (T, ...), else None.  Chapter
+    ``book/esser-collapse.py``.
     """
     lr, steps = positive_float("lr", lr), nonneg_int("steps", steps)
+    record_every = positive_int("record_every", record_every)
     theta0 = as_tensor("theta0", theta0)
     if theta0.dim() != 3:
         raise ParameterError(f"theta0 has shape {tuple(theta0.shape)}; expected (S, z, d)")
-    joint = _descend(loss_fn, theta0, lr, steps)
+    joint, seen = _descend(loss_fn, theta0, lr, steps, observe, record_every)
     rowwise = torch.cat(
-        [_descend(loss_fn, theta0[:, l : l + 1], lr, steps) for l in range(theta0.shape[1])], dim=1
+        [_descend(loss_fn, theta0[:, l : l + 1], lr, steps)[0] for l in range(theta0.shape[1])], dim=1
     )
     gap = torch.linalg.matrix_norm(joint - rowwise) / torch.linalg.matrix_norm(joint)
-    return gap, joint, rowwise
+    return gap, joint, rowwise, (torch.stack(seen) if seen else None)
 
 
 def gradient_coupling(loss_fn: Callable[[torch.Tensor], torch.Tensor], theta: torch.Tensor) -> torch.Tensor:
@@ -141,12 +161,15 @@ def gradient_coupling(loss_fn: Callable[[torch.Tensor], torch.Tensor], theta: to
     return torch.linalg.matrix_norm(joint - rows) / torch.linalg.matrix_norm(joint)
 
 
-def projector_collapse_rate(A: Any, C: Any) -> float:
+def projector_collapse_rate(A: Any, C: Any, *, lr: float | None = None) -> float:
     """Predicted decay rate of λ₂/λ₁ of Cov[AΘx] under Θ̇ = −2AᵀAΘC, for inputs of dimension d = 2.
 
     With a₁ ≥ a₂ the two largest eigenvalues of AᵀA and c₁ ≤ c₂ < 0 the eigenvalues of C, the
     output map AΘ(t) = Σ_km e^{−2t a_k c_m} A p_k p_kᵀ Θ₀ v_m v_mᵀ has σ₁ ∝ e^{2t a₁|c₁|} and
-    σ₁σ₂ ∝ e^{2t(a₁|c₁| + a₂|c₂|)}, so λ₂/λ₁ = (σ₂/σ₁)² ∝ e^{−4t(a₁|c₁| − a₂|c₂|)}.  Esser et al.
+    σ₁σ₂ ∝ e^{2t(a₁|c₁| + a₂|c₂|)}, so λ₂/λ₁ = (σ₂/σ₁)² ∝ e^{−4t(a₁|c₁| − a₂|c₂|)}.  With ``lr``
+    = η, the rate of gradient descent instead, per unit time t = step·η: each step multiplies the
+    (k, m) term by 1 + 2ηa_k|c_m|, so the rate is 2[log(1 + 2ηa₁|c₁|) − log(1 + 2ηa₂|c₂|)]/η.  Both
+    are asymptotic rates (late times).  Esser et al.
     (2024), Remark 3 (fixed projector; our derivation of its rate); chapter ``book/esser-collapse.py``.
 
     Raises
@@ -163,7 +186,11 @@ def projector_collapse_rate(A: Any, C: Any) -> float:
     if bool((c >= 0).any()):
         raise ParameterError(f"C has eigenvalues {c.tolist()}; the rate formula needs both negative")
     a = torch.linalg.eigvalsh(A.T @ A).flip(0)
-    return float(4 * (a[0] * c[0].abs() - a[1] * c[1].abs()))
+    if lr is None:
+        return float(4 * (a[0] * c[0].abs() - a[1] * c[1].abs()))
+    eta = positive_float("lr", lr)
+    first, second = 1 + 2 * eta * a[0] * c[0].abs(), 1 + 2 * eta * a[1] * c[1].abs()
+    return float(2 * (torch.log(first) - torch.log(second)) / eta)
 
 
 def expected_pair_matrix(

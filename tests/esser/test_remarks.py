@@ -50,10 +50,20 @@ def test_eq1_decouples_spectral_couples():
     x, xp, xn = _data(2)
     C = loss_matrix(x, xp, xn, reduction="mean")
     theta0 = 0.1 * torch.randn(2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    gap, joint, rows = rowwise_training_gap(lambda t: ((t @ C) * t).sum((-2, -1)), theta0, lr=0.05, steps=30)
+    gap, joint, rows, seen = rowwise_training_gap(
+        lambda t: ((t @ C) * t).sum((-2, -1)),
+        theta0,
+        lr=0.05,
+        steps=30,
+        observe=lambda t: t.norm(),
+        record_every=10,
+    )
     assert gap.max() < 1e-12 and joint.shape == rows.shape == theta0.shape
-    gap_s, _, _ = rowwise_training_gap(lambda t: spectral_loss(t, x, xp, xn), theta0, lr=0.05, steps=300)
-    assert gap_s.min() > 0.05
+    assert seen.shape == (4,) and torch.isclose(seen[-1], joint.norm())
+    gap_s, _, _, none = rowwise_training_gap(
+        lambda t: spectral_loss(t, x, xp, xn), theta0, lr=0.05, steps=300
+    )
+    assert gap_s.min() > 0.05 and none is None
     assert gradient_coupling(lambda t: ((t @ C) * t).sum((-2, -1)), theta0).max() < 1e-12
 
 
@@ -74,6 +84,8 @@ def test_projector_rate_predicts_gradient_descent():
     A = torch.randn(3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(7)) / math.sqrt(5)
     rate = projector_collapse_rate(A, C)
     lr, steps = 0.01, 1500
+    assert projector_collapse_rate(A, C, lr=1e-7) == pytest.approx(rate, rel=1e-5)
+    assert projector_collapse_rate(A, C, lr=lr) < rate
     traj = gradient_descent(
         lambda th: (((A @ th) @ C) * (A @ th)).sum((-2, -1)),
         (torch.randn(1, 5, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(8)),),
