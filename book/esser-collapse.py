@@ -913,10 +913,15 @@ plt.show()
 # 2. the diagonal blocks tend to the analytic kernel: slope of $\|\Theta_{ll}-K\|_F/\|K\|_F$ in $[-0.7, -0.3]$;
 # 3. the network follows the decoupled kernel dynamics: the largest relative distance over the
 #    horizon, $\max_t\|u^{\text{net}}_t - u^{\text{ker}}_t\|_F/\|u^{\text{ker}}_t\|_F$, shrinks with $h$ at
-#    least like $h^{-0.3}$ (slope of its mean over initialisations ≤ −0.3; about −½ expected).
+#    least like $h^{-0.3}$ (slope ≤ −0.3; about −½ expected).
 #
-# Each slope is decided on the mean over initialisations; the per-initialisation slopes are
-# reported next to it (mean, range, and the fraction of initialisations that meet the predicate).
+# Slopes 1–2 are decided on the mean over initialisations, slope 3 on the median; the
+# per-initialisation slopes are reported next to them (mean, range, and the fraction of
+# initialisations that meet the predicate). *Why the median for 3, a change made after our first
+# run:* one width-256 initialisation left the lazy regime and blew up within the horizon (relative
+# distance $2\cdot10^5$), the mean over initialisations was dominated by it, and claim 3 "passed" with
+# a slope of −2.15 for the wrong reason. The predicate is unchanged; the number of initialisations that
+# leave the lazy regime (distance > 1) is reported per width.
 
 # %%
 from nlcl.core.timing import loglog_slope
@@ -940,7 +945,7 @@ c_l1_diag = run.expect(
 c_l1_dyn = run.expect(
     "lemma1-dynamics-track",
     source="Esser et al. 2024, Lemma 1 / Eqs. 4–5",
-    statement="Log-log slope vs h of the largest relative distance between the network outputs and the decoupled kernel dynamics over the horizon (mean over initialisations).",
+    statement="Log-log slope vs h of the largest relative distance between the network outputs and the decoupled kernel dynamics over the horizon (median over initialisations).",
     check=at_most(-0.3),
     paper="identical dynamics as h → ∞",
 )
@@ -976,15 +981,21 @@ l1_pred = {
 for key, claim in (("off", c_l1_off), ("diag", c_l1_diag), ("dyn", c_l1_dyn)):
     table = l1_series[key]
     per_init = [loglog_slope(table.index, table[s]) for s in table.columns]
-    claim.measure(loglog_slope(table.index, table.mean(axis=1)))
+    centre = table.median(axis=1) if key == "dyn" else table.mean(axis=1)
+    claim.measure(loglog_slope(table.index, centre))
     run.glue(
         f"lemma1-{key}-spread",
         f"per initialisation: mean {np.mean(per_init):.2f}, range [{min(per_init):.2f}, {max(per_init):.2f}], "
         f"{sum(map(l1_pred[key], per_init))}/{len(per_init)} meet the predicate",
     )
 run.glue("lemma1-growth", round(float(dyn_tab[dyn_tab.step == P.ntk_steps].norm.mean()), 1))
-run.glue("lemma1-error-widest", round(float(l1_max.loc[max(NTK_WIDTHS)].mean()), 3))
-run.glue("lemma1-error-narrowest", round(float(l1_max.loc[min(NTK_WIDTHS)].mean()), 3))
+run.glue("lemma1-error-widest", round(float(l1_max.loc[max(NTK_WIDTHS)].median()), 3))
+run.glue("lemma1-error-narrowest", round(float(l1_max.loc[min(NTK_WIDTHS)].median()), 3))
+run.glue(
+    "lemma1-blowups",
+    ", ".join(f"{int((l1_max.loc[h] > 1).sum())} at h = {h}" for h in NTK_WIDTHS if (l1_max.loc[h] > 1).any())
+    or "none",
+)
 
 # %%
 fig, axes = nlcl.core.plotting.subplots(1, 3, width=3.8, height=3.2)
@@ -1000,6 +1011,8 @@ ax.plot(
 )
 ax.set_xscale("log")
 ax.set_yscale("log")
+ax.set_xticks(NTK_WIDTHS, [str(h) for h in NTK_WIDTHS], rotation=45)
+ax.minorticks_off()
 ax.set_xlabel("width $h$")
 ax.set_ylabel("relative size at initialisation")
 ax.set_title("Lemma 1: tangent-kernel blocks")
@@ -1018,10 +1031,12 @@ fig.colorbar(plt.cm.ScalarMappable(norm=norm_h, cmap="viridis"), ax=ax, label="$
 ax = axes[0, 2]
 for s in l1_max.columns:
     ax.plot(l1_max.index, l1_max[s], color="0.7", lw=1)
-ax.plot(l1_max.index, l1_max.mean(axis=1), "o-", color="C3", label="mean over initialisations")
-ax.plot(hs, l1_max.mean(axis=1).iloc[0] * np.sqrt(hs[0] / hs), "k:", lw=1, label=r"$\propto h^{-1/2}$")
+ax.plot(l1_max.index, l1_max.median(axis=1), "o-", color="C3", label="median over initialisations")
+ax.plot(hs, l1_max.median(axis=1).iloc[0] * np.sqrt(hs[0] / hs), "k:", lw=1, label=r"$\propto h^{-1/2}$")
 ax.set_xscale("log")
 ax.set_yscale("log")
+ax.set_xticks(NTK_WIDTHS, [str(h) for h in NTK_WIDTHS], rotation=45)
+ax.minorticks_off()
 ax.set_xlabel("width $h$")
 ax.set_ylabel("largest relative distance over the horizon")
 ax.legend(fontsize="small")
@@ -1034,11 +1049,12 @@ plt.show()
 # central-limit rate. Over a horizon in which the kernel outputs grow by a factor
 # {glue:text}`lemma1-growth` on average, the network's outputs stay within a relative
 # {glue:text}`lemma1-error-widest` of the decoupled kernel dynamics at the largest width (against
-# {glue:text}`lemma1-error-narrowest` at the smallest); the distance shrinks with slope
-# {glue:text}`lemma1-dynamics-track:.2f` ({glue:text}`lemma1-dyn-spread`). At small widths the
-# network leaves the lazy regime before the kernel does: the unconstrained loss is unbounded, its
-# outputs grow, and the tangent kernel of a narrow network moves with them (a width-64 network can
-# blow up within this horizon, which is why the sweep starts at 128).
+# {glue:text}`lemma1-error-narrowest` at the smallest; medians over initialisations); the distance
+# shrinks with slope {glue:text}`lemma1-dynamics-track:.2f` ({glue:text}`lemma1-dyn-spread`). At small
+# widths the network can leave the lazy regime before the horizon: the unconstrained loss is
+# unbounded, its outputs grow, and the tangent kernel of a narrow network moves with them until the
+# outputs blow up (initialisations with relative distance > 1: {glue:text}`lemma1-blowups`; a width-64
+# network often does, which is why the sweep starts at 128).
 #
 # ## Remark 2: InfoNCE and the spectral contrastive loss
 #

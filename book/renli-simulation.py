@@ -961,7 +961,8 @@ plt.show()
 #    recursion from its $G(0)$ agree to $10^{-9}$;
 # 2. stage 1 (Lemma 5.1): log-log slope of the largest error against $m$ (mean over seeds) in $[-0.7, -0.3]$;
 # 3. stage 2 (Lemma 5.3): the same, in $[-0.7, -0.3]$; 4. the condition number: slope of
-#    $\max_t|\kappa_m-\kappa_\infty|/\kappa_\infty$ in $[-0.7, -0.3]$;
+#    $\max_t|\kappa_m-\kappa_\infty|/\kappa_\infty$ in $[-0.7, -0.3]$ (*failed in our first run* at −0.74,
+#    slightly too fast; kept, with the numbers in its note);
 # 5. the infinite-width dynamics do what the lemmas say: at the end of stage 1 the signal columns of the
 #    two modalities are aligned (smallest cosine ≥ 0.99) and $\kappa(U_A)$ is of order $\kappa$
 #    ($\kappa/2\le\kappa_\infty\le2\kappa$, every seed); 6. at the end of stage 2, $\kappa_\infty\le1.05$;
@@ -1010,6 +1011,11 @@ c_tr_cond = run.expect(
     statement="Log-log slope vs m of max_t |κ_m − κ_∞|/κ_∞ over both stages (mean over seeds).",
     check=between(-0.7, -0.3),
     paper="finite width tracks infinite width",
+    not_reproduced=(
+        "first ci run: −0.74, just steeper than predicted (per seed −1.05 to −0.50, 2 of 3 in range): the "
+        "error of κ does shrink, faster than m^(−1/2) between the widths 64 and 4096 on one seed, where the "
+        "width-64 run is far from the limit. Four widths and three seeds make the fitted slope noisy."
+    ),
 )
 c_inf_align = run.expect(
     "infinite-stage1-aligned",
@@ -1159,8 +1165,9 @@ plt.show()
 # The width-$m$ learners follow the infinite-width dynamics through both stages with an error that
 # shrinks at the central-limit rate: slopes {glue:text}`tracking-stage1-rate:.2f` in stage 1
 # ({glue:text}`tracking-stage1-spread`), {glue:text}`tracking-stage2-rate:.2f` in stage 2
-# ({glue:text}`tracking-stage2-spread`) and {glue:text}`tracking-condition-rate:.2f` for the condition
-# number ({glue:text}`tracking-condition-spread`); at the largest width the stage-2 error is
+# ({glue:text}`tracking-stage2-spread`); for the condition number the slope is
+# {glue:text}`tracking-condition-rate:.2f` ({glue:text}`tracking-condition-spread`; see its claim for
+# the status of the predicted range). At the largest width the stage-2 error is
 # {glue:text}`tracking-widest-stage2`. The error does not grow during training — the balancing of stage 2
 # even contracts it — which is what Lemma 5.2's coupling argument guarantees. The infinite-width
 # dynamics themselves align in stage 1 (smallest cosine {glue:text}`infinite-stage1-aligned:.4f`) with
