@@ -1175,7 +1175,7 @@ c_r2_sp_n.measure(float(r2["spectral"]["ratio"][-1].min()))
 run.glue(
     "remark2-table",
     "; ".join(
-        f"{n}: joint/row-wise gap {v['gap'].min():.2g}–{v['gap'].max():.2g}, final λ₂/λ₁ {v['ratio'][-1].min():.2g}–{v['ratio'][-1].max():.2g}"
+        f"{n}: joint/row-wise gap {v['gap'].min():.2g}–{v['gap'].max():.2g}, final λ₂/λ₁ {max(v['ratio'][-1].min(), 0):.2g}–{max(v['ratio'][-1].max(), 0):.2g}"
         for n, v in r2.items()
     ),
 )
@@ -1549,6 +1549,12 @@ plt.show()
 #   initialisation on half moons, where the unconstrained loss diverges.
 # * Wide nonlinear networks are close to linear ones for tanh (faster than the bound), less so for
 #   ReLU, and not for sigmoid.
+# * Lemma 1 holds at the central-limit rate: the tangent kernel of a wide ReLU network decouples its
+#   outputs, and the network follows the decoupled kernel dynamics ever more closely as it widens.
+# * InfoNCE matches loss (1) only to first order: trained to convergence it couples the output
+#   dimensions and does not collapse (Remark 2's InfoNCE claim not reproduced; its spectral-loss claim
+#   is). Fixed projectors collapse (Remark 3), with identical component dynamics only for orthonormal
+#   rows. With $p$ positives and $q$ negatives, negatives enter $\mathbb E[C]$ only through the mean.
 #
 # **What's next.** {doc}`esser-grassmann` derives the width-independent output dynamics under
 # orthogonality constraints (Theorem 2), their fixed points (Theorem 3), and uses them as a fast

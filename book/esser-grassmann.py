@@ -653,6 +653,8 @@ plt.show()
 # * For $z=1$ the ODE converges to $0$ for a positive spectrum and to $\pm e_1$ otherwise (Theorem 3).
 # * Iterating the ODE is cheaper than training and independent of the width, and gives the same
 #   downstream accuracy on MNIST (Fig. 4).
+# * At widths where the arithmetic dominates, the time of a projected gradient step grows linearly
+#   with the width, as the paper says; at small widths it is overhead-bound.
 #
 # **What's next.** The book's reproducibility report collects the claims of every chapter; the
 # Tian (2023) chapters study what the nonlinearity adds beyond these linear dynamics.

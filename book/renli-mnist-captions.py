@@ -23,9 +23,10 @@
 # **Prerequisites.** {doc}`renli-simulation` (the losses, the normalization and the metrics, and the
 # list of reconstructed choices); Ren & Li 2023, Sec. 4 (Defs. 4.1–4.2) and Sec. 6.
 #
-# **Expected run time.** `ci` profile: about a minute on a 2-core CPU (the first run also encodes the
-# 60 sentences, about 10 s, then reads them from a cache); `full` (wider heads, longer training, five
-# seeds, the full MNIST set when it is cached): about 10–20 minutes on a CPU, a minute on a GPU.
+# **Expected run time.** `ci` profile: about two minutes on a 2-core CPU (the first run also encodes the
+# 60 label captions and the 360 rich captions, about 20 s, then reads them from a cache); `full` (wider
+# heads, longer training, five seeds, the full MNIST set when it is cached): about 30–60 minutes on a
+# CPU, a few minutes on a GPU.
 #
 # ```{important}
 # **This chapter implements a reconstruction, and an analog of the paper's experiment.** The paper's
