@@ -1409,8 +1409,9 @@ plt.show()
 #    $(p, q)\in\{(1,1), (2,1), (1,2), (1,4)\}$;
 # 2. the paper's conclusion holds while $q\le p$: the largest eigenvalue of the mean $C$ is negative
 #    for $(1,1)$ and $(2,1)$;
-# 3. it fails with many negatives on these uncentred data: for $(1, 4)$ the formula has the eigenvalue
-#    $+0.54\,n$, so the largest eigenvalue of the mean $C$ is positive;
+# 3. it fails with many negatives on these uncentred data: for $(1, 4)$ the formula has a positive
+#    eigenvalue (column `top_eig_formula` of the table below), so the largest eigenvalue of the mean $C$
+#    is positive;
 # 4. for centred data $q$ does not matter: the means for $q = 1$ and $q = 4$ ($p = 1$) agree within
 #    4 SE of their difference.
 #
@@ -1441,7 +1442,7 @@ c_pq_neg = run.expect(
 c_pq_pos = run.expect(
     "pq-indefinite-many-negatives",
     source="Esser et al. 2024, p/q construction (our expectation)",
-    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 4) on raw half moons (predicted +0.54).",
+    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 4) on raw half moons (positive by the formula).",
     check=greater_than(0.0),
     paper="(not discussed)",
 )

@@ -318,7 +318,8 @@ run.glue("renli-real-n-test", len(test_set))
 #
 # **What differs from the paper** (in addition to the table at the top): the captions are generated
 # from three measured attributes, not written by people; "aligned" cannot reach 1 because images
-# sharing a caption tie (0.5% of the pairs here); the linear heads are our addition.
+# sharing a caption tie (a fraction {glue:text}`rich-tie-fraction` of the evaluation pairs); the linear
+# heads are our addition.
 #
 # **Predictions** (declared before the run). A representation is *aligned* when its alignment score
 # is at least 0.95 (result 1 of {doc}`renli-simulation`), or, for the non-contrastive heads, at least
@@ -434,6 +435,8 @@ rich_train_idx = rich_caption_index(
 )
 rich_test_idx = rich_caption_index(test_set.labels, levels["thick_te"], levels["slant_te"], rich_rng, T_rich)
 codes_test = latent_codes(test_set.labels, levels["thick_te"], levels["slant_te"])
+same_caption = rich_test_idx[:512, None] == rich_test_idx[None, :512]
+run.glue("rich-tie-fraction", f"{float((same_caption.sum() - 512) / (512 * 511)):.2%}")
 label_test_idx = torch.from_numpy(
     test_set.labels * len(CAPTION_TEMPLATES) + rich_rng.integers(0, len(CAPTION_TEMPLATES), len(test_set))
 )
