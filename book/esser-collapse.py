@@ -81,6 +81,12 @@ z_random: int = 3  # output dimension z for Prop. 3
 constraints: list | None = (
     None  # constraints compared in Fig. 1 (nlcl.esser.constraints.CONSTRAINTS); None takes all but the product one
 )
+ntk_widths: list | None = None  # widths h of the Lemma 1 sweep; None takes the profile's list
+ntk_points: int | None = None  # half-moon anchors of the Lemma 1 sweep; None takes the profile's size
+ntk_steps: int | None = None  # gradient steps over the Lemma 1 horizon; None takes the profile's size
+remark_points: int | None = None  # half-moon anchors of the Remark 2 runs; None takes the profile's size
+remark_steps: int | None = None  # gradient steps of the Remark 2 runs; None takes the profile's size
+mc_reps: int | None = None  # Monte-Carlo samples per (p, q) in the p/q section; None takes the profile's size
 
 # %%
 import nlcl
@@ -120,6 +126,17 @@ run = nlcl.start(
                 "choices": ["none", "frobenius", "operator", "product_operator", "orthogonal", "scaled"],
             },
         },
+        "ntk_widths": {
+            "length": [2, 30],
+            "items": {"type": "int", "range": [8, 1_000_000]},
+            "ci": [128, 256, 512, 1024, 2048, 4096],
+            "full": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+        },
+        "ntk_points": {"range": [4, 10_000], "ci": 32, "full": 64},
+        "ntk_steps": {"range": [1, 1_000_000], "ci": 100, "full": 200},
+        "remark_points": {"range": [4, 100_000], "ci": 100, "full": 200},
+        "remark_steps": {"range": [1, 1_000_000], "ci": 600, "full": 2000},
+        "mc_reps": {"range": [2, 1_000_000], "ci": 400, "full": 2000},
     },
 )
 P = run.params
@@ -924,10 +941,9 @@ plt.show()
 # leave the lazy regime (distance > 1) is reported per width.
 
 # %%
-from nlcl.core.timing import loglog_slope
 from nlcl.esser.ntk import growth_rate, lemma1_sweep, relu_ntk, ssl_quadratic_form
 
-NTK_WIDTHS = [validate.positive_int("ntk_widths[i]", h) for h in P.ntk_widths]
+NTK_WIDTHS = list(P.ntk_widths)
 c_l1_off = run.expect(
     "lemma1-offdiag-vanish",
     source="Esser et al. 2024, Lemma 1",
@@ -948,6 +964,13 @@ c_l1_dyn = run.expect(
     statement="Log-log slope vs h of the largest relative distance between the network outputs and the decoupled kernel dynamics over the horizon (median over initialisations).",
     check=at_most(-0.3),
     paper="identical dynamics as h → ∞",
+    revised=[
+        Revision(
+            from_="slope of the mean over initialisations",
+            to="slope of the median over initialisations",
+            reason="first ci run: one width-256 initialisation blew up (distance 2e5) and dominated the mean; the predicate is unchanged",
+        )
+    ],
 )
 
 # %%
@@ -1091,6 +1114,7 @@ plt.show()
 
 # %%
 from nlcl.esser.remarks import gradient_coupling, infonce_loss, rowwise_training_gap, spectral_loss
+from nlcl.harness.claims import holds_on_fraction
 
 c_r2_order = run.expect(
     "remark2-infonce-first-order",
@@ -1102,8 +1126,9 @@ c_r2_order = run.expect(
 c_r2_dec = run.expect(
     "remark2-infonce-decoupled",
     source="Esser et al. 2024, Remark 2",
-    statement="InfoNCE, linear model: ‖Θ_joint − Θ_rows‖_F/‖Θ_joint‖_F at the end (worst initialisation).",
+    statement="InfoNCE, linear model: ‖Θ_joint − Θ_rows‖_F/‖Θ_joint‖_F at the end, per initialisation (all must hold).",
     check=at_most(0.05),
+    decide=holds_on_fraction(1.0),
     paper="decoupled like (1)",
     required=paper_data,
     not_reproduced=(
@@ -1115,8 +1140,9 @@ c_r2_dec = run.expect(
 c_r2_col = run.expect(
     "remark2-infonce-collapse",
     source="Esser et al. 2024, Remark 2",
-    statement="InfoNCE, linear model: λ₂/λ₁ of the output covariance at the end (worst initialisation).",
+    statement="InfoNCE, linear model: λ₂/λ₁ of the output covariance at the end, per initialisation (all must hold).",
     check=at_most(1e-3),
+    decide=holds_on_fraction(1.0),
     paper="dimension collapse",
     required=paper_data,
     not_reproduced=(
@@ -1128,16 +1154,18 @@ c_r2_col = run.expect(
 c_r2_sp_c = run.expect(
     "remark2-spectral-coupled",
     source="Esser et al. 2024, Remark 2",
-    statement="Spectral loss, linear model: joint/row-wise gap at the end (smallest over initialisations).",
+    statement="Spectral loss, linear model: joint/row-wise gap at the end, per initialisation (all must hold).",
     check=at_least(0.1),
+    decide=holds_on_fraction(1.0),
     paper="dimensions remain coupled",
     required=paper_data,
 )
 c_r2_sp_n = run.expect(
     "remark2-spectral-no-collapse",
     source="Esser et al. 2024, Remark 2",
-    statement="Spectral loss, linear model: λ₂/λ₁ of the output covariance at the end (smallest over initialisations).",
+    statement="Spectral loss, linear model: λ₂/λ₁ of the output covariance at the end, per initialisation (all must hold).",
     check=at_least(0.1),
+    decide=holds_on_fraction(1.0),
     paper="(coupled: no collapse)",
     required=paper_data,
 )
@@ -1168,10 +1196,10 @@ eps_grid = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
 r2_dir = torch.randn(P.n_init, 3, 2, generator=r2_gen)
 coupling = np.stack([gradient_coupling(r2_losses["InfoNCE"][0], e * r2_dir).numpy() for e in eps_grid])
 c_r2_order.measure(loglog_slope(eps_grid, coupling.mean(1)))
-c_r2_dec.measure(float(r2["InfoNCE"]["gap"].max()))
-c_r2_col.measure(float(r2["InfoNCE"]["ratio"][-1].max()))
-c_r2_sp_c.measure(float(r2["spectral"]["gap"].min()))
-c_r2_sp_n.measure(float(r2["spectral"]["ratio"][-1].min()))
+c_r2_dec.measure_seeds(r2["InfoNCE"]["gap"].tolist())
+c_r2_col.measure_seeds(r2["InfoNCE"]["ratio"][-1].tolist())
+c_r2_sp_c.measure_seeds(r2["spectral"]["gap"].tolist())
+c_r2_sp_n.measure_seeds(r2["spectral"]["ratio"][-1].tolist())
 run.glue(
     "remark2-table",
     "; ".join(
@@ -1246,28 +1274,32 @@ plt.show()
 
 # %%
 from nlcl.esser.remarks import projector_collapse_rate
+from nlcl.harness.claims import holds_on_fraction
 
 both_negative = bool((lam < 0).all())
 c_r3_col = run.expect(
     "remark3-projector-collapse",
     source="Esser et al. 2024, Remark 3",
-    statement="Fixed projector (Gaussian and orthonormal-row A, r = 3, z = 8): λ₂/λ₁ of Cov[AΘx] at the end (worst case).",
+    statement="Fixed projector (Gaussian and orthonormal-row A, r = 3, z = 8): λ₂/λ₁ of Cov[AΘx] at the end, per projector and initialisation (all must hold).",
     check=at_most(1e-3),
+    decide=holds_on_fraction(1.0),
     paper="collapse for any r > 1",
     required=paper_data,
 )
 c_r3_same_orth = run.expect(
     "remark3-identical-orthonormal",
     source="Esser et al. 2024, Remark 3",
-    statement="A with orthonormal rows: relative error of AΘ_t = AΘ₀Θ_t^(I) (largest over steps' end and initialisations).",
+    statement="A with orthonormal rows: relative error of AΘ_t = AΘ₀Θ_t^(I) at the end, per initialisation (all must hold).",
     check=at_most(1e-8),
+    decide=holds_on_fraction(1.0),
     paper="identical learning dynamics",
 )
 c_r3_same_gauss = run.expect(
     "remark3-identical-generic",
     source="Esser et al. 2024, Remark 3",
-    statement="Gaussian A: relative error of AΘ_t = AΘ₀Θ_t^(I) at the end (largest over initialisations).",
+    statement="Gaussian A: relative error of AΘ_t = AΘ₀Θ_t^(I) at the end, per initialisation (all must hold).",
     check=at_most(1e-8),
+    decide=holds_on_fraction(1.0),
     paper="identical learning dynamics",
     required=False,
     not_reproduced=(
@@ -1278,8 +1310,9 @@ c_r3_same_gauss = run.expect(
 c_r3_rate = run.expect(
     "remark3-collapse-rate",
     source="Esser et al. 2024, Remark 3 (our derivation of the rate)",
-    statement="|fitted decay rate of λ₂/λ₁ − 4(a₁|c₁| − a₂|c₂|)| / prediction (worst over initialisations and projectors).",
+    statement="|fitted decay rate of λ₂/λ₁ − 4(a₁|c₁| − a₂|c₂|)| / prediction, per projector and initialisation (all must hold).",
     check=at_most(0.1),
+    decide=holds_on_fraction(1.0),
     paper="(collapse; rate not given)",
     required=paper_data and both_negative,
     not_reproduced=(
@@ -1292,8 +1325,9 @@ c_r3_rate = run.expect(
 c_r3_late = run.expect(
     "remark3-collapse-rate-late",
     source="Esser et al. 2024, Remark 3 (our derivation; added after the first run)",
-    statement="|late-time decay rate of (σ₂/σ₁)² of AΘ − gradient-descent prediction| / prediction (worst over initialisations and projectors).",
+    statement="|late-time decay rate of (σ₂/σ₁)² of AΘ − gradient-descent prediction| / prediction, per projector and initialisation (all must hold).",
     check=at_most(0.1),
+    decide=holds_on_fraction(1.0),
     paper="(collapse; rate not given)",
     required=paper_data and both_negative,
 )
@@ -1309,7 +1343,7 @@ r3_theta0 = torch.randn(P.n_init, r3_z, 2, generator=r3_gen) / np.sqrt(2)
 r3_ident = gradient_descent(
     lambda t: ((t @ Cl) * t).sum((-2, -1)), (torch.eye(2)[None],), lr=r3_lr, steps=P.steps, max_norm=1e150
 )
-r3, rate_err, late_err, worst_ratio = {}, [], [], 0.0
+r3, rate_err, late_err, final_ratios = {}, [], [], []
 for name, A in projectors.items():
     tr3 = gradient_descent(
         lambda t, A=A: (((A @ t) @ Cl) * (A @ t)).sum((-2, -1)),
@@ -1326,9 +1360,9 @@ for name, A in projectors.items():
         ),
     )
     got, pred = A @ tr3.params[0], A @ r3_theta0 @ r3_ident.params[0]
-    same = float(((got - pred).abs().amax((-2, -1)) / got.abs().amax((-2, -1))).max())
+    same = ((got - pred).abs().amax((-2, -1)) / got.abs().amax((-2, -1))).tolist()
     ratio, sv_ratio, t_axis = tr3.observed[:, 0].numpy(), tr3.observed[:, 1].numpy(), tr3.steps * r3_lr
-    worst_ratio = max(worst_ratio, float(ratio[-1].max()))
+    final_ratios += ratio[-1].tolist()
     predicted = projector_collapse_rate(A, Cl) if both_negative else float("nan")
     fitted = []
     for s in range(P.n_init):
@@ -1354,11 +1388,13 @@ for name, A in projectors.items():
         predicted_gd=predicted_gd,
         late=np.array(late),
     )
-c_r3_col.measure(worst_ratio)
-c_r3_same_orth.measure(r3["orthonormal rows"]["same"])
-c_r3_same_gauss.measure(r3["Gaussian"]["same"])
-c_r3_rate.measure(float(np.max(rate_err)))
-c_r3_late.measure(float(np.max(late_err)))
+c_r3_col.measure_seeds(final_ratios)
+c_r3_same_orth.measure_seeds(r3["orthonormal rows"]["same"])
+c_r3_same_gauss.measure_seeds(r3["Gaussian"]["same"])
+c_r3_rate.measure_seeds([float(v) for v in rate_err])
+c_r3_late.measure_seeds([float(v) for v in late_err])
+run.glue("remark3-worst-ratio", float(max(final_ratios)))
+run.glue("remark3-worst-late", float(max(late_err)))
 run.glue(
     "remark3-rates",
     "; ".join(
@@ -1385,11 +1421,11 @@ ax.legend(fontsize="small")
 plt.show()
 
 # %% [markdown]
-# Both projectors collapse (largest final $\lambda_2/\lambda_1$: {glue:text}`remark3-projector-collapse:.1e`)
-# ({glue:text}`remark3-rates`): in the early window the worst relative error to the continuous-time rate
-# is {glue:text}`remark3-collapse-rate:.3f`, late and against the gradient-descent rate
-# {glue:text}`remark3-collapse-rate-late:.3f`. The components have identical dynamics only for the
-# orthonormal-row projector (error {glue:text}`remark3-identical-orthonormal:.1e`, against
+# Both projectors collapse (largest final $\lambda_2/\lambda_1$: {glue:text}`remark3-worst-ratio:.1e`)
+# ({glue:text}`remark3-rates`): in the early window the relative error to the continuous-time rate is
+# {glue:text}`remark3-collapse-rate:.3f` on average, late and against the gradient-descent rate at most
+# {glue:text}`remark3-worst-late:.3f`. The components have identical dynamics only for the
+# orthonormal-row projector (mean error {glue:text}`remark3-identical-orthonormal:.1e`, against
 # {glue:text}`remark3-identical-generic:.2f` for the Gaussian one): Remark 3's conclusion holds, its
 # "identical dynamics" only for projectors with $AA^\top = \mathbb I$.
 #

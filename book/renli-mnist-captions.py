@@ -343,7 +343,7 @@ run.glue("renli-real-n-test", len(test_set))
 #    zero-shot accuracy > 0, for each architecture.
 
 # %%
-from nlcl.harness.claims import at_least
+from nlcl.harness.claims import at_least, holds_on_fraction, is_true
 from nlcl.renli.captions import (
     RICH_TEMPLATES,
     attribute_levels,
@@ -360,16 +360,18 @@ for arch in ("mlp", "linear"):
     c_rich["c-aligned", arch] = run.expect(
         f"renli-rich-c-aligned-{arch}",
         source=src_rich,
-        statement=f"{arch} heads, contrastive: smallest final alignment score over seeds.",
+        statement=f"{arch} heads, contrastive: final alignment score per seed (every seed must).",
         check=at_least(0.95),
+        decide=holds_on_fraction(1.0),
         paper="aligned",
         required=default_setting,
     )
     c_rich["nc-aligned", arch] = run.expect(
         f"renli-rich-nc-aligned-{arch}",
         source=src_rich,
-        statement=f"{arch} heads, non-contrastive: smallest final alignment / contrastive alignment of the same seed.",
+        statement=f"{arch} heads, non-contrastive: final alignment / contrastive alignment of the same seed, per seed (every seed must).",
         check=at_least(0.95),
+        decide=holds_on_fraction(1.0),
         paper="aligned without negative pairs",
         required=default_setting,
         not_reproduced=(
@@ -399,16 +401,18 @@ for arch in ("mlp", "linear"):
 c_rich_regime = run.expect(
     "renli-rich-nc-regime-linear",
     source="Ren & Li 2023, Thm. 4.3(a) (rich-caption analog)",
-    statement="Linear heads, non-contrastive: fraction of seeds with an evaluation that is aligned and has 1.5 < stable rank ≤ 4.5.",
-    check=at_least(1.0),
+    statement="Linear heads, non-contrastive: per seed, some evaluation is aligned and has 1.5 < stable rank ≤ 4.5 (every seed must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
     paper="aligned but not balanced",
     required=default_setting,
 )
 c_rich_grow = run.expect(
     "renli-rich-nc-cond-grows-linear",
     source="Ren & Li 2023, Lemma 5.1 (rich-caption analog)",
-    statement="Linear heads, non-contrastive: smallest ratio (final class-mean condition number / at the first aligned evaluation).",
+    statement="Linear heads, non-contrastive: final class-mean condition number / its value at the first aligned evaluation, per seed (every seed must).",
     check=greater_than(1.0),
+    decide=holds_on_fraction(1.0),
     paper="condition number grows once aligned",
     required=default_setting,
 )
@@ -511,9 +515,9 @@ by_seed = final_rich.pivot_table(index=["arch", "seed"], columns="method", value
 for arch in ("mlp", "linear"):
     f = final_rich[final_rich.arch == arch]
     fc, fn = f[f.method == "contrastive"], f[f.method == "non-contrastive"]
-    c_rich["c-aligned", arch].measure(float(fc.alignment.min()))
+    c_rich["c-aligned", arch].measure_seeds(fc.alignment.tolist())
     ratio = by_seed.loc[arch, "non-contrastive"] / by_seed.loc[arch, "contrastive"]
-    c_rich["nc-aligned", arch].measure(float(ratio.min()))
+    c_rich["nc-aligned", arch].measure_seeds(ratio.tolist())
     c_rich["srank", arch].measure(float(fc.stable_rank.min() - fn.stable_rank.max()))
     c_rich["zeroshot", arch].measure(float(fc.zero_shot.min() - fn.zero_shot.max()))
 lin = rich[(rich.arch == "linear")]
@@ -526,8 +530,9 @@ for s, g in lin[lin.method == "non-contrastive"].groupby("seed"):
     grow_ratios.append(
         float(g.class_condition.iloc[-1] / first.class_condition.iloc[0]) if len(first) else float("nan")
     )
-c_rich_regime.measure(float(np.mean(regime_hits)))
-c_rich_grow.measure(float(np.nanmin(grow_ratios)) if np.isfinite(grow_ratios).any() else float("nan"))
+c_rich_regime.measure_seeds(regime_hits)
+c_rich_grow.measure_seeds(grow_ratios)
+run.glue("rich-grow-min", float(np.nanmin(grow_ratios)) if np.isfinite(grow_ratios).any() else float("nan"))
 summary_rich = (
     pd.concat([final_rich, label_final], ignore_index=True)
     .groupby(["captions", "arch", "method"])[
@@ -592,7 +597,7 @@ plt.show()
 # theory — do show it: in {glue:text}`rich-regime-seeds` seeds the non-contrastive run passes through
 # a phase where it is aligned (relative to the contrastive heads) but unbalanced, with stable rank
 # between 1.5 and 4.5, and its class-mean condition number keeps growing once aligned (by a factor of
-# at least {glue:text}`renli-rich-nc-cond-grows-linear:.1f`); it ends at stable rank
+# at least {glue:text}`rich-grow-min:.1f`); it ends at stable rank
 # {glue:text}`rich-linear-nc-srank` and zero-shot {glue:text}`rich-linear-nc-zs`. The regime is a
 # transient here, not a stationary point: on real features the shared content of the two modalities
 # is not an exact common latent, the non-contrastive objective $\max\mathbb E\langle f_A, f_B\rangle$ with a

@@ -10,15 +10,16 @@ log-log slope) and the median over repeats decides.  Used for the width scaling 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from nlcl.core.fits import loglog_slope
 from nlcl.core.validate import ParameterError, nonneg_int, positive_int
 
-__all__ = ["interleaved_timings", "loglog_slope", "per_repeat_slopes"]
+__all__ = ["interleaved_timings", "per_repeat_slopes"]
 
 
 def interleaved_timings(
@@ -63,26 +64,9 @@ def interleaved_timings(
     return pd.DataFrame(rows)
 
 
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """Least-squares slope of log y against log x (the exponent of a power law y ∝ x^slope).
-
-    Raises
-    ------
-    ParameterError
-        If fewer than two points are given, lengths differ, or a value is not positive.
-    """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise ParameterError(
-            f"x and y must be 1-D of the same length >= 2; got shapes {x.shape} and {y.shape}"
-        )
-    if not (np.all(x > 0) and np.all(y > 0)):
-        raise ParameterError("x and y must be positive for a log-log slope")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 def per_repeat_slopes(timings: pd.DataFrame, size_of: Callable[[Hashable], float] | None = None) -> pd.Series:
-    """Log-log slope of seconds against size within each repeat of :func:`interleaved_timings`.
+    """Log-log slope (:func:`nlcl.core.fits.loglog_slope`) of seconds against size within each repeat of
+    :func:`interleaved_timings`.
 
     ``size_of(key)`` gives the size of a key (default: the key itself).  Returns one slope per
     repeat; its median is the robust estimate.  Chapter ``book/esser-grassmann.py``.

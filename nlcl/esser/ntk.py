@@ -38,7 +38,14 @@ import pandas as pd
 import torch
 
 from nlcl.core.tensors import as_tensor
-from nlcl.core.validate import ParameterError, choice, nonneg_int, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    choice,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 
 __all__ = [
     "relu_ntk",
@@ -219,8 +226,10 @@ def train_network_outputs(
     Raises
     ------
     ParameterError
-        On bad shapes, or when an output becomes non-finite (the unconstrained SSL losses are
-        unbounded below; a narrow network can blow up within the horizon: lower ``lr``·``steps``).
+        On bad shapes.
+    NonFiniteError
+        When an output becomes non-finite (the unconstrained SSL losses are unbounded below; a
+        narrow network can blow up within the horizon: lower ``lr``·``steps``).
 
     Chapter ``book/esser-collapse.py``.
     """
@@ -255,7 +264,7 @@ def train_network_outputs(
         if t % record_every == 0 or t == steps:
             u = outputs()[2]
             if not bool(torch.isfinite(u).all()):
-                raise ParameterError(
+                raise NonFiniteError(
                     f"the network outputs became non-finite at step {t}; lower lr={lr} or steps={steps}"
                 )
             rec_t.append(t)

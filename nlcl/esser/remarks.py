@@ -27,7 +27,14 @@ import numpy as np
 import torch
 
 from nlcl.core.tensors import as_tensor
-from nlcl.core.validate import ParameterError, nonneg_float, nonneg_int, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 from nlcl.esser.losses import pair_matrix
 
 __all__ = [
@@ -105,7 +112,7 @@ def _descend(
         (grad,) = torch.autograd.grad(loss.sum(), leaf)
         theta = (leaf - lr * grad).detach()
         if not bool(torch.isfinite(theta).all()):
-            raise ParameterError(f"gradient descent became non-finite at step {t + 1}; lower lr={lr}")
+            raise NonFiniteError(f"gradient descent became non-finite at step {t + 1}; lower lr={lr}")
     return theta, seen
 
 

@@ -36,7 +36,14 @@ import math
 import numpy as np
 import torch
 
-from nlcl.core.validate import ParameterError, nonneg_float, nonneg_int, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 from nlcl.renli.model import MultimodalData
 
 __all__ = [
@@ -208,7 +215,9 @@ def gram_trajectory(
     Raises
     ------
     ParameterError
-        On bad arguments, or a non-finite G (names the step; lower ``lr``).
+        On bad arguments.
+    NonFiniteError
+        On a non-finite G (names the step; lower ``lr``).
 
     Chapter ``book/renli-simulation.py``.
     """
@@ -226,7 +235,7 @@ def gram_trajectory(
         G, _ = gram_step(G, D, r, r_xi, lam, beta_at(t), lr, signs)
         if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
             if not bool(torch.isfinite(G).all()):
-                raise ParameterError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
+                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
             rec_t.append(t + 1)
             rec_g.append(G.clone())
     return np.asarray(rec_t), torch.stack(rec_g)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import pytest
 
-from nlcl.core.timing import interleaved_timings, loglog_slope, per_repeat_slopes
+from nlcl.core.timing import interleaved_timings, per_repeat_slopes
 from nlcl.core.validate import ParameterError
 
 
@@ -23,13 +21,7 @@ def test_interleaved_timings_calls_everything_in_every_repeat():
         interleaved_timings({}, repeats=1)
 
 
-def test_slopes():
-    assert math.isclose(loglog_slope([1, 2, 4], [3, 6, 12]), 1.0)
-    assert math.isclose(loglog_slope([1, 10], [5, 0.5]), -1.0)
-    with pytest.raises(ParameterError, match="positive"):
-        loglog_slope([1, 2], [0, 1])
-    with pytest.raises(ParameterError, match="length"):
-        loglog_slope([1], [1])
+def test_per_repeat_slopes():
     table = pd.DataFrame(
         {"repeat": [0, 0, 1, 1], "key": ["a", "b", "a", "b"], "seconds": [1.0, 4.0, 2.0, 4.0]}
     )

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.func import jacrev
 
-from nlcl.core.validate import ParameterError
+from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.esser.ntk import (
     empirical_ntk,
     growth_rate,
@@ -127,7 +127,7 @@ def test_bad_inputs():
         lemma1_sweep(_points(0), torch.eye(6), widths=[], n_init=1, z=1, lr=0.1, steps=1)
     with pytest.raises(ParameterError, match="theta"):
         ntk_block_statistics(torch.zeros(2, 2, 2), torch.zeros(2, 2))
-    with pytest.raises(ParameterError, match="non-finite"):
+    with pytest.raises(NonFiniteError, match="non-finite"):
         P = _points(7, 4, 3)
         B = ssl_quadratic_form(torch.tensor([1, 0]))
         W, A = init_ntk_network(1, 16, 3, 1, generator=torch.Generator().manual_seed(0))

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlcl.core.validate import ParameterError
+from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.renli.losses import contrastive_loss, non_contrastive_loss
 from nlcl.renli.model import make_data
 from nlcl.renli.tracking import (
@@ -133,7 +133,7 @@ def test_gram_step_and_bad_inputs():
         train_population(
             torch.zeros(1, 4, 3), torch.zeros(1, 4, 3), data, lam=0.0, steps_stage1=1, steps_stage2=0, lr=0.1
         )
-    with pytest.raises(ParameterError, match="non-finite"):
+    with pytest.raises(NonFiniteError, match="non-finite"):
         gram_trajectory(
             G0 * float("nan"),
             input_scales(data),
