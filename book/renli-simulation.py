@@ -83,6 +83,12 @@ steps_stage2: int | None = None  # steps of stage 2 (at beta2); None takes the p
 n_seeds: int | None = None  # seeds per configuration; None takes the profile's size
 log_every: int | None = None  # steps between metric evaluations; None takes the profile's size
 eval_size: int | None = None  # held-out pairs for the metrics; None takes the profile's size
+lemma_pairs: int | None = None  # fresh pairs per alignment score in the Lemmas 4.4-4.5 section; None: profile
+track_widths: list | None = (
+    None  # widths m of the finite-width tracking section; None takes the profile's list
+)
+track_seeds: int | None = None  # seeds (data models) of the tracking section; None takes the profile's size
+track_steps: int | None = None  # population-loss steps per stage in the tracking section; None: profile
 
 # %%
 import nlcl
@@ -110,6 +116,15 @@ run = nlcl.start(
         "n_seeds": {"range": [1, 100], "ci": 2, "full": 3},
         "log_every": {"range": [1, 1_000_000], "ci": 20, "full": 50},
         "eval_size": {"range": [2, 65_536], "ci": 256, "full": 512},
+        "lemma_pairs": {"range": [2, 65_536], "ci": 512, "full": 1024},
+        "track_widths": {
+            "length": [2, 20],
+            "items": {"type": "int", "range": [16, 1_000_000]},
+            "ci": [64, 256, 1024, 4096],
+            "full": [64, 256, 1024, 4096, 16384, 65536],
+        },
+        "track_seeds": {"range": [1, 100], "ci": 3, "full": 5},
+        "track_steps": {"range": [1, 1_000_000], "ci": 300, "full": 600},
     },
 )
 P = run.params
@@ -641,6 +656,559 @@ plt.show()
 c_k_nc.measure(nc_increasing)
 c_k_c.measure(c_worst)
 c_lam.measure(lam_monotone)
+
+# %% [markdown]
+# ## Lemmas 4.4 and 4.5: sufficient conditions for alignment and for balance
+#
+# Ren & Li close Sec. 4 with two sufficient conditions. **Lemma 4.4**: if the noise parts are small for
+# both modalities, $U_A\approx U_B$, and the condition number of $U_A$ is bounded ("so that the smallest
+# singular value of $U_A$ is still large after normalization"), the representations are aligned.
+# **Lemma 4.5**: if the model is aligned and the condition number of $U_A$ is close to 1, the
+# representations are balanced. Their constants are lost with the formulas, so the lemmas cannot be
+# tested as printed; we test the closest faithful versions, with constants we derive for the
+# reconstructed model (population normalisation $s_A^2 = \|U_A\|_F^2 + \|V_A\|_F^2$, $\tilde U = U/s$,
+# $\tilde V = V/s$, so $f_A(x) = \tilde U_Az + \tilde V_A\xi_A$; `nlcl.renli.lemmas`):
+#
+# * **Lemma 4.4 (explicit).** With $\varepsilon_A = \sqrt{r_\xi}\|\tilde V_A\|_2$, $\varepsilon_B$ likewise,
+#   $\delta = \sqrt r\|\tilde U_A - \tilde U_B\|_2$ and $K^* = \|\tilde U_A\|_F/(\sqrt r(\delta+\varepsilon_A+\varepsilon_B))$:
+#   if $\kappa(U_A) < K^*$ then $\sigma_{\min}(\tilde U_A) > \delta+\varepsilon_A+\varepsilon_B$. For a positive
+#   pair, $\|f_A - f_B\| \le \delta+\varepsilon_A+\varepsilon_B$; for a negative pair with $z_j\ne z_i$,
+#   $\|f_{A,i} - f_{B,j}\| \ge \|\tilde U_A(z_i - z_j)\| - (\delta+\varepsilon_A+\varepsilon_B) \ge 2\sigma_{\min}(\tilde U_A) - (\ldots)$.
+#   So every such pair is ranked correctly and the alignment score is at least the fraction of pairs
+#   with $z_i\ne z_j$ ($1 - 2^{-r}$ in expectation).
+# * **Lemma 4.5 (explicit).** $\operatorname{srank}(\mathrm{Cov} f_A) \ge (1 + (r-1)/\kappa^2)/(1+\eta)$ with
+#   $\kappa = \kappa(U_A)$ and $\eta = \|\tilde V_A\|_2^2/\sigma_{\max}(\tilde U_A)^2$; hence
+#   $\kappa \le \kappa^*(\epsilon) = \sqrt{(r-1)/((1-\epsilon)r(1+\eta)-1)}$ guarantees the balance
+#   $\operatorname{srank}\ge(1-\epsilon)r$. We take $\epsilon = 0.15$, the balance criterion of result 1
+#   ($\kappa^*\approx 1.10$ for $r = 8$).
+#
+# Both implications are inequalities of our own derivation: on every state we evaluate they are
+# **checks** of that derivation (claims 1–2). What can fail, and what the paper says, is whether
+# training *reaches* the lemmas' hypotheses — Lemma 5.1 says the end of stage 1 satisfies the
+# conditions that, "by Lemma 4.4", make the model aligned; Lemma 5.3 says stage 2 brings the condition
+# number close to 1 — and whether the hypotheses matter. States: the main runs (every $\kappa$ of the
+# sweep, `n_seeds` seeds, both methods) at initialisation, at the end of stage 1 and at the end;
+# alignment measured on `lemma_pairs` fresh pairs with the population normalisation.
+#
+# **Predictions.**
+#
+# 1. (check) every state that satisfies the explicit Lemma 4.4 has alignment ≥ its fraction of pairs
+#    with distinct latents; 2. (check) every state has $\operatorname{srank}$ ≥ the Lemma 4.5 bound;
+# 3. Lemma 5.1 + 4.4: at the end of stage 1 every run satisfies the explicit Lemma 4.4. *An exploratory
+#    run in the `ci` setting* found 1 run of 12: the noise terms $\varepsilon$ (worst case over the noise
+#    signs, $\approx 0.07$) exceed the normalised $\sigma_{\min}(\tilde U_A)$ once $\kappa \ge 4$, although
+#    every run is aligned (score 0.998); declared not reproduced (note);
+# 4. Lemma 5.3 + 4.4: at the end of stage 2 every contrastive run satisfies the explicit Lemma 4.4;
+# 5. Lemma 5.3 + 4.5: at the end of stage 2 every contrastive run satisfies $\kappa(U_A)\le\kappa^*(0.15)$.
+#    The exploratory `ci` run found 4 of 6 (the others end at $\kappa\approx1.11$–$1.13$ after 500
+#    stage-2 steps while already balanced, srank ≥ 7.2); declared not reproduced in `ci` (note);
+# 6. "a condition-number-reducing stage is necessary" (after Lemma 4.5): no state at initialisation or
+#    at the end of non-contrastive training satisfies $\kappa(U_A)\le\kappa^*(0.15)$, and none of them is
+#    balanced (fraction 0);
+# 7. a case where a condition fails and the conclusion with it: the contrastive end states with
+#    modality B's signal map flipped ($\tilde U_B\to-\tilde U_B$, so $\delta$ is large) have alignment
+#    < 0.05 (largest over runs; by the triangle inequality essentially 0);
+# 8. the paper's own example of an aligned but unbalanced model (our reading of it: both modalities map
+#    $z$ to the scalar $\sum_k 2^{k-1}z_k$ along one direction, $\kappa(U_A) = \infty$): alignment equal to
+#    the fraction of distinct-latent pairs (≥ 0.99) and stable rank 1 (≤ 1.01). Lemma 4.4's condition
+#    fails here, yet the model is aligned: the conditions are sufficient, not necessary.
+
+# %%
+from nlcl.harness.claims import between, holds_on_fraction
+from nlcl.renli.lemmas import (
+    alignment_condition,
+    balance_condition,
+    balance_kappa_threshold,
+    binary_code_maps,
+    normalized_maps,
+    population_alignment,
+)
+from nlcl.renli.model import make_data
+
+src_l = "Ren & Li 2023, Lemma 4.4 (explicit constants: ours)"
+c_l44_check = run.expect(
+    "lemma44-implies-aligned",
+    kind="check",
+    source=src_l + " — check of our derivation",
+    statement="Smallest (alignment − fraction of distinct-latent pairs) over all states satisfying the explicit Lemma 4.4.",
+    check=at_least(-1e-12),
+    paper="aligned",
+)
+c_l45_check = run.expect(
+    "lemma45-bound",
+    kind="check",
+    source="Ren & Li 2023, Lemma 4.5 (explicit constants: ours) — check of our derivation",
+    statement="Smallest srank − (1 + (r−1)/κ²)/(1 + η) over all states.",
+    check=at_least(-1e-9),
+    paper="balanced when κ ≈ 1",
+)
+c_l44_s1 = run.expect(
+    "lemma44-stage1-holds",
+    source="Ren & Li 2023, Lemma 5.1 with Lemma 4.4",
+    statement="Per run (both methods): the end-of-stage-1 state satisfies the explicit Lemma 4.4 (every run must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
+    paper="(9) holds, aligned by Lemma 4.4",
+    required=paper_setting,
+    not_reproduced=(
+        "exploratory ci run: 1 of 12 runs. Every run is aligned (score 0.998), but the worst-case noise "
+        "bound √r_ξ‖Ṽ‖₂ ≈ 0.07 after 300 stage-1 steps exceeds σ_min(Ũ_A) for κ ≥ 4; the paper's noise "
+        "ratio is inverse-polynomially small only after a long enough stage 1."
+    ),
+)
+c_l44_end = run.expect(
+    "lemma44-final-contrastive",
+    source="Ren & Li 2023, Lemma 5.3 with Lemma 4.4",
+    statement="Per contrastive run: the end-of-stage-2 state satisfies the explicit Lemma 4.4 (every run must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
+    paper="aligned",
+    required=paper_setting,
+)
+c_l45_end = run.expect(
+    "lemma45-final-contrastive",
+    source="Ren & Li 2023, Lemma 5.3 with Lemma 4.5",
+    statement="Per contrastive run: κ(U_A) ≤ κ*(0.15) at the end of stage 2 (every run must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
+    paper="κ close to 1, balanced",
+    required=paper_setting,
+    not_reproduced=(
+        "exploratory ci run (500 stage-2 steps): 4 of 6 runs; the others end at κ ≈ 1.11–1.13 > κ* ≈ 1.10 "
+        "while already balanced (srank ≥ 7.2 ≥ 0.85 r): the explicit condition is stricter than the conclusion."
+    ),
+)
+c_l45_nec = run.expect(
+    "lemma45-reducing-stage-necessary",
+    source="Ren & Li 2023, remark after Lemma 4.5",
+    statement="Per state at initialisation and at the end of non-contrastive training: κ(U_A) > κ*(0.15) and srank < 0.85 r (every state must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
+    paper="κ(U_A) not close to 1 at initialisation",
+    required=paper_setting,
+)
+c_l44_flip = run.expect(
+    "lemma44-misaligned-fails",
+    source="Ren & Li 2023, Lemma 4.4 (third condition violated)",
+    statement="Contrastive end states with Ũ_B → −Ũ_B: alignment score per run (every run must).",
+    check=less_than(0.05),
+    decide=holds_on_fraction(1.0),
+    paper="(condition needed)",
+    required=paper_setting,
+)
+c_ex_al = run.expect(
+    "renli-example-aligned",
+    source="Ren & Li 2023, example after Def. 4.2 (our reading)",
+    statement="Binary-code model (rank one, κ = ∞): alignment score.",
+    check=at_least(0.99),
+    paper="aligned",
+)
+c_ex_sr = run.expect(
+    "renli-example-unbalanced",
+    source="Ren & Li 2023, example after Def. 4.2 (our reading)",
+    statement="Binary-code model: stable rank of Cov f_A.",
+    check=at_most(1.01),
+    paper="not balanced",
+)
+
+# %%
+l_gen = torch.Generator().manual_seed(seed + 50)
+main_idx = hist.runs.index[hist.runs.group == "main"].to_numpy()
+main_runs = hist.runs.loc[main_idx]
+l_data = make_data(
+    P.d,
+    P.r,
+    P.r_xi,
+    main_runs.kappa.tolist(),
+    main_runs.seed.astype(int).tolist(),
+    nu=P.nu,
+    dtype=torch.float64,
+)
+kstar = float(balance_kappa_threshold(P.r, 0.15))
+lemma_rows = []
+flip_scores = []
+for stage in ("init", "stage1", "final"):
+    maps = normalized_maps(hist.W_A[stage][main_idx].double(), hist.W_B[stage][main_idx].double(), l_data)
+    a_cond = alignment_condition(*maps)
+    b_cond = balance_condition(maps[0], maps[1], eps=0.15)
+    score, distinct = population_alignment(*maps, n=P.lemma_pairs, generator=l_gen)
+    if stage == "final":
+        flipped = (maps[0], maps[1], -maps[2], maps[3])
+        flip = population_alignment(*flipped, n=P.lemma_pairs, generator=l_gen)[0]
+        flip_scores = flip[torch.as_tensor((main_runs.method == "contrastive").to_numpy())].numpy()
+    for i, (_, row) in enumerate(main_runs.iterrows()):
+        lemma_rows.append(
+            dict(
+                stage=stage,
+                method=row.method,
+                kappa_data=row.kappa,
+                seed=row.seed,
+                kappa=float(a_cond["kappa"][i]),
+                kappa_bound=float(a_cond["kappa_bound"][i]),
+                holds_44=bool(a_cond["holds"][i]),
+                alignment=float(score[i]),
+                distinct=float(distinct[i]),
+                holds_45=bool(b_cond["holds"][i]),
+                srank=float(b_cond["srank"][i]),
+                srank_bound=float(b_cond["srank_bound"][i]),
+            )
+        )
+lemmas = pd.DataFrame(lemma_rows)
+example = binary_code_maps(P.r, P.r_xi, P.width)
+ex_score, ex_distinct = population_alignment(*example, n=P.lemma_pairs, generator=l_gen)
+ex_cond = alignment_condition(*example)
+ex_bal = balance_condition(example[0], example[1], eps=0.15)
+designed = pd.DataFrame(
+    [
+        dict(
+            stage="example",
+            method="binary code",
+            kappa=float(ex_cond["kappa"]),
+            kappa_bound=float(ex_cond["kappa_bound"]),
+            holds_44=bool(ex_cond["holds"]),
+            alignment=float(ex_score),
+            distinct=float(ex_distinct),
+            holds_45=bool(ex_bal["holds"]),
+            srank=float(ex_bal["srank"]),
+            srank_bound=float(ex_bal["srank_bound"]),
+        )
+    ]
+)
+all_states = pd.concat([lemmas, designed], ignore_index=True)
+holding = all_states[all_states.holds_44]
+c_l44_check.measure(float((holding.alignment - holding.distinct).min()) if len(holding) else float("nan"))
+c_l45_check.measure(float((all_states.srank - all_states.srank_bound).min()))
+s1 = lemmas[lemmas.stage == "stage1"]
+end_c = lemmas[(lemmas.stage == "final") & (lemmas.method == "contrastive")]
+c_l44_s1.measure_seeds(s1.holds_44.tolist())
+c_l44_end.measure_seeds(end_c.holds_44.tolist())
+c_l45_end.measure_seeds(end_c.holds_45.tolist())
+no_stage = lemmas[
+    (lemmas.stage == "init") | ((lemmas.stage == "final") & (lemmas.method == "non-contrastive"))
+]
+c_l45_nec.measure_seeds((~no_stage.holds_45 & (no_stage.srank < 0.85 * P.r)).tolist())
+c_l44_flip.measure_seeds(flip_scores.tolist())
+run.glue("lemma44-flip-max", float(np.max(flip_scores)))
+run.glue(
+    "lemma45-nec-count",
+    f"{int((no_stage.holds_45 | (no_stage.srank >= 0.85 * P.r)).sum())} of {len(no_stage)}",
+)
+c_ex_al.measure(float(ex_score))
+c_ex_sr.measure(float(ex_bal["srank"]))
+run.glue("lemma-kappa-star", round(kstar, 3))
+run.glue("lemma44-s1-count", f"{int(s1.holds_44.sum())} of {len(s1)}")
+run.glue("lemma45-end-count", f"{int(end_c.holds_45.sum())} of {len(end_c)}")
+run.glue("lemma-s1-align-min", round(float(s1.alignment.min()), 4))
+(
+    lemmas.groupby(["stage", "method"])[
+        ["kappa", "kappa_bound", "holds_44", "alignment", "holds_45", "srank"]
+    ]
+    .agg(["min", "max"])
+    .round(3)
+)
+
+# %%
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.6, height=3.4)
+ax = axes[0, 0]
+markers = {"init": "o", "stage1": "s", "final": "D"}
+for (stage, method), g in lemmas.groupby(["stage", "method"]):
+    ax.scatter(
+        g.kappa / g.kappa_bound,
+        g.alignment,
+        marker=markers[stage],
+        color="C0" if method == "non-contrastive" else "C1",
+        s=22,
+        label=f"{method}, {stage}",
+    )
+ax.axvline(1.0, color="k", ls=":", lw=1)
+ax.axhline(float(lemmas.distinct.mean()), color="0.5", ls="--", lw=0.8)
+ax.set_xscale("log")
+ax.set_xlabel(r"$\kappa(U_A)/K^*$ (Lemma 4.4 holds left of 1)")
+ax.set_ylabel("alignment score (Def. 4.1)")
+ax.legend(fontsize="x-small", ncol=2)
+ax = axes[0, 1]
+kk = np.linspace(1.0, max(2.0, float(lemmas.kappa.max())), 200)
+ax.plot(kk, 1 + (P.r - 1) / kk**2, "k-", lw=1, label=r"bound $1 + (r-1)/\kappa^2$ ($\eta = 0$)")
+for (stage, method), g in lemmas.groupby(["stage", "method"]):
+    ax.scatter(
+        g.kappa, g.srank, marker=markers[stage], color="C0" if method == "non-contrastive" else "C1", s=22
+    )
+ax.axvline(kstar, color="k", ls=":", lw=1)
+ax.axhline(0.85 * P.r, color="0.5", ls="--", lw=0.8)
+ax.set_xscale("log")
+ax.set_xlabel(r"$\kappa(U_A)$ (Lemma 4.5 holds left of $\kappa^*$)")
+ax.set_ylabel(r"stable rank of $\mathrm{Cov}\,f_A$")
+ax.legend(fontsize="x-small")
+plt.show()
+
+# %% [markdown]
+# Both implications hold on every state we evaluated (claims {glue:text}`lemma44-implies-aligned:.3g` and
+# {glue:text}`lemma45-bound:.3g`, checks of our derivation). Whether training reaches their hypotheses is
+# the informative part: at the end of stage 1, {glue:text}`lemma44-s1-count` runs satisfy the explicit
+# Lemma 4.4 although every run is aligned (smallest score {glue:text}`lemma-s1-align-min`): the
+# worst-case noise bound is far more pessimistic than the typical noise, so the lemma certifies
+# alignment only late. At the end of stage 2 the contrastive runs satisfy it
+# (fraction {glue:text}`lemma44-final-contrastive:.2f`), and {glue:text}`lemma45-end-count` satisfy the
+# explicit Lemma 4.5 ($\kappa^*$ = {glue:text}`lemma-kappa-star`), while all are balanced by result 1: a
+# sufficient condition, stricter than its conclusion. No initial or non-contrastive end state is
+# close to balanced ({glue:text}`lemma45-nec-count` states are), which is the paper's
+# point that a condition-number-reducing stage is necessary. Flipping modality B's signal map breaks
+# the third condition and the alignment with it (largest score {glue:text}`lemma44-flip-max:.3f`),
+# and the paper's example is aligned ({glue:text}`renli-example-aligned:.3f`) with stable rank
+# {glue:text}`renli-example-unbalanced:.2f` although its condition number is infinite.
+#
+# ## Finite width tracks infinite width (Lemmas 5.1–5.3)
+#
+# The proofs follow the *infinite-width* dynamics and then show that a polynomially wide network tracks
+# them through both stages ("the finite-width dynamics closely track the infinite-width one", Lemmas 5.1
+# and 5.3; the Gronwall-type Lemma 5.2 keeps the error from blowing up). The rate is not stated. To
+# test it we train the learners on the **population** loss, as the proofs do (their footnote 4), so
+# that the width is the only source of error (`nlcl.renli.tracking`):
+#
+# * the loss depends on $W_A, W_B$ only through the Gram matrix $G$ of the columns of
+#   $[W_AM_A, W_AH_A, W_BM_B, W_BH_B]/\sqrt m$; with uniform signs the contrastive expectation is exact,
+#   $\log\mathbb E_{x_B'}e^{\beta\langle f_A, f_B'\rangle} = \sum_k\log\cosh(\beta(w^\top\tilde G_{AB})_k)$, averaged over
+#   the $2^{r+r_\xi}$ latent sign vectors $w$ of $x_A$;
+# * gradient descent on $W$ with the step rescaled by $m$ ("so that $U$ does not shrink with $m$") moves
+#   $G$ by the closed recursion $G\leftarrow T^\top GT$, $T = I - \eta(S+S^\top)D$, $S = \partial\mathcal L/\partial G$,
+#   $D = \mathrm{diag}(\sigma^2, \nu^2)$: the width enters only through $G(0) = D/d + O(m^{-1/2})$, and its
+#   limit $D/d$ (orthogonal columns, the paper's Eq. 7) starts the infinite-width dynamics.
+#
+# **Setting.** $d = 16$, $r = r_\xi = 4$ (so that the $2^8$ sign vectors can be enumerated), $\kappa$ =
+# `kappa`, $\nu$ = `nu`, $\lambda$ = `lam`, $\beta$: `beta1` → `beta2`, step `lr`, `track_steps` steps per
+# stage, widths `track_widths`, `track_seeds` seeds (each with its own data model, and the infinite-width
+# run of that data model). The error is the relative Frobenius distance between the normalised Gram
+# matrices (the quantities the loss sees) of the width-$m$ run and the infinite-width run, maximised over
+# each stage; $\kappa(U_A)$ is compared the same way.
+#
+# **Predictions** (our rate: $G(0)$ fluctuates like $m^{-1/2}$, and a tracking error that does not blow up
+# keeps that rate):
+#
+# 1. (check) the Gram recursion is the learner: gradient descent on $W$ at width `track_widths[0]` and the
+#    recursion from its $G(0)$ agree to $10^{-9}$;
+# 2. stage 1 (Lemma 5.1): log-log slope of the largest error against $m$ (mean over seeds) in $[-0.7, -0.3]$;
+# 3. stage 2 (Lemma 5.3): the same, in $[-0.7, -0.3]$; 4. the condition number: slope of
+#    $\max_t|\kappa_m-\kappa_\infty|/\kappa_\infty$ in $[-0.7, -0.3]$ (*failed in our first run* at −0.74,
+#    slightly too fast; kept, with the numbers in its note);
+# 5. the infinite-width dynamics do what the lemmas say: at the end of stage 1 the signal columns of the
+#    two modalities are aligned (smallest cosine ≥ 0.99) and $\kappa(U_A)$ is of order $\kappa$
+#    ($\kappa/2\le\kappa_\infty\le2\kappa$, every seed); 6. at the end of stage 2, $\kappa_\infty\le1.05$;
+#    7. the noise-to-signal ratio ends below its initial value.
+
+# %%
+from nlcl.core.fits import loglog_slope
+from nlcl.renli.tracking import (
+    gram_condition_number,
+    gram_noise_to_signal,
+    gram_trajectory,
+    infinite_width_gram,
+    initial_gram,
+    input_scales,
+    normalized_gram,
+    tracking_error,
+    train_population,
+)
+
+TRACK_WIDTHS = list(P.track_widths)
+src_t = "Ren & Li 2023, Lemmas 5.1–5.3"
+c_tr_check = run.expect(
+    "tracking-learner-is-gram",
+    kind="check",
+    source="our derivation (Gram recursion) — check",
+    statement="max |G_learner − G_recursion| over 20 steps at the smallest width.",
+    check=at_most(1e-9),
+    paper="(not in the paper)",
+)
+c_tr_s1 = run.expect(
+    "tracking-stage1-rate",
+    source=src_t + " (Lemma 5.1)",
+    statement="Log-log slope vs m of the largest stage-1 distance to the infinite-width run (mean over seeds).",
+    check=between(-0.7, -0.3),
+    paper="finite width tracks infinite width",
+)
+c_tr_s2 = run.expect(
+    "tracking-stage2-rate",
+    source=src_t + " (Lemma 5.3)",
+    statement="Log-log slope vs m of the largest stage-2 distance to the infinite-width run (mean over seeds).",
+    check=between(-0.7, -0.3),
+    paper="finite width tracks infinite width",
+)
+c_tr_cond = run.expect(
+    "tracking-condition-rate",
+    source=src_t,
+    statement="Log-log slope vs m of max_t |κ_m − κ_∞|/κ_∞ over both stages (mean over seeds).",
+    check=between(-0.7, -0.3),
+    paper="finite width tracks infinite width",
+    not_reproduced=(
+        "first ci run: −0.74, just steeper than predicted (per seed −1.05 to −0.50, 2 of 3 in range): the "
+        "error of κ does shrink, faster than m^(−1/2) between the widths 64 and 4096 on one seed, where the "
+        "width-64 run is far from the limit. Four widths and three seeds make the fitted slope noisy."
+    ),
+)
+c_inf_align = run.expect(
+    "infinite-stage1-aligned",
+    source="Ren & Li 2023, Sec. 5.2–5.3 / Lemma 5.1",
+    statement="Infinite width, end of stage 1: smallest cosine between matching signal columns of U_A and U_B, per seed (every seed must).",
+    check=at_least(0.99),
+    decide=holds_on_fraction(1.0),
+    paper="aligned",
+)
+c_inf_cond1 = run.expect(
+    "infinite-stage1-condition",
+    source="Ren & Li 2023, Lemma 5.1 / Lemma B.17",
+    statement="Infinite width, end of stage 1: κ∞/κ per seed within [½, 2] (every seed must).",
+    check=between(0.5, 2.0),
+    decide=holds_on_fraction(1.0),
+    paper="Θ(κ)",
+)
+c_inf_cond2 = run.expect(
+    "infinite-stage2-balanced",
+    source="Ren & Li 2023, Lemma 5.3",
+    statement="Infinite width, end of stage 2: κ∞ per seed (every seed must).",
+    check=at_most(1.05),
+    decide=holds_on_fraction(1.0),
+    paper="≈ 1",
+)
+c_inf_nsr = run.expect(
+    "infinite-noise-decreases",
+    source="Ren & Li 2023, Lemmas 5.1 and 5.3",
+    statement="Infinite width: final/initial noise-to-signal ratio per seed (every seed must).",
+    check=less_than(1.0),
+    decide=holds_on_fraction(1.0),
+    paper="small",
+)
+
+# %%
+TR = dict(d=16, r=4, r_xi=4)
+track_seeds = [seed + k for k in range(P.track_seeds)]
+t_data = make_data(TR["d"], TR["r"], TR["r_xi"], P.kappa, track_seeds, nu=P.nu, dtype=torch.float64)
+G_starts = [infinite_width_gram(t_data)] + [initial_gram(t_data, m)[0] for m in TRACK_WIDTHS]
+t_steps, G_all = gram_trajectory(
+    torch.cat(G_starts),
+    input_scales(t_data).repeat(len(G_starts), 1),
+    r=TR["r"],
+    r_xi=TR["r_xi"],
+    lam=P.lam,
+    steps_stage1=P.track_steps,
+    steps_stage2=P.track_steps,
+    lr=P.lr,
+    beta1=P.beta1,
+    beta2=P.beta2,
+    record_every=max(P.track_steps // 30, 1),
+)
+S_t = len(track_seeds)
+G_all = G_all.reshape(len(t_steps), len(G_starts), S_t, *G_all.shape[-2:])  # (T, 1 + widths, seeds, ·, ·)
+G_inf = G_all[:, 0]
+stage1 = torch.as_tensor(t_steps <= P.track_steps)
+stage2 = torch.as_tensor(t_steps >= P.track_steps)
+kappa_inf = gram_condition_number(G_inf, TR["r"], TR["r_xi"])
+track_rows = []
+for j, m in enumerate(TRACK_WIDTHS):
+    err = tracking_error(G_all[:, j + 1], G_inf, TR["r"], TR["r_xi"])  # (T, seeds)
+    kap = gram_condition_number(G_all[:, j + 1], TR["r"], TR["r_xi"])
+    cerr = (kap - kappa_inf).abs() / kappa_inf
+    for s in range(S_t):
+        track_rows.append(
+            dict(
+                m=m,
+                seed=track_seeds[s],
+                stage1=float(err[stage1, s].max()),
+                stage2=float(err[stage2, s].max()),
+                condition=float(cerr[:, s].max()),
+            )
+        )
+track = pd.DataFrame(track_rows)
+for key, claim in (("stage1", c_tr_s1), ("stage2", c_tr_s2), ("condition", c_tr_cond)):
+    table = track.pivot(index="m", columns="seed", values=key)
+    per_seed = [loglog_slope(table.index, table[s]) for s in table.columns]
+    claim.measure(loglog_slope(table.index, table.mean(axis=1)))
+    run.glue(
+        f"tracking-{key}-spread",
+        f"per seed: mean {np.mean(per_seed):.2f}, range [{min(per_seed):.2f}, {max(per_seed):.2f}], "
+        f"{sum(-0.7 <= v <= -0.3 for v in per_seed)}/{len(per_seed)} in [−0.7, −0.3]",
+    )
+# the learner itself vs the recursion, at the smallest width
+G0_small, (Wa0, Wb0) = initial_gram(t_data, TRACK_WIDTHS[0])
+kw = dict(lam=P.lam, steps_stage1=10, steps_stage2=10, lr=P.lr, beta1=P.beta1, beta2=P.beta2)
+_, G_learner, _ = train_population(Wa0, Wb0, t_data, **kw)
+_, G_recursion = gram_trajectory(G0_small, input_scales(t_data), r=TR["r"], r_xi=TR["r_xi"], **kw)
+c_tr_check.measure(float((G_learner - G_recursion).abs().max()))
+i1 = int(np.flatnonzero(t_steps == P.track_steps)[0])
+Gn = normalized_gram(G_inf[i1], TR["r"], TR["r_xi"])
+K_t = TR["r"] + TR["r_xi"]
+cos = (
+    torch.diagonal(Gn[:, : TR["r"], K_t : K_t + TR["r"]], dim1=-2, dim2=-1)
+    / (
+        torch.diagonal(Gn[:, : TR["r"], : TR["r"]], dim1=-2, dim2=-1)
+        * torch.diagonal(Gn[:, K_t : K_t + TR["r"], K_t : K_t + TR["r"]], dim1=-2, dim2=-1)
+    ).sqrt()
+)
+c_inf_align.measure_seeds(cos.min(dim=-1).values.tolist())
+ratio1 = kappa_inf[i1] / P.kappa
+c_inf_cond1.measure_seeds(ratio1.tolist())
+c_inf_cond2.measure_seeds(kappa_inf[-1].tolist())
+nsr_inf = gram_noise_to_signal(G_inf, TR["r"], TR["r_xi"])
+c_inf_nsr.measure_seeds((nsr_inf[-1] / nsr_inf[0]).tolist())
+run.glue("infinite-cos-min", float(cos.min()))
+run.glue("infinite-kappa-end-max", float(kappa_inf[-1].max()))
+run.glue("infinite-stage1-kappa", ", ".join(f"{float(v):.2f}" for v in kappa_inf[i1]))
+run.glue("tracking-widest-stage2", round(float(track[track.m == max(TRACK_WIDTHS)].stage2.mean()), 4))
+
+# %%
+fig, axes = nlcl.core.plotting.subplots(1, 3, width=3.8, height=3.2)
+ax = axes[0, 0]
+norm_m = plt.matplotlib.colors.LogNorm(min(TRACK_WIDTHS), max(TRACK_WIDTHS))
+for j, m in enumerate(TRACK_WIDTHS):
+    kap = gram_condition_number(G_all[:, j + 1, 0], TR["r"], TR["r_xi"])
+    ax.plot(t_steps, kap, color=plt.cm.viridis(norm_m(m)), lw=1)
+ax.plot(t_steps, kappa_inf[:, 0], "k--", lw=1.5, label=r"$m=\infty$")
+ax.axvline(P.track_steps, color="0.5", ls=":", lw=1)
+ax.set_yscale("log")
+ax.set_xlabel("step $t$ (population loss)")
+ax.set_ylabel(rf"$\kappa(U_A)$ (seed {track_seeds[0]})")
+ax.legend(fontsize="small")
+fig.colorbar(plt.cm.ScalarMappable(norm=norm_m, cmap="viridis"), ax=ax, label="width $m$")
+ax = axes[0, 1]
+for j, m in enumerate(TRACK_WIDTHS):
+    err = tracking_error(G_all[:, j + 1], G_inf, TR["r"], TR["r_xi"]).mean(1)
+    ax.plot(t_steps, err, color=plt.cm.viridis(norm_m(m)), lw=1)
+ax.axvline(P.track_steps, color="0.5", ls=":", lw=1)
+ax.set_yscale("log")
+ax.set_xlabel("step $t$")
+ax.set_ylabel(r"$\|\hat G_m-\hat G_\infty\|_F/\|\hat G_\infty\|_F$ (mean over seeds)")
+ax = axes[0, 2]
+for key, label in (("stage1", "stage 1"), ("stage2", "stage 2"), ("condition", r"$\kappa(U_A)$")):
+    mean_ = track.groupby("m")[key].mean()
+    ax.plot(mean_.index, mean_.values, "o-", label=label)
+mm = np.array(TRACK_WIDTHS, dtype=float)
+ax.plot(
+    mm,
+    track.groupby("m").stage1.mean().iloc[0] * np.sqrt(mm[0] / mm),
+    "k:",
+    lw=1,
+    label=r"$\propto m^{-1/2}$",
+)
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.set_xlabel("width $m$")
+ax.set_ylabel("largest relative error")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# The width-$m$ learners follow the infinite-width dynamics through both stages with an error that
+# shrinks at the central-limit rate: slopes {glue:text}`tracking-stage1-rate:.2f` in stage 1
+# ({glue:text}`tracking-stage1-spread`), {glue:text}`tracking-stage2-rate:.2f` in stage 2
+# ({glue:text}`tracking-stage2-spread`); for the condition number the slope is
+# {glue:text}`tracking-condition-rate:.2f` ({glue:text}`tracking-condition-spread`; see its claim for
+# the status of the predicted range). At the largest width the stage-2 error is
+# {glue:text}`tracking-widest-stage2`. The error does not grow during training — the balancing of stage 2
+# even contracts it — which is what Lemma 5.2's coupling argument guarantees. The infinite-width
+# dynamics themselves align in stage 1 (smallest cosine {glue:text}`infinite-cos-min:.4f`) with
+# a condition number of order $\kappa$ (end of stage 1: {glue:text}`infinite-stage1-kappa` for $\kappa$ =
+# `kappa`) and balance in stage 2 (largest final $\kappa_\infty$ {glue:text}`infinite-kappa-end-max:.4f`).
+# The recursion is the learner (check: {glue:text}`tracking-learner-is-gram:.1e`).
+
 # %% [markdown]
 # ## What we learned
 #
@@ -662,6 +1230,11 @@ c_lam.measure(lam_monotone)
 # balancing term $\frac{\lambda\beta}{2}\mathrm{Var}\,S$ already at work: over a long stage 1 it lowers
 # the condition number slowly, which the paper's analysis avoids by ending stage 1 as soon as the pair
 # is aligned.
+#
+# With explicit constants, Lemmas 4.4 and 4.5 hold but are conservative: trained models are aligned and
+# balanced well before the sufficient conditions certify it. The proofs' strategy itself checks out:
+# trained on the population loss, width-$m$ learners follow the infinite-width dynamics through both
+# stages with an error of order $m^{-1/2}$.
 #
 # Try it yourself: `nlcl run renli-simulation -p kappa 10 -p lam 0.5` or `-p beta1 0.2` (claims are then
 # reported but not required).

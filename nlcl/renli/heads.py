@@ -8,19 +8,31 @@ Pixel PCA stands in for the frozen image encoder, an offline sentence encoder
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
+from nlcl.core.validate import (
+    NonFiniteError,
+    ParameterError,
+    choice,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
 from nlcl.renli.losses import contrastive_loss
 from nlcl.renli.model import _EPS
 
+#: Head architectures of :func:`train_heads`: the paper's 3-layer heads and the theory's linear map.
+HEADS = ("mlp", "linear")
+
 __all__ = [
+    "HEADS",
     "HeadsResult",
+    "LinearHeads",
     "MLPHeads",
     "class_means",
     "empirical_covariance",
@@ -135,27 +147,78 @@ class MLPHeads(torch.nn.Module):
         run ``i`` is ``x[i, index[i, j]]``; the first linear layer is then applied to the table
         only (exactly the same result, cheaper when the table is small, e.g. a few captions).
         """
-        if x.dim() != 3 or x.shape[0] != self.n_runs or x.shape[2] != self.weight1.shape[1]:
-            raise ParameterError(
-                f"x has shape {tuple(x.shape)}; expected ({self.n_runs}, n, {self.weight1.shape[1]})"
-            )
+        _check_inputs(self, x, index, self.weight1.shape[1])
         h = torch.baddbmm(self.bias1[:, None], x, self.weight1)
         if index is not None:
-            if index.dim() != 2 or index.shape[0] != self.n_runs:
-                raise ParameterError(f"index has shape {tuple(index.shape)}; expected ({self.n_runs}, n)")
             h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
         h = torch.relu(self._bn(h, 1))
         h = torch.relu(self._bn(torch.baddbmm(self.bias2[:, None], h, self.weight2), 2))
         h = torch.baddbmm(self.bias3[:, None], h, self.weight3)
-        if self.training:
-            mean = h.mean(1)
-            centred = h - mean[:, None]
-            scale2 = centred.pow(2).sum(-1).mean(-1)
-            with torch.no_grad():
-                self.out_mean.lerp_(mean.detach(), self.momentum)
-                self.out_scale2.lerp_(scale2.detach(), self.momentum)
-            return centred / torch.sqrt(scale2 + _EPS)[:, None, None]
-        return (h - self.out_mean[:, None]) / torch.sqrt(self.out_scale2 + _EPS)[:, None, None]
+        return _normalize_output(self, h)
+
+
+def _normalize_output(heads: torch.nn.Module, h: torch.Tensor) -> torch.Tensor:
+    """Centre over the batch and divide by ``sqrt(mean ||h − mean h||²)``; running statistics in eval mode."""
+    if heads.training:
+        mean = h.mean(1)
+        centred = h - mean[:, None]
+        scale2 = centred.pow(2).sum(-1).mean(-1)
+        with torch.no_grad():
+            heads.out_mean.lerp_(mean.detach(), heads.momentum)
+            heads.out_scale2.lerp_(scale2.detach(), heads.momentum)
+        return centred / torch.sqrt(scale2 + _EPS)[:, None, None]
+    return (h - heads.out_mean[:, None]) / torch.sqrt(heads.out_scale2 + _EPS)[:, None, None]
+
+
+def _check_inputs(heads: torch.nn.Module, x: torch.Tensor, index: torch.Tensor | None, d_in: int) -> None:
+    if x.dim() != 3 or x.shape[0] != heads.n_runs or x.shape[2] != d_in:
+        raise ParameterError(f"x has shape {tuple(x.shape)}; expected ({heads.n_runs}, n, {d_in})")
+    if index is not None and (index.dim() != 2 or index.shape[0] != heads.n_runs):
+        raise ParameterError(f"index has shape {tuple(index.shape)}; expected ({heads.n_runs}, n)")
+
+
+class LinearHeads(torch.nn.Module):
+    """``R`` independent *linear* heads ``x ↦ Wᵀx`` followed by the output normalization of :class:`MLPHeads`.
+
+    The learner of Ren & Li's theory (Sec. 3: a linear map per modality, then the batch-wise
+    normalization of Eq. 2) put on the frozen features of the real-data analog, as a contrast to the
+    paper's 3-layer heads of Sec. 6.  ``W`` (R, d_in, d_out) is initialized like
+    ``torch.nn.Linear`` from a generator seeded with ``seeds[i]``; no bias (the normalization centres).
+    Inputs (R, n, d_in) → outputs (R, n, d_out); ``index`` as in :meth:`MLPHeads.forward`.  Chapter
+    ``renli-mnist-captions``.
+
+    Raises
+    ------
+    ParameterError
+        For a non-positive size or an empty ``seeds``.
+    """
+
+    def __init__(self, d_in: int, d_out: int, seeds: Sequence[int], momentum: float = 0.1) -> None:
+        super().__init__()
+        d_in, d_out = positive_int("d_in", d_in), positive_int("d_out", d_out)
+        seeds = [int(s) for s in seeds]
+        if not seeds:
+            raise ParameterError("seeds=[] is not allowed; give one seed per run")
+        self.momentum = nonneg_float("momentum", momentum)
+        bound = 1.0 / math.sqrt(d_in)
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        w = torch.stack([(torch.rand(d_in, d_out, generator=g) * 2 - 1) * bound for g in gens])
+        self.weight = torch.nn.Parameter(w)
+        self.register_buffer("out_mean", torch.zeros(len(seeds), d_out))
+        self.register_buffer("out_scale2", torch.ones(len(seeds)))
+
+    @property
+    def n_runs(self) -> int:
+        """Number of independent heads ``R``."""
+        return int(self.weight.shape[0])
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
+        """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in) (or a table and ``index``)."""
+        _check_inputs(self, x, index, self.weight.shape[1])
+        h = torch.bmm(x, self.weight)
+        if index is not None:
+            h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
+        return _normalize_output(self, h)
 
 
 @dataclass
@@ -165,11 +228,12 @@ class HeadsResult:
     Chapter ``renli-mnist-captions``.
     """
 
-    image_heads: MLPHeads
-    text_heads: MLPHeads
+    image_heads: torch.nn.Module  # MLPHeads or LinearHeads
+    text_heads: torch.nn.Module
     loss: np.ndarray  # (R, steps)
     lam: np.ndarray  # (R,)
     seeds: tuple[int, ...]
+    log: list = field(default_factory=list)  # (step, evaluate(...)) every log_every steps
 
 
 def train_heads(
@@ -187,6 +251,9 @@ def train_heads(
     batch_size: int = 256,
     device: torch.device | str = "cpu",
     progress: bool = True,
+    heads: str = "mlp",
+    log_every: int | None = None,
+    evaluate: Callable | None = None,
 ) -> HeadsResult:
     """Train image and text heads on (image, caption) positive pairs, one run per (λ, seed).
 
@@ -195,7 +262,10 @@ def train_heads(
     Each step every run draws its own batch of ``batch_size`` images (with replacement, from a
     generator seeded with its seed), and minimizes :func:`contrastive_loss` with its ``λ`` and
     inverse temperature ``β`` (``λ = 0``: :func:`non_contrastive_loss`) with Adam (learning rate
-    ``lr``).  Chapter ``renli-mnist-captions``.
+    ``lr``).  ``heads="linear"`` trains :class:`LinearHeads` instead of :class:`MLPHeads` (``width``
+    is then unused).  With ``log_every``, ``evaluate(image_heads, text_heads)`` is called in
+    evaluation mode at step 0, every ``log_every`` steps and at the end, and its results are kept
+    in :attr:`HeadsResult.log`.  Chapter ``renli-mnist-captions``.
 
     Raises
     ------
@@ -225,8 +295,29 @@ def train_heads(
         raise ParameterError(f"caption_index must lie in [0, {text_features.shape[0]})")
     device = torch.device(device)
     R, N = len(seeds), image_features.shape[0]
-    img_heads = MLPHeads(image_features.shape[1], width, d_out, [2 * s for s in seeds]).to(device)
-    txt_heads = MLPHeads(text_features.shape[1], width, d_out, [2 * s + 1 for s in seeds]).to(device)
+    choice("heads", heads, HEADS)
+    if log_every is not None:
+        log_every = positive_int("log_every", log_every)
+        if evaluate is None:
+            raise ParameterError("log_every is set but evaluate=None; pass the function to call")
+
+    def make(d_in: int, run_seeds: list[int]) -> torch.nn.Module:
+        if heads == "linear":
+            return LinearHeads(d_in, d_out, run_seeds).to(device)
+        return MLPHeads(d_in, width, d_out, run_seeds).to(device)
+
+    img_heads = make(image_features.shape[1], [2 * s for s in seeds])
+    txt_heads = make(text_features.shape[1], [2 * s + 1 for s in seeds])
+    log = []
+
+    def record(step: int) -> None:
+        img_heads.eval()
+        txt_heads.eval()
+        with torch.no_grad():
+            log.append((step, evaluate(img_heads, txt_heads)))
+        img_heads.train()
+        txt_heads.train()
+
     opt = torch.optim.Adam([*img_heads.parameters(), *txt_heads.parameters()], lr=lr)
     gens = [torch.Generator().manual_seed(10_000 + s) for s in seeds]
     img, txt, cap = image_features.to(device), text_features.to(device), caption_index.to(device)
@@ -236,6 +327,8 @@ def train_heads(
     img_heads.train()
     txt_heads.train()
     for step in tqdm(range(steps), desc="Ren & Li heads", disable=not progress, mininterval=2.0):
+        if log_every is not None and step % log_every == 0:
+            record(step)
         idx = torch.stack([torch.randint(0, N, (batch_size,), generator=g) for g in gens]).to(device)
         f_a = img_heads(img[idx])
         f_b = txt_heads(txt_table, cap[idx])
@@ -248,9 +341,11 @@ def train_heads(
         loss.sum().backward()
         opt.step()
         losses[:, step] = loss.detach().cpu().numpy()
+    if log_every is not None:
+        record(steps)
     img_heads.eval()
     txt_heads.eval()
-    return HeadsResult(img_heads, txt_heads, losses, np.asarray(lam_list), tuple(seeds))
+    return HeadsResult(img_heads, txt_heads, losses, np.asarray(lam_list), tuple(seeds), log)
 
 
 def zero_shot_accuracy(

@@ -1,0 +1,134 @@
+"""Tests for nlcl.esser.ntk: the two-layer ReLU NTK, Eq. 5's output dynamics and Lemma 1's sweep."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.func import jacrev
+
+from nlcl.core.validate import NonFiniteError, ParameterError
+from nlcl.esser.ntk import (
+    empirical_ntk,
+    growth_rate,
+    init_ntk_network,
+    kernel_output_dynamics,
+    lemma1_sweep,
+    network_output,
+    ntk_block_statistics,
+    relu_ntk,
+    ssl_quadratic_form,
+    train_network_outputs,
+)
+
+
+def _points(seed, n=6, d=3):
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), h=st.integers(1, 9), z=st.integers(1, 3))
+def test_empirical_ntk_is_the_gradient_inner_product(seed, h, z):
+    """Θ_lj(x, x') = ⟨∇u_l(x), ∇u_j(x')⟩ over (W, A), against autograd Jacobians (Eq. 3)."""
+    x = _points(seed, 4, 3)
+    W, A = init_ntk_network(2, h, 3, z, generator=torch.Generator().manual_seed(seed + 1))
+    theta = empirical_ntk(x, x, W, A)
+    for s in range(2):
+        jw, ja = jacrev(lambda w, a: network_output(x, w[None], a[None])[0], argnums=(0, 1))(W[s], A[s])
+        J = torch.cat([jw.reshape(4, z, -1), ja.reshape(4, z, -1)], dim=-1)
+        ref = torch.einsum("alp,bjp->ljab", J, J)
+        assert torch.allclose(theta[s], ref, atol=1e-10)
+
+
+def test_relu_ntk_is_the_infinite_width_limit():
+    x = _points(0, 5, 3)
+    K = relu_ntk(x, x)
+    W, A = init_ntk_network(1, 200_000, 3, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float32)
+    emp = empirical_ntk(x.float(), x.float(), W, A)[0, 0, 0].double()
+    assert torch.linalg.matrix_norm(emp - K) / torch.linalg.matrix_norm(K) < 0.02
+    assert torch.allclose(K, K.T)
+    assert torch.linalg.eigvalsh(K).min() > -1e-10
+    assert torch.allclose(torch.diagonal(K), (x * x).sum(1))  # θ = 0: ‖x‖²/2 + ‖x‖²/2
+    assert relu_ntk(torch.zeros(1, 3), x).abs().max() == 0
+
+
+def test_off_diagonal_blocks_shrink_like_one_over_root_width():
+    x = _points(2, 6, 3)
+    K = relu_ntk(x, x)
+    offs = []
+    for h in (400, 6400):
+        W, A = init_ntk_network(8, h, 3, 2, generator=torch.Generator().manual_seed(h))
+        offs.append(float(ntk_block_statistics(empirical_ntk(x, x, W, A), K)[0].mean()))
+    assert 0.1 < offs[1] / offs[0] < 0.5  # 16x the width: 1/4 predicted
+
+
+def test_ssl_quadratic_form_matches_the_losses():
+    perm = torch.tensor([2, 0, 1, 3])
+    u = torch.randn(8, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x, xp = u[:4], u[4:]
+    con = (x * (x[perm] - xp)).sum() / 4
+    non = -(x * xp).sum()
+    B = ssl_quadratic_form(perm)
+    assert torch.allclose(torch.einsum("nl,nm,ml->", u, B, u), con)
+    B2 = ssl_quadratic_form(perm, loss="non_contrastive", reduction="sum")
+    assert torch.allclose(torch.einsum("nl,nm,ml->", u, B2, u), non)
+    assert torch.allclose(B, B.T)
+    with pytest.raises(ParameterError, match="perm"):
+        ssl_quadratic_form([0, 0, 1])
+
+
+def test_network_step_is_eq5_with_the_empirical_kernel():
+    """One small gradient step changes the outputs by −2η Σ_j Θ_lj B u_j (Eq. 5), to O(η²)."""
+    P = _points(3, 6, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 2, 0]))
+    W, A = init_ntk_network(2, 50, 3, 2, generator=torch.Generator().manual_seed(4))
+    lr = 1e-6
+    _, u = train_network_outputs(P, B, W, A, lr=lr, steps=1)
+    theta = empirical_ntk(P, P, W, A)
+    pred = -2 * torch.einsum("sljnm,mk,skj->snl", theta, B, u[0])
+    assert torch.allclose((u[1] - u[0]) / lr, pred, rtol=1e-4, atol=1e-6)
+
+
+def test_kernel_dynamics_and_growth_rate():
+    P = _points(5, 6, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 2, 0]))
+    K = relu_ntk(P, P)
+    g = growth_rate(K, B)
+    ev = torch.linalg.eigvals(-2 * K @ B).real
+    assert math.isclose(g, float(ev.max()), rel_tol=1e-8)
+    u0 = torch.randn(2, 6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    t, u = kernel_output_dynamics(K, B, u0, lr=0.01, steps=10, record_every=5)
+    assert list(t) == [0, 5, 10]
+    step = torch.eye(6, dtype=torch.float64) - 0.02 * K @ B
+    assert torch.allclose(u[-1], torch.linalg.matrix_power(step, 10) @ u0)
+    with pytest.raises(ParameterError, match="u0"):
+        kernel_output_dynamics(K, B, torch.zeros(5, 2), lr=0.1, steps=1)
+
+
+def test_wide_network_follows_the_kernel_better_than_a_narrow_one():
+    P = _points(6, 8, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 2, 3, 0]))
+    K = relu_ntk(P, P)
+    T = 1.0 / growth_rate(K, B)
+    kernel, dyn = lemma1_sweep(P, B, widths=[64, 4096], n_init=3, z=2, lr=T / 50, steps=50, record_every=10)
+    assert set(kernel.columns) == {"h", "init", "off", "diag"}
+    err = dyn.groupby("h").error.max()
+    assert err[4096] < err[64] / 3
+    assert (dyn[dyn.step == 0].error < 1e-12).all()
+
+
+def test_bad_inputs():
+    with pytest.raises(ParameterError, match="W"):
+        network_output(_points(0), torch.zeros(1, 4, 3), torch.zeros(2, 4, 1))
+    with pytest.raises(ParameterError, match="widths"):
+        lemma1_sweep(_points(0), torch.eye(6), widths=[], n_init=1, z=1, lr=0.1, steps=1)
+    with pytest.raises(ParameterError, match="theta"):
+        ntk_block_statistics(torch.zeros(2, 2, 2), torch.zeros(2, 2))
+    with pytest.raises(NonFiniteError, match="non-finite"):
+        P = _points(7, 4, 3)
+        B = ssl_quadratic_form(torch.tensor([1, 0]))
+        W, A = init_ntk_network(1, 16, 3, 1, generator=torch.Generator().manual_seed(0))
+        train_network_outputs(P, B, W, A, lr=1.0, steps=100, record_every=10)
