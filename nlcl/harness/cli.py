@@ -104,7 +104,10 @@ def _parser() -> argparse.ArgumentParser:
         "--prefix", default="tian-tokens-full", help="artifact names: results/<prefix>-<figure>"
     )
     grid.add_argument("--profile", default="full")
-    grid.add_argument("--workers", type=int, default=1, help="processes on CPU (e.g. the number of cores)")
+    grid.add_argument(
+        "--workers", type=int, default=1, help="Dask LocalCluster processes on CPU (e.g. the number of cores)"
+    )
+    grid.add_argument("--scheduler", default=None, help="address of a running Dask scheduler instead")
 
     sweep = sub.add_parser(
         "sweep", help="run one chapter over a grid of parameters on a Dask cluster (local or remote)"
@@ -136,7 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--steps", type=int, default=None)
     bench.add_argument("--out", default="runs/bench/bench.json")
     bench.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
-    bench.add_argument("--workers", type=int, default=1, help="time the grid in this many processes (CPU)")
+    bench.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="time the grid on a Dask LocalCluster of this many processes (CPU)",
+    )
     return parser
 
 
@@ -152,6 +160,7 @@ def _cmd_train_grid(args: argparse.Namespace) -> int:
         prefix=args.prefix,
         profile=args.profile,
         workers=args.workers,
+        scheduler=args.scheduler,
     )
     return 0
 

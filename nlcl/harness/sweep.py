@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlcl.core.validate import ParameterError, positive_int
+from nlcl.core.validate import ParameterError
 
 __all__ = ["SweepResult", "parse_values", "expand_grid", "point_key", "run_sweep", "summarize_sweep"]
 
@@ -141,18 +141,6 @@ def _run_point(chapter: str, params: dict, profile: str, point_dir: str, root: s
     }
 
 
-def _client(scheduler: str | None, workers: int | None):
-    from dask.distributed import Client, LocalCluster
-
-    if scheduler:
-        return Client(scheduler, timeout="10s"), None
-    n = positive_int("workers", workers) if workers is not None else max(1, os.cpu_count() or 1)
-    cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
-    )
-    return Client(cluster), cluster
-
-
 def run_sweep(
     chapter: str | os.PathLike,
     grid: Mapping[str, Sequence[Any]],
@@ -203,8 +191,9 @@ def run_sweep(
     if todo:
         from dask.distributed import as_completed
 
-        client, cluster = _client(scheduler, workers)
-        try:
+        from nlcl.core.cluster import dask_client
+
+        with dask_client(scheduler, workers) as client:
             futures = {
                 client.submit(
                     _run_point,
@@ -242,10 +231,6 @@ def run_sweep(
                         bar.write(f"  point {result['params']} FAILED: {result['error'].splitlines()[0]}")
                     done.append(result)
                     bar.update()
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
     table = _table(done, list(grid))
     summary = summarize_sweep(table)
     table.to_csv(directory / "table.csv", index=False)

@@ -28,12 +28,14 @@ def train_grid(
     prefix: str = "tian-tokens-full",
     profile: str = "full",
     workers: int = 1,
+    scheduler: str | None = None,
     echo=print,
 ) -> None:
     """Train ``figures`` of the paper grid and save ``results/<prefix>-<figure>.csv/.json``.
 
     ``nlcl train-grid --figures table1 fig9 --steps 5000 --prefix tian-tokens-full`` writes the
-    artifacts ``book/tian-tokens.py`` reads.
+    artifacts ``book/tian-tokens.py`` reads. ``workers`` > 1 trains on a Dask ``LocalCluster``;
+    ``scheduler`` (an address) on a running Dask cluster (:func:`nlcl.core.cluster.dask_client`).
     """
     from nlcl.core.device import describe_device, get_device
     from nlcl.harness import results
@@ -41,8 +43,8 @@ def train_grid(
     from nlcl.tian.token_grid import grid_parameters, paper_grid, runs_from_table, train_token_runs
 
     dev = get_device(device)
-    # A terminated run (SIGTERM, e.g. `kill` or a batch scheduler) exits through the worker pool's
-    # context manager, which stops the worker processes instead of leaving them running.
+    # A terminated run (SIGTERM, e.g. `kill` or a batch scheduler) exits through the Dask client's
+    # context manager, which stops the Dask worker processes instead of leaving them running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
     # smallest M first, and every figure's finished rows are saved after each stack, so an
@@ -72,7 +74,13 @@ def train_grid(
         echo(f"saved {len(table)} of {len(grid)} runs after {wall:.0f} s")
 
     res = train_token_runs(
-        runs_from_table(grid), steps, device=dev, progress=True, on_stack=save, workers=workers
+        runs_from_table(grid),
+        steps,
+        device=dev,
+        progress=True,
+        on_stack=save,
+        workers=workers,
+        scheduler=scheduler,
     )
     echo(
         f"{len(grid)} runs x {steps} steps in {res.wall_s:.0f} s wall "

@@ -38,7 +38,6 @@ from nlcl.tian.token_grid import (
     _build_stack,
     _check_workers,
     _stack_cost,
-    _worker_pool,
     paper_grid,
     runs_from_table,
 )
@@ -172,9 +171,9 @@ def run_benchmark(
 ) -> dict:
     """Measure the numbers listed in the module docstring; write them to ``out`` (unless None).
 
-    ``workers`` > 1 (CPU only) times the grid's stacks in that many processes at once, each with
-    ⌊threads / workers⌋ threads, as ``nlcl train-grid --workers`` trains them; the grid's
-    wall time is then the pool's wall time, scaled by the share of the workers' time spent in the
+    ``workers`` > 1 (CPU only) times the grid's stacks on a Dask ``LocalCluster`` of that many
+    processes at once, each with ⌊threads / workers⌋ threads, as ``nlcl train-grid --workers``
+    trains them; the grid's wall time is then the cluster's wall time, scaled by the share of the workers' time spent in the
     timed steps (world construction and warm-up excluded).
     """
     dev = get_device(device)
@@ -206,20 +205,24 @@ def run_benchmark(
             wall_s[m], cpu_s[m] = time_stack(by_m[m], steps, device=dev, engine=engine)
         grid_wall = sum(wall_s.values())
     else:
-        with _worker_pool(workers) as pool:
-            pool.map(abs, range(workers))  # start the workers before timing
-            t0 = time.perf_counter()
-            # largest stacks first, one per task, as nlcl.tian.token_training schedules them
-            jobs = sorted(Ms, key=lambda m: -_stack_cost(len(by_m[m]), m))
-            timed_by_m = dict(
-                zip(
-                    jobs,
-                    pool.starmap(
-                        _time_stack_job, [(by_m[m], steps, str(dev), engine) for m in jobs], chunksize=1
-                    ),
+        from nlcl.core.cluster import dask_client
+
+        with dask_client(None, workers, max(1, torch.get_num_threads() // workers)) as client:
+            t0 = time.perf_counter()  # the LocalCluster's workers are up: time the grid only
+            # largest stacks first, one per task, as nlcl.tian.token_grid schedules them
+            futures = {
+                m: client.submit(
+                    _time_stack_job,
+                    by_m[m],
+                    steps,
+                    str(dev),
+                    engine,
+                    priority=_stack_cost(len(by_m[m]), m),
+                    pure=False,
                 )
-            )
-            timed = [timed_by_m[m] for m in Ms]
+                for m in Ms
+            }
+            timed = [futures[m].result() for m in Ms]
             pool_wall = time.perf_counter() - t0
         for m, (w, c, _) in zip(Ms, timed):
             wall_s[m], cpu_s[m] = w, c

@@ -115,6 +115,7 @@ def train_token_runs(
     progress: bool = False,
     on_stack: Callable[[pd.DataFrame], None] | None = None,
     workers: int = 1,
+    scheduler: str | None = None,
 ) -> TrainResult:
     """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
@@ -125,10 +126,13 @@ def train_token_runs(
     grouping.  Scores come from :func:`nlcl.tian.token_metrics.matching_scores`.  ``on_stack(table)``, if
     given, is called after each stack with the rows of the runs finished so far (input order).
 
-    ``workers`` > 1 (CPU only) trains the stacks in that many processes, each with
-    ⌊threads / workers⌋ torch threads (at least 1), largest stacks first.  On a small CPU this is
-    faster than one process using all threads, because most operations of a step are too small
-    for intra-op parallelism; results are the same up to floating-point reduction order.
+    ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
+    processes (:func:`nlcl.core.cluster.dask_client`), each with ⌊threads / workers⌋ torch threads
+    (at least 1), largest stacks first; ``scheduler`` (an address) sends them to a running Dask
+    cluster instead.  On a small CPU this is faster than one process using all threads, because
+    most operations of a step are too small for intra-op parallelism.  A stack's result does not
+    depend on where it runs: with the same number of torch threads the numbers are bitwise those
+    of one process.
     """
     steps = positive_int("steps", steps)
     batch_size = positive_int("batch_size", batch_size)
@@ -177,24 +181,38 @@ def train_token_runs(
             t = _result_table(runs, chi_p, chi_m, final)
             on_stack(t[~np.isnan(chi_p)])
 
-    if workers == 1:
+    if workers == 1 and scheduler is None:
         for idx in stacks:
             rs = [runs[i] for i in idx]
             collect(idx, _train_stack(rs, opts, f"M={rs[0].M} ×{len(rs)}" if progress else False))
     else:
-        # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
-        jobs = sorted(stacks, key=lambda idx: -_stack_cost(len(idx), runs[idx[0]].M))
+        from dask.distributed import as_completed
+
+        from nlcl.core.cluster import dask_client
+
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(runs), desc=f"runs ({workers} workers)", unit="run")
-        with _worker_pool(workers) as pool:
-            pending = [
-                (idx, pool.apply_async(_train_stack, ([runs[i] for i in idx], opts, False))) for idx in jobs
-            ]
-            for idx, res in pending:
-                collect(idx, res.get())
+            where = f"{workers} workers" if scheduler is None else f"scheduler {scheduler}"
+            bar = tqdm(total=len(runs), desc=f"runs ({where})", unit="run")
+        threads = max(1, torch.get_num_threads() // workers)
+        with dask_client(scheduler, workers, threads) as client:
+            # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
+            futures = {
+                client.submit(
+                    _train_stack,
+                    [runs[i] for i in idx],
+                    opts,
+                    False,
+                    priority=_stack_cost(len(idx), runs[idx[0]].M),
+                    pure=False,
+                ): idx
+                for idx in stacks
+            }
+            for fut in as_completed(futures):
+                idx = futures[fut]
+                collect(idx, fut.result())
                 if bar is not None:
                     bar.update(len(idx))
         if bar is not None:
@@ -210,16 +228,6 @@ def _check_workers(workers: int, device: torch.device) -> int:
     if workers > 1 and device.type != "cpu":
         raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
     return workers
-
-
-def _worker_pool(workers: int):
-    """A pool of ``workers`` spawned processes sharing this process's torch threads (at least 1 each)."""
-    import multiprocessing
-
-    threads = max(1, torch.get_num_threads() // workers)
-    return multiprocessing.get_context("spawn").Pool(
-        workers, initializer=torch.set_num_threads, initargs=(threads,)
-    )
 
 
 def _stack_cost(n_runs: int, M: int) -> int:

@@ -142,16 +142,24 @@ def test_committed_full_profile_artifact_matches_the_code(fig, prefix, lr):
     assert len(t) == len(grid) and "complete" in meta["notes"]
 
 
-def test_train_token_runs_with_worker_processes_matches_one_process():
+def test_train_token_runs_on_dask_workers_is_bitwise_one_process():
+    """The token grid on a Dask LocalCluster (2 processes, 1 torch thread each) gives exactly the
+    numbers of one process with 1 torch thread (Issue: the grid runs through Dask unchanged)."""
     runs = runs_from_table(
         paper_grid(["fig9"], seeds=[0], activations=["relu", "linear"], betas=[1, 2], Ps=[1, 3])
     )
-    one = train_token_runs(runs, 20, batch_size=16, keep_weights=[1])
-    two = train_token_runs(runs, 20, batch_size=16, keep_weights=[1], workers=2, on_stack=lambda t: None)
-    assert torch.allclose(
-        torch.tensor(one.table.chi_plus.values), torch.tensor(two.table.chi_plus.values), atol=1e-6
-    )
-    assert torch.allclose(one.weights[1], two.weights[1], atol=1e-6)
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        one = train_token_runs(runs, 20, batch_size=16, keep_weights=[1])
+    finally:
+        torch.set_num_threads(old)
+    seen = []
+    two = train_token_runs(runs, 20, batch_size=16, keep_weights=[1], workers=2, on_stack=seen.append)
+    for col in ("chi_plus", "chi_minus", "final_loss"):
+        assert (one.table[col].values == two.table[col].values).all(), col
+    assert torch.equal(one.weights[1], two.weights[1])
+    assert len(seen) >= 1 and len(seen[-1]) == len(runs)
 
 
 def test_train_token_runs_worker_errors():
