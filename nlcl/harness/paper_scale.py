@@ -1,8 +1,9 @@
 """Paper-scale verdicts: committed records of a chapter's claims run with ``--profile full``.
 
-After ``nlcl run CHAPTER --profile full`` the claims and provenance of that run are in the build
-folder; ``python -m nlcl.harness.paper_scale CHAPTER`` copies them, with provenance (commit, date,
-device, wall time), into ``results/claims-full/<chapter>.json``. The reproducibility report
+After ``nlcl run CHAPTER --profile full`` the claims and provenance of that run are in its run
+folder (``runs/<chapter>/<run id>/``); ``python -m nlcl.harness.paper_scale CHAPTER`` copies those of
+the newest finished full-profile run (or of ``--run FOLDER``, or of a book build with ``--build``),
+with provenance (commit, date, device, wall time), into ``results/claims-full/<chapter>.json``. The reproducibility report
 (:mod:`nlcl.harness.report`) reads these files and shows each claim's paper-scale verdict beside
 its ci verdict; a chapter without such a file is shown as "not run at paper scale".
 """
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FULL_DIR", "save_full_record", "load_full_records", "main"]
+__all__ = ["FULL_DIR", "save_full_record", "load_full_records", "latest_full_run", "main"]
 
 FULL_DIR = Path("results") / "claims-full"
 
@@ -61,24 +62,47 @@ def load_full_records(directory: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def latest_full_run(chapter: str, root: Path | None = None) -> Path:
+    """The newest run folder of ``chapter`` run with ``--profile full`` that finished (its required
+    claims may have failed: that is a verdict too); a clear error if there is none."""
+    from nlcl.core.validate import ParameterError
+    from nlcl.harness import provenance, runs
+
+    base = runs.runs_root(root or provenance.repo_root()) / chapter
+    candidates = []
+    for folder in sorted(base.glob("*/")) if base.is_dir() else []:
+        rec = runs.read_run(folder)
+        finished = rec.get("status") == "ok" or str(rec.get("error", "")).startswith("ClaimsFailed")
+        if rec.get("profile") == "full" and finished and (folder / "claims" / f"{chapter}.json").is_file():
+            candidates.append(folder)
+    if not candidates:
+        raise ParameterError(
+            f"no finished full-profile run of {chapter!r} under {base}; run "
+            f"`nlcl run {chapter} --profile full` first, or give --run FOLDER / --build FOLDER"
+        )
+    return candidates[-1]  # run ids start with the UTC time
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nlcl.harness.paper_scale CHAPTER [--build _build]``: commit-ready full record."""
+    """``python -m nlcl.harness.paper_scale CHAPTER [--run FOLDER | --build FOLDER]``: commit-ready full record."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("chapter")
-    parser.add_argument(
-        "--build", default=None, help="build folder of the full run (default: NLCL_BUILD_DIR or _build)"
-    )
+    parser.add_argument("--run", default=None, help="run folder of the full run (default: the newest one)")
+    parser.add_argument("--build", default=None, help="or: the build folder of a full book build")
     parser.add_argument("--out", default=str(FULL_DIR))
     args = parser.parse_args(argv)
     from nlcl.harness import provenance
 
-    build = Path(args.build) if args.build else provenance.build_dir()
-    rec = save_full_record(
-        args.chapter,
-        build / "claims" / f"{args.chapter}.json",
-        build / "provenance" / f"{args.chapter}.json",
-        Path(args.out) / f"{args.chapter}.json",
-    )
+    if args.build:
+        build = Path(args.build) if args.build else provenance.build_dir()
+        claims, prov = (
+            build / "claims" / f"{args.chapter}.json",
+            build / "provenance" / f"{args.chapter}.json",
+        )
+    else:
+        folder = Path(args.run) if args.run else latest_full_run(args.chapter)
+        claims, prov = folder / "claims" / f"{args.chapter}.json", folder / "provenance.json"
+    rec = save_full_record(args.chapter, claims, prov, Path(args.out) / f"{args.chapter}.json")
     print(f"{args.out}/{args.chapter}.json: {len(rec['claims'])} claims, commit {rec['commit']}")
     return 0
 

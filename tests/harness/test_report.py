@@ -129,3 +129,30 @@ def test_report_escapes_pipes_in_cells(tmp_path):
         tmp_path, [rec("a", statement="max |x − y|", kind="check"), rec("b", statement="|z|")]
     )
     assert "max \\|x − y\\|" in text and "| \\|z\\| |" in text
+
+
+def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeypatch):
+    """``python -m nlcl.harness.paper_scale CHAPTER`` reads run folders (runs/<chapter>/<run id>/):
+    the newest full-profile run that finished (ok, or its required claims failed); not a ci run,
+    not an interrupted one."""
+    from nlcl.core.validate import ParameterError
+
+    monkeypatch.setenv("NLCL_RUNS_DIR", str(tmp_path / "runs"))
+
+    def folder(name, profile, status, error=""):
+        f = tmp_path / "runs" / "ch" / name
+        (f / "claims").mkdir(parents=True)
+        (f / "claims" / "ch.json").write_text(json.dumps([{**rec(name), "profile": profile}]))
+        (f / "run.json").write_text(json.dumps({"profile": profile, "status": status, "error": error}))
+        (f / "provenance.json").write_text(json.dumps({"profile": profile, "commit": name}))
+        return f
+
+    with pytest.raises(ParameterError, match="no finished full-profile run"):
+        paper_scale.latest_full_run("ch", tmp_path)
+    folder("20261123T100000-a-1", "full", "ok")
+    want = folder("20261123T110000-b-1", "full", "failed", "ClaimsFailed: x")
+    folder("20261123T120000-c-1", "full", "interrupted")
+    folder("20261123T130000-d-1", "ci", "ok")
+    assert paper_scale.latest_full_run("ch", tmp_path) == want
+    paper_scale.main(["--run", str(want), "--out", str(tmp_path / "full"), "ch"])
+    assert json.loads((tmp_path / "full" / "ch.json").read_text())["commit"] == want.name
