@@ -813,8 +813,9 @@ c_ex_sr = run.expect(
 
 # %%
 l_gen = torch.Generator().manual_seed(seed + 50)
-main_idx = hist.runs.index[hist.runs.group == "main"].to_numpy()
-main_runs = hist.runs.loc[main_idx]
+main_pos = np.flatnonzero((hist.runs.group == "main").to_numpy())
+main_idx = torch.as_tensor(main_pos)
+main_runs = hist.runs.iloc[main_pos]
 l_data = make_data(
     P.d,
     P.r,
@@ -835,7 +836,7 @@ for stage in ("init", "stage1", "final"):
     if stage == "final":
         flipped = (maps[0], maps[1], -maps[2], maps[3])
         flip = population_alignment(*flipped, n=P.lemma_pairs, generator=l_gen)[0]
-        flip_scores = flip[torch.as_tensor((main_runs.method == "contrastive").to_numpy())].numpy()
+        flip_scores = flip[torch.as_tensor((main_runs.method == "contrastive").to_numpy().copy())].numpy()
     for i, (_, row) in enumerate(main_runs.iterrows()):
         lemma_rows.append(
             dict(
