@@ -71,6 +71,20 @@ class ChapterNotFound(ParameterError):
     """The requested chapter is not in the book; the message lists the available chapters."""
 
 
+def _kernel_manager_class(log_path: Path):
+    """A kernel manager whose kernel process writes its own stderr (jupyter's logging, e.g. a
+    traceback when the kernel is torn down on Ctrl-C) to ``log_path`` instead of the terminal.
+    Cell output (prints, warnings) is unaffected: it travels through the kernel's messages."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _KernelManager(AsyncKernelManager):
+        async def start_kernel(self, **kw: Any) -> None:
+            kw.setdefault("stderr", open(log_path, "ab"))  # noqa: SIM115 (the kernel holds it)
+            await super().start_kernel(**kw)
+
+    return _KernelManager
+
+
 class Interrupted(KeyboardInterrupt):
     """The run was interrupted (Ctrl-C); its run folder is marked ``interrupted``."""
 
@@ -339,9 +353,11 @@ def run_chapter(
             injected["nlcl_run_dir"] = str(run_dir.relative_to(root))
         except ValueError:
             injected["nlcl_run_dir"] = str(run_dir)
+        # papermill's and nbclient's messages go to the run's log (and, with log_output, to stdout);
+        # never to the terminal's stderr through logging's last-resort handler
+        pm_logger.addHandler(log_file)
         if log_output:
             stream.setFormatter(logging.Formatter("%(message)s"))
-            pm_logger.addHandler(log_file)
             pm_logger.addHandler(stream)
             pm_logger.setLevel(logging.INFO)
         try:
@@ -356,6 +372,7 @@ def run_chapter(
                 # papermill fails a cell whose output arrives more than 4 s after it finished;
                 # on a loaded machine that happens to healthy cells
                 iopub_timeout=IOPUB_TIMEOUT_S,
+                kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log"),
             )
         except pm.PapermillExecutionError as exc:
             if exc.ename == "KeyboardInterrupt":
@@ -370,6 +387,9 @@ def run_chapter(
         except Exception as exc:  # kernel died, timeout, ...
             ok, error = False, f"{type(exc).__name__}: {exc}"
     except KeyboardInterrupt:
+        # the torn-down kernel leaves asyncio tasks whose "exception was never retrieved" would be
+        # printed at exit: the run is over, one line says so
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
         runs.update_run(run_dir, chapter=path.stem, status="interrupted")
         raise Interrupted(f"{path.stem}: interrupted; partial run folder {run_dir}") from None
     finally:
