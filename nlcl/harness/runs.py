@@ -10,6 +10,7 @@ holds::
     provenance.json          the provenance record (written by ``run.finish()``)
     notebook.ipynb           the executed notebook (``nlcl run`` without ``-o``)
     log.txt                  what ``nlcl run`` printed, and the chapter's output with ``--log-output``
+    kernel.log               the kernel process's own stderr
 
 ``status`` is ``running`` while the chapter runs, then ``complete``, ``failed`` or ``interrupted``
 (a folder left ``running`` by a killed process is incomplete too). Standard library only.
