@@ -72,7 +72,7 @@ def latest_full_run(chapter: str, root: Path | None = None) -> Path:
     candidates = []
     for folder in sorted(base.glob("*/")) if base.is_dir() else []:
         rec = runs.read_run(folder)
-        finished = rec.get("status") == "ok" or str(rec.get("error", "")).startswith("ClaimsFailed")
+        finished = rec.get("status") == "complete" or str(rec.get("error", "")).startswith("ClaimsFailed")
         if rec.get("profile") == "full" and finished and (folder / "claims" / f"{chapter}.json").is_file():
             candidates.append(folder)
     if not candidates:

@@ -133,7 +133,7 @@ def test_report_escapes_pipes_in_cells(tmp_path):
 
 def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeypatch):
     """``python -m nlcl.harness.paper_scale CHAPTER`` reads run folders (runs/<chapter>/<run id>/):
-    the newest full-profile run that finished (ok, or its required claims failed); not a ci run,
+    the newest full-profile run that finished (complete, or its required claims failed); not a ci run,
     not an interrupted one."""
     from nlcl.core.validate import ParameterError
 
@@ -149,10 +149,12 @@ def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeyp
 
     with pytest.raises(ParameterError, match="no finished full-profile run"):
         paper_scale.latest_full_run("ch", tmp_path)
-    folder("20261123T100000-a-1", "full", "ok")
+    folder("20261123T100000-a-1", "full", "complete")
     want = folder("20261123T110000-b-1", "full", "failed", "ClaimsFailed: x")
     folder("20261123T120000-c-1", "full", "interrupted")
-    folder("20261123T130000-d-1", "ci", "ok")
+    folder("20261123T130000-d-1", "ci", "complete")
     assert paper_scale.latest_full_run("ch", tmp_path) == want
+    newest_ok = folder("20261123T140000-e-1", "full", "complete")  # the status runs.py writes
+    assert paper_scale.latest_full_run("ch", tmp_path) == newest_ok
     paper_scale.main(["--run", str(want), "--out", str(tmp_path / "full"), "ch"])
     assert json.loads((tmp_path / "full" / "ch.json").read_text())["commit"] == want.name
