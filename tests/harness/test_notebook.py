@@ -131,7 +131,9 @@ def test_stage_toc_drops_unexecuted_and_empty_parts(tmp_path):
 @pytest.mark.slow
 def test_run_chapter_api(tmp_path, monkeypatch):
     monkeypatch.setenv("NLCL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.chdir(tmp_path)
     res = notebook.run_chapter(TINY, parameters={"n": "4"}, root=ROOT, progress_bar=False)
+    assert Path.cwd() == tmp_path  # the kernel starts in the root; this process stays where it was
     assert isinstance(res, notebook.ChapterResult)
     assert res.ok and res.chapter == "tiny-chapter" and res.claims[0]["measured"] == 4 and res.seconds > 0
     assert (
@@ -454,7 +456,10 @@ def test_build_book_only_keeps_the_other_chapters(tmp_path, monkeypatch):
     toc["parts"][0]["chapters"].append({"file": "book/tiny-two"})
     (root / "_toc.yml").write_text(yaml.safe_dump(toc))
     lines = []
+    cwd = Path.cwd()
     assert site.build_book(root=root, jobs=2, site=False, echo=lines.append) == 0
+    # two chapters in threads at once: papermill's process-wide chdir used to leave us in `root`
+    assert Path.cwd() == cwd
     build = root / "_build"
     kept = (build / "claims" / "tiny-two.json").read_text()
     assert json.loads(kept)[0]["chapter"] == "tiny-two"
