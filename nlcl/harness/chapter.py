@@ -261,6 +261,7 @@ class Run:
             device=self.device_name,
             commit=self.commit,
             chapter=self.chapter,
+            chapter_sha256=provenance.chapter_sha256(self.chapter),
             seed=self.seed,
             run_id=self.run_id,
             wall_time_s=round(self.wall_time, 2),

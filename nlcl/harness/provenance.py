@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-__all__ = ["repo_root", "build_dir", "git_commit", "library_versions", "collect"]
+__all__ = ["repo_root", "build_dir", "git_commit", "library_versions", "chapter_sha256", "collect"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 LIBRARIES = ("nlcl", "numpy", "scipy", "torch", "pandas", "scikit-learn", "matplotlib", "seaborn")
@@ -89,6 +89,18 @@ def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str | None:
+    """SHA-256 of the chapter's source ``book/<chapter>.py`` (None if there is no such file).
+
+    Stored in every run's provenance, so a committed paper-scale record can tell whether the
+    chapter changed since it was run (:func:`nlcl.harness.paper_scale.stale_records`).
+    """
+    import hashlib
+
+    path = repo_root(root) / "book" / f"{chapter}.py"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def collect(
