@@ -134,12 +134,13 @@ def resolve_chapter(name: str, root: Path | None = None) -> Path:
     """A chapter id (``tian-fig8-landscape``), a TOC entry (``book/…``) or a path to a ``.py`` chapter."""
     root = root or provenance.repo_root()
     available = chapters(root)
-    stem = Path(name).stem if name.endswith(".py") else Path(name).name
-    if stem in available:
-        return available[stem]
     candidate = Path(name)
     if candidate.suffix == ".py" and candidate.is_file():
+        # an existing file is that file, even when a book chapter has the same name (a modified copy)
         return candidate.resolve()
+    stem = candidate.stem if name.endswith(".py") else candidate.name
+    if stem in available:
+        return available[stem]
     listed = "\n  ".join(available) or "(none)"
     raise ChapterNotFound(f"unknown chapter {name!r}; available chapters:\n  {listed}")
 
@@ -341,6 +342,8 @@ def run_chapter(
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True)
     out = out or run_dir / "notebook.ipynb"
+    # the source that runs (a modified copy outside book/ included), for the provenance record
+    (run_dir / provenance.SOURCE_HASH_FILE).write_text(provenance.file_sha256(path) + "\n")
     if echo is not None:
         echo(f"nlcl run: {path.stem}: run folder {run_dir}")
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import notebook, report, site
+from nlcl.harness import notebook, provenance, report, site
 from nlcl.harness.notebook import ChapterNotFound, coerce_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,12 @@ def test_resolve_chapter():
     assert notebook.resolve_chapter("tian-fig8-landscape", ROOT).name == "tian-fig8-landscape.py"
     assert notebook.resolve_chapter("book/tian-fig8-landscape.py", ROOT).name == "tian-fig8-landscape.py"
     assert notebook.resolve_chapter(str(TINY), ROOT) == TINY
+
+
+def test_resolve_chapter_prefers_an_existing_file_to_the_book_chapter_of_that_name(tmp_path):
+    copy = tmp_path / "tian-fig8-landscape.py"  # a modified copy of a book chapter
+    copy.write_text((ROOT / "book" / "tian-fig8-landscape.py").read_text() + "\n# mine\n")
+    assert notebook.resolve_chapter(str(copy), ROOT) == copy.resolve()
     with pytest.raises(
         ChapterNotFound, match=r"(?s)unknown chapter 'nope'; available chapters:\n  .*tian-fig8-landscape"
     ):
@@ -146,6 +152,8 @@ def test_run_chapter_api(tmp_path, monkeypatch):
         "provenance.json",
         "notebook.ipynb",
     }
+    prov = json.loads((res.run_dir / "provenance.json").read_text())
+    assert prov["chapter_sha256"] == provenance.file_sha256(TINY)  # the source that ran
     with pytest.raises(ParameterError, match="profile='paper'"):
         notebook.run_chapter(TINY, profile="paper", root=ROOT)
 
