@@ -489,6 +489,16 @@ c_b2sf = run.expect(
     decide=holds_on_fraction(0.8),
     paper="Gaussian α less rough (bound ratio z₀ ≤ 1)",
     required=paper_relu,
+    not_reproduced=NotReproduced(
+        "Observed in the first full-profile run (5 data seeds, commit 5807e9a): the ratio is below 1 on "
+        "only 3 of 5 seeds (1.12, 0.26, 0.61, 0.19, 2.12; mean 0.86, sd 0.79). Gaussian α is less rough on "
+        "average, but the seed-to-seed spread of ρ/λ_gap at the LMEs of a 400-sample draw is larger than the "
+        "effect, so the paper's reading of Corollary 2 (Gaussian α gives fewer, smoother optima) does not hold "
+        "seed by seed at paper scale.",
+        profiles=("full",),
+        expected=lambda m: m < 1.0,  # below 1 on average; the seed rule is what fails
+        evidence="the per-seed values in the claims table (seeds column) and the Theorem 2 figure",
+    ),
 )
 
 # %%
@@ -712,8 +722,9 @@ c_pi_conv = run.expect(
         "Evidence: in the seed-0 ci run, at ε = 0.2 one pattern's iteration settles into a 2-cycle with a "
         "constant step of about 8e-3 while an atom sits at |wᵀx| ≈ 0.009 from the plane; the other "
         "patterns and all smaller ε converge to round-off, and the cycle stays next to u_m "
-        "(claim thm3-fixed-point-near-um).",
-        profiles=("ci",),
+        "(claim thm3-fixed-point-near-um). The first full-profile run (commit 5807e9a) shows the same: "
+        "largest final step 7.9e-3.",
+        profiles=("ci", "full"),
         expected=lambda m: m < 0.05,  # a small 2-cycle, not a divergence
         evidence="claim thm3-fixed-point-near-um and the power-iteration figure of Sec. 7",
     ),
@@ -983,8 +994,9 @@ c_b5_cn = run.expect(
         "than the 9 maxima without augmentation, but C3 leaves more (12). C3 nearly symmetrizes the nine "
         "points of App. E.1: its energy range is below 0.1 % of the un-augmented scale (b5-cyclic-not-flat), "
         "and what is counted there are ripples. B.5's argument needs *small* group elements (a Lie group); "
-        "a finite group only makes the energy periodic, and does not by itself remove optima.",
-        profiles=("ci",),
+        "a finite group only makes the energy periodic, and does not by itself remove optima. The first "
+        "full-profile run (commit 5807e9a, finer grid) counts the same: 3 more orbits than allowed.",
+        profiles=("ci", "full"),
         expected=lambda m: m > 0,
         evidence="the per-n table printed below the claims cell and the glued b5-cyclic-orbits",
     ),
@@ -1008,8 +1020,9 @@ c_b5_cn_flat = run.expect(
         "Observed in the first ci run: with C3 (and C6, which for ReLU gives the same energy) the nine "
         "points of App. E.1 are nearly invariant, and the range of the energy is 0.086 % of the "
         "un-augmented scale, below the 0.1 % declared; the energy is not zero (C2 and C4 keep 9 % and 0.4 %), "
-        "but the C3 count of b5-cyclic-fewer-optima is a count of ripples.",
-        profiles=("ci",),
+        "but the C3 count of b5-cyclic-fewer-optima is a count of ripples. The first full-profile run "
+        "(commit 5807e9a, finer grid) measures the same 0.087 %.",
+        profiles=("ci", "full"),
         expected=lambda m: 0 < m < 1e-3,
         evidence="the per-n table printed below the claims cell",
     ),
