@@ -109,7 +109,7 @@ run = nlcl.start(
         },
         "n_points": {"range": [4, 100_000], "ci": 200, "full": 500},
         "n_points_fig2": {"range": [4, 100_000], "ci": 64, "full": 200},
-        "n_init": {"range": [1, 1000], "ci": 3, "full": 10},
+        "n_init": {"range": [2, 1000], "ci": 3, "full": 10},
         "widths": {
             "length": [1, 50],
             "items": {"type": "int", "range": [1, 100_000]},
@@ -171,7 +171,9 @@ from nlcl.harness.claims import (
     at_least,
     at_most,
     between,
+    check_on_mean,
     greater_than,
+    holds_on_fraction,
     less_than,
 )
 
@@ -249,7 +251,8 @@ c_tian.measure(float((alpha_cl_loss_matrix(x, x_pos, perm) - C_sum).abs().max() 
 #    from the identity initialisation: $\Theta_t = \Theta_0\,\Theta_t^{(\mathbb{I})}$, to relative
 #    error ≤ 1e-8.
 # 2. *Collapse.* The output covariance on the anchors has $\lambda_2/\lambda_1 \le 10^{-3}$ at the
-#    end, for every initialisation (it starts at order one).
+#    end, for every initialisation (it starts at order one): measured per initialisation, and the
+#    claim holds only if it holds on every one of the `n_init` initialisations.
 
 # %%
 c_p1_same = run.expect(
@@ -266,8 +269,9 @@ for model in ("linear", "kernel"):
         c_p1_collapse[model, name] = run.expect(
             f"prop1-collapse-{model}-{name.replace('_', '-')}",
             source="Esser et al. 2024, Proposition 1",
-            statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
+            statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the end, per initialisation (every initialisation must hold).",
             check=at_most(1e-3),
+            decide=holds_on_fraction(1.0),
             paper="→ 0",
         )
 
@@ -292,7 +296,7 @@ for model, feat in features.items():
         ident = gradient_descent(loss_fn, (torch.eye(D)[None],), **kw)
         pred = theta0 @ ident.params[0]
         same_err.append(float((traj.params[0] - pred).abs().max() / traj.params[0].abs().max()))
-        c_p1_collapse[model, name].measure(float(traj.observed[-1].max()))
+        c_p1_collapse[model, name].measure_seeds(traj.observed[-1].tolist())
         for t_i, step in enumerate(traj.steps):
             for s in range(P.n_init):
                 p1_curves.append((model, name, int(step), s, float(traj.observed[t_i, s])))
@@ -312,7 +316,7 @@ plt.show()
 
 # %% [markdown]
 # All components collapse onto one direction at a geometric rate set by the gap between the two
-# most negative eigenvalues (end-of-training ratio, linear model, Eq. 1:
+# most negative eigenvalues (end-of-training ratio, mean over initialisations, linear model, Eq. 1:
 # {glue:text}`prop1-collapse-linear-contrastive:.1e`; kernel model:
 # {glue:text}`prop1-collapse-kernel-contrastive:.1e`). The identical-dynamics identity holds to
 # {glue:text}`prop1-identical-dynamics:.1e`.
@@ -329,27 +333,32 @@ plt.show()
 # 1. the output is one-dimensional at the end: $\lambda_2/\lambda_1 \le 10^{-3}$;
 # 2. the final loss equals $\|W_2\|_F^2\,\lambda_{\min}(W_1CW_1^\top)$ (relative error ≤ 1e-3);
 # 3. it equals the global optimum $c_1^2 c_2^2 \lambda_{\min}(C)$ (relative error ≤ 1e-3).
+#
+# Each is measured per initialisation (`n_init` of them) and holds only if it holds on every one.
 
 # %%
 c_p2_rank = run.expect(
     "prop2-rank-one",
     source="Esser et al. 2024, Proposition 2",
-    statement="Frobenius constraint: λ₂/λ₁ of the output covariance at the end (largest over initialisations).",
+    statement="Frobenius constraint: λ₂/λ₁ of the output covariance at the end, per initialisation (every initialisation must hold).",
     check=at_most(1e-3),
+    decide=holds_on_fraction(1.0),
     paper="u(x) = [a(x), 0, …, 0]",
 )
 c_p2_bound = run.expect(
     "prop2-loss-bound",
     source="Esser et al. 2024, proof of Proposition 2",
-    statement="Final loss / (‖W₂‖_F² λ_min(W₁CW₁ᵀ)) (worst initialisation).",
+    statement="Final loss / (‖W₂‖_F² λ_min(W₁CW₁ᵀ)), per initialisation (every initialisation must hold).",
     check=approx(1.0, rtol=1e-3),
+    decide=holds_on_fraction(1.0),
     paper="= 1",
 )
 c_p2_opt = run.expect(
     "prop2-optimum",
     source="Esser et al. 2024, Proposition 2",
-    statement="Final loss / (c₁²c₂² λ_min(C)) (worst initialisation).",
+    statement="Final loss / (c₁²c₂² λ_min(C)), per initialisation (every initialisation must hold).",
     check=approx(1.0, rtol=1e-3),
+    decide=holds_on_fraction(1.0),
     paper="= 1",
 )
 
@@ -368,11 +377,9 @@ tr2 = projected_gradient_descent(
 A, B = tr2.params
 final = torch.as_tensor(tr2.loss[-1])
 lam_f = torch.linalg.eigvalsh(A @ Cl @ A.transpose(-1, -2))[:, 0]
-c_p2_rank.measure(float(tr2.observed[-1].max()))
-ratio_bound = final / (torch.linalg.matrix_norm(B) ** 2 * lam_f)
-c_p2_bound.measure(float(ratio_bound[(ratio_bound - 1).abs().argmax()]))
-ratio_opt = final / lam[0]
-c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
+c_p2_rank.measure_seeds(tr2.observed[-1].tolist())
+c_p2_bound.measure_seeds((final / (torch.linalg.matrix_norm(B) ** 2 * lam_f)).tolist())
+c_p2_opt.measure_seeds((final / lam[0]).tolist())
 
 # %% [markdown]
 # ## Proposition 3: four equivalent formulations, and the orthogonal solution
@@ -396,10 +403,14 @@ c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
 #    weights (only the top singular direction carries gradient), and plain gradient descent with a
 #    fixed learning rate oscillates around the optimum instead of converging (an exploratory run
 #    with six times more steps still ended percent-level above it; numbers in the claim's note).
-#    We keep the claim and mark it not reproduced;
+#    We keep the claim and mark it not reproduced (in `ci`, and in `full` since a full-size run showed
+#    the same, see the note);
 #    the equivalence of the *optima* holds (claims 1 and the bound);
 # 3. under (4) the output subspace $\operatorname{span}(W_1^\top W_2)$ is spanned by the eigenvectors
 #    of the $\min(z,l)$ most negative eigenvalues: all principal-angle cosines ≥ 0.999.
+#
+# Predictions 1–3 are measured per initialisation (`n_init` of them; for 1 the worst of the three
+# formulations) and hold only if they hold on every initialisation.
 #
 # We also check the expectation argument: for $x^+ = x+\epsilon$ and independent $x^-$,
 # $\mathbb{E}[\tilde C] = \sum_i \mathbb{E}[x]\mathbb{E}[x]^\top - \mathbb{E}[xx^\top] = -n\,\mathrm{Cov}(x)$,
@@ -407,7 +418,8 @@ c_p2_opt.measure(float(ratio_opt[(ratio_opt - 1).abs().argmax()]))
 # Monte-Carlo mean of $\tilde C$ over 400 fresh half-moon samples of 50 points matches
 # $-n\mathrm{Cov}(x)$ (relative error ≤ 0.05); for the raw (uncentred) half moons the paper's
 # $-n\mathbb{E}[xx^\top]$ is off by the predicted relative amount $\|\mu\mu^\top\|/\|\mathbb{E}[xx^\top]\|$
-# (within ±0.05).
+# (within ±0.05). The Monte-Carlo experiment is repeated with `n_init` independent seeds (400 samples
+# each); both predictions must hold on at least 80% of the seeds.
 
 # %%
 FORMS = {
@@ -419,8 +431,9 @@ FORMS = {
 c_p3_loss = run.expect(
     "prop3-same-optimum",
     source="Esser et al. 2024, Proposition 3",
-    statement="Largest relative error of formulations (2)–(4)'s final losses to Σ of the min(z, l) most negative eigenvalues.",
+    statement="Largest relative error of formulations (2)–(4)'s final losses to Σ of the min(z, l) most negative eigenvalues, per initialisation (every initialisation must hold).",
     check=at_most(1e-3),
+    decide=holds_on_fraction(1.0),
     paper="equivalent",
 )
 c_p3_bound = run.expect(
@@ -434,29 +447,35 @@ c_p3_bound = run.expect(
 c_p3_scaled = run.expect(
     "prop3-scaled-reaches-optimum",
     source="Esser et al. 2024, Proposition 3 (1)",
-    statement="Scaled loss under gradient descent: relative error of the final loss to the optimum (largest over initialisations).",
+    statement="Scaled loss under gradient descent: relative error of the final loss to the optimum, per initialisation (every initialisation must hold).",
     check=at_most(1e-3),
+    decide=holds_on_fraction(1.0),
     paper="equivalent",
     not_reproduced=NotReproduced(
         "the spectral norms in the denominator are nonsmooth; fixed-step gradient descent oscillates "
-        "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000)",
-        profiles=("ci",),
+        "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000). "
+        "Full profile (added after the first full run had failed this claim; seen in a run of this section "
+        "at the full sizes, 10 initialisations, 3000 steps): every initialisation ended 0.8–5.8% above "
+        "the optimum, the same picture",
+        profiles=("ci", "full"),
         expected=lambda m: m < 0.1,  # close to the optimum, not diverging
-        evidence="the measured relative error printed with the Proposition 3 runs",
+        evidence="the per-initialisation relative errors of this claim and prop3-scaled-above-optimum",
     ),
 )
 c_p3_span = run.expect(
     "prop3-orthogonal-eigvecs",
     source="Esser et al. 2024, proof of Proposition 3",
-    statement="Orthogonal constraint: smallest principal-angle cosine between span(W₁ᵀW₂) and the most-negative eigenvectors of C.",
+    statement="Orthogonal constraint: smallest principal-angle cosine between span(W₁ᵀW₂) and the most-negative eigenvectors of C, per initialisation (every initialisation must hold).",
     check=at_least(0.999),
+    decide=holds_on_fraction(1.0),
     paper="eigenvectors of the most negative eigenvalues",
 )
 c_ec_centred = run.expect(
     "expected-ctilde-centred",
     source="Esser et al. 2024, 'Evolution of the differential equation'",
-    statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over fresh half-moon samples.",
+    statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over 400 fresh half-moon samples, per Monte-Carlo seed (holds on ≥ 80% of seeds).",
     check=at_most(0.05),
+    decide=holds_on_fraction(0.8),
     paper="E[C̃] = −n E[xxᵀ]",
 )
 
@@ -474,7 +493,7 @@ optimum = float(lam_r[:k].sum())
 run.glue("prop3-optimum", round(optimum, 4))
 run.glue("prop3-n-negative", n_neg)
 W1, W2 = init_two_layer(P.n_init, P.hidden, P.d_random, P.z_random, generator=gen)
-p3_rows, rel_errors = [], {}
+p3_rows, rel_errors, per_init_errors = [], {}, {}
 for constraint, label in FORMS.items():
     tr3 = projected_gradient_descent(
         lambda a, b: trace_loss(a, b, C_rand),
@@ -485,7 +504,8 @@ for constraint, label in FORMS.items():
         steps=P.steps,
         record_every=max(P.steps // 100, 1),
     )
-    rel_errors[constraint] = float(np.abs(tr3.loss[-1] - optimum).max() / abs(optimum))
+    per_init_errors[constraint] = np.abs(tr3.loss[-1] - optimum) / abs(optimum)
+    rel_errors[constraint] = float(per_init_errors[constraint].max())
     if constraint == "scaled":
         scaled_min = float((tr3.loss.min() - optimum) / abs(optimum))
     p3_rows += [
@@ -496,38 +516,47 @@ for constraint, label in FORMS.items():
         basis = torch.linalg.qr(
             A.transpose(-1, -2) @ B
         ).Q  # (S, d, z): orthonormal basis of the output subspace
-        orth_cos = float(torch.linalg.svdvals(V_r[:, :k].T @ basis).min())  # principal-angle cosines
-c_p3_loss.measure(max(v for c_, v in rel_errors.items() if c_ != "scaled"))
+        orth_cos = torch.linalg.svdvals(V_r[:, :k].T @ basis).amin(-1)  # smallest principal-angle cosine
+c_p3_loss.measure_seeds(np.max([v for c_, v in per_init_errors.items() if c_ != "scaled"], axis=0).tolist())
 c_p3_bound.measure(scaled_min)
-c_p3_scaled.measure(rel_errors["scaled"])
-c_p3_span.measure(orth_cos)
+c_p3_scaled.measure_seeds(per_init_errors["scaled"].tolist())
+c_p3_span.measure_seeds(orth_cos.tolist())
 run.glue("prop3-errors", ", ".join(f"{FORMS[c_].split()[0]} {v:.1e}" for c_, v in rel_errors.items()))
 
-# Expected C̃ over fresh samples: x, x⁻ independent half-moon draws, x⁺ = x + ε.
+# Expected C̃ over fresh samples: x, x⁻ independent half-moon draws, x⁺ = x + ε; one Monte-Carlo
+# estimate (400 samples) per seed, the seeds independent of the rest of the chapter.
 n_mc, reps = 50, 400
-rs = np.random.RandomState(seed)
-mc = []
-for _ in range(reps):
-    xa = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
-    xb = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
-    mc.append(xa.T @ (xb - (xa + np.sqrt(P.noise_var) * torch.randn(xa.shape, generator=gen))))
-mean_ct = torch.stack(mc).mean(0)
 big = torch.as_tensor(make_moons(200_000, noise=0.05, random_state=seed + 1)[0])
 mu, second = big.mean(0), big.T @ big / len(big)
 cov = second - torch.outer(mu, mu)
-c_ec_centred.measure(
-    float(torch.linalg.matrix_norm(mean_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov))
-)
 predicted_gap = float(torch.linalg.matrix_norm(torch.outer(mu, mu)) / torch.linalg.matrix_norm(second))
-run.glue("expected-ctilde-predicted-gap", round(predicted_gap, 3))
-run.claim(
+c_ec_uncentred = run.expect(
     "expected-ctilde-uncentred-gap",
-    float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second)),
     source="Esser et al. 2024, 'Evolution of the differential equation'",
-    statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05).",
+    statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05), per Monte-Carlo seed (holds on ≥ 80% of seeds).",
     check=approx(predicted_gap, atol=0.05),
+    decide=holds_on_fraction(0.8),
     paper="0 (stated for any data)",
 )
+ec_centred, ec_uncentred = [], []
+for mc_seed in range(P.n_init):
+    rs = np.random.RandomState(seed + 1000 + mc_seed)
+    mc_gen = torch.Generator().manual_seed(seed + 1000 + mc_seed)
+    mc = []
+    for _ in range(reps):
+        xa = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
+        xb = torch.as_tensor(make_moons(n_mc, noise=0.05, random_state=rs)[0])
+        mc.append(xa.T @ (xb - (xa + np.sqrt(P.noise_var) * torch.randn(xa.shape, generator=mc_gen))))
+    mean_ct = torch.stack(mc).mean(0)
+    ec_centred.append(
+        float(torch.linalg.matrix_norm(mean_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov))
+    )
+    ec_uncentred.append(
+        float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second))
+    )
+c_ec_centred.measure_seeds(ec_centred)
+run.glue("expected-ctilde-predicted-gap", round(predicted_gap, 3))
+c_ec_uncentred.measure_seeds(ec_uncentred)
 
 # %%
 p3 = pd.DataFrame(p3_rows, columns=["formulation", "step", "init", "loss"])
@@ -547,7 +576,7 @@ plt.show()
 # {glue:text}`prop3-errors`), and the scaled loss approaches it from above without reaching it
 # under fixed-step gradient descent. The
 # expectation identity holds in the form $-n\,\mathrm{Cov}(x)$ (error
-# {glue:text}`expected-ctilde-centred:.3f`); for the uncentred half moons the paper's
+# {glue:text}`expected-ctilde-centred:.3f`, mean over seeds); for the uncentred half moons the paper's
 # $-n\mathbb{E}[xx^\top]$ is off by {glue:text}`expected-ctilde-uncentred-gap:.3f` (predicted
 # {glue:text}`expected-ctilde-predicted-gap`), the omitted $n\mu\mu^\top$. $\mathbb{E}[C]$ is negative
 # (semi-)definite either way, which is what the argument needs.
@@ -565,13 +594,16 @@ plt.show()
 # diverges (its weights pass $10^6$ within the run). (2) Under orthogonality constraints every
 # initialisation converges to the same loss $\lambda_1$ (spread ≤ $10^{-6}|\lambda_1|$) and the same
 # output up to sign, $q \to \pm e_1$ ($|\cos| \ge 0.99$ and $\|q\|\ge 0.99$ for all initialisations).
+# Predictions (1) and the fixed point are measured per initialisation and must hold on every one; the
+# spread is itself a statistic over the `n_init` initialisations.
 
 # %%
 c_f1_div = run.expect(
     "fig1-unconstrained-diverges",
     source="Esser et al. 2024, Example 1 / Fig. 1",
-    statement="Fraction of initialisations whose unconstrained weights exceed 1e6.",
+    statement="Unconstrained weights exceed 1e6 (1) or not (0), per initialisation (every initialisation must diverge).",
     check=approx(1.0, atol=1e-12),
+    decide=holds_on_fraction(1.0),
     paper="diverges",
     required=paper_data and "none" in CONSTRAINTS_FIG1,
 )
@@ -586,8 +618,9 @@ c_f1_loss = run.expect(
 c_f1_dir = run.expect(
     "fig1-orthogonal-fixed-point",
     source="Esser et al. 2024, Example 1 / Theorem 3",
-    statement="Orthogonal constraint: smallest min(|cos(q, e₁)|, ‖q‖) over initialisations at the end.",
+    statement="Orthogonal constraint: min(|cos(q, e₁)|, ‖q‖) at the end, per initialisation (every initialisation must hold).",
     check=at_least(0.99),
+    decide=holds_on_fraction(1.0),
     paper="fixed point",
     required=paper_data and "orthogonal" in CONSTRAINTS_FIG1,
 )
@@ -615,17 +648,18 @@ for constraint in CONSTRAINTS_FIG1:
         max_norm=1e6,
         observe=lambda a, b, norm=constraint == "scaled": q_of(a, b, norm),
     )
-c_f1_div.measure(float(fig1["none"].diverged.mean()) if "none" in fig1 else float("nan"))
+if "none" in fig1:
+    c_f1_div.measure_seeds(np.asarray(fig1["none"].diverged, dtype=float).tolist())
+else:
+    c_f1_div.measure(float("nan"))
 if "orthogonal" in fig1:
     orth = fig1["orthogonal"]
     q_end = orth.observed[-1]
     c_f1_loss.measure(float(np.ptp(orth.loss[-1]) / abs(float(lam[0]))))
-    c_f1_dir.measure(
-        float(
-            torch.minimum(
-                alignment(q_end, torch.tensor([1.0, 0.0])), torch.linalg.vector_norm(q_end, dim=-1)
-            ).min()
-        )
+    c_f1_dir.measure_seeds(
+        torch.minimum(
+            alignment(q_end, torch.tensor([1.0, 0.0])), torch.linalg.vector_norm(q_end, dim=-1)
+        ).tolist()
     )
 else:
     c_f1_loss.measure(float("nan"))
@@ -660,7 +694,7 @@ plt.show()
 # Without constraint the outputs run off to infinity (fraction of diverged initialisations:
 # {glue:text}`fig1-unconstrained-diverges:.2f`); the norm-constrained and scaled formulations settle on
 # the boundary, and the orthogonally constrained runs all reach $q=\pm e_1$ on the unit circle
-# (worst alignment {glue:text}`fig1-orthogonal-fixed-point:.4f`) with the same final loss (relative
+# (mean alignment {glue:text}`fig1-orthogonal-fixed-point:.4f`) with the same final loss (relative
 # spread {glue:text}`fig1-orthogonal-same-loss:.1e`). With $z=1$ the Frobenius and operator constraints
 # reach the same optimum here; they differ from orthogonality only for $z\ge2$ (Propositions 2–3).
 #
@@ -674,7 +708,16 @@ plt.show()
 # orthogonality constraints, learning rate `lr`, `epochs` epochs, widths `widths`, `n_init`
 # initialisations, float32. The gap is the mean over anchors of $\|u^\phi(x_i)-u^{\mathbb{I}}(x_i)\|$,
 # with $u^\phi$ and $u^{\mathbb{I}}$ trained separately from the same initial weights. Slopes are
-# least-squares fits of $\log(\text{gap})$ against $\log h$ of the mean over initialisations.
+# least-squares fits of $\log(\text{gap})$ against $\log h$.
+#
+# **Seeds.** Initialisation $s$ at every width (one network per width, the same for all activations)
+# is one replicate of the sweep. Each slope claim is measured on every replicate's own slope and holds
+# if its predicate holds on at least 80% of the `n_init` replicates (with 3 replicates in `ci`: on all
+# three); the ReLU−tanh difference pairs the two activations on the same replicate. Until this
+# version the slopes were fitted to the mean gap over initialisations (one number per claim); the
+# thresholds are unchanged. The sigmoid gap at the largest width (prediction 6) is a mean: it is
+# decided on the mean over initialisations (the gap of one initialisation is $\tfrac12|W_2^\top\mathbf 1|$
+# plus a small term, and $|W_2^\top\mathbf 1|$ is half-normal, so single initialisations can be small).
 #
 # **Predictions** (the issue's reading of the paper, and our own analysis):
 #
@@ -708,24 +751,27 @@ slope_claims = {
     "tanh-init": run.expect(
         "thm1-tanh-init-shrinks",
         source="Esser et al. 2024, Theorem 1 / Fig. 2",
-        statement="tanh: log-log slope of the gap vs h at initialisation.",
+        statement="tanh: log-log slope of the gap vs h at initialisation, per replicate (holds on ≥ 80%).",
         check=less_than(0.0),
+        decide=holds_on_fraction(0.8),
         paper="→ 0",
         required=fig2_paper and "tanh" in has,
     ),
     "tanh-end": run.expect(
         "thm1-tanh-trained-shrinks",
         source="Esser et al. 2024, Conjecture 1 / Fig. 2",
-        statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs.",
+        statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs, per replicate (holds on ≥ 80%).",
         check=less_than(0.0),
+        decide=holds_on_fraction(0.8),
         paper="→ 0",
         required=fig2_paper and "tanh" in has,
     ),
     "tanh-half": run.expect(
         "thm1-tanh-init-slope-half",
         source="Esser et al. 2024, Theorem 1 (the issue's reading)",
-        statement="tanh: log-log slope at initialisation is near −½ (in [−0.7, −0.3]).",
+        statement="tanh: log-log slope at initialisation is near −½ (in [−0.7, −0.3]), per replicate (holds on ≥ 80%).",
         check=between(-0.7, -0.3),
+        decide=holds_on_fraction(0.8),
         paper="√(log⁴h/h)",
         required=False,
         not_reproduced=NotReproduced(
@@ -740,8 +786,9 @@ slope_claims = {
     "tanh-bound": run.expect(
         "thm1-tanh-init-within-bound",
         source="Esser et al. 2024, Theorem 1",
-        statement="tanh: slope at initialisation ≤ −0.4 (at least the bound's h^(−1/2) decay, up to logs).",
+        statement="tanh: slope at initialisation ≤ −0.4 (at least the bound's h^(−1/2) decay, up to logs), per replicate (holds on ≥ 80%).",
         check=at_most(-0.4),
+        decide=holds_on_fraction(0.8),
         revised=[
             Revision(
                 "−½ (the bound's rate)",
@@ -756,24 +803,27 @@ slope_claims = {
     "relu-init": run.expect(
         "thm1-relu-init-shrinks",
         source="Esser et al. 2024, Fig. 2",
-        statement="ReLU: log-log slope of the gap vs h at initialisation.",
+        statement="ReLU: log-log slope of the gap vs h at initialisation, per replicate (holds on ≥ 80%).",
         check=less_than(0.0),
+        decide=holds_on_fraction(0.8),
         paper="shrinks, slower than tanh",
         required=fig2_paper and "relu" in has,
     ),
     "relu-slower": run.expect(
         "thm1-relu-slower-than-tanh",
         source="Esser et al. 2024, Fig. 2",
-        statement="slope(ReLU) − slope(tanh) at initialisation.",
+        statement="slope(ReLU) − slope(tanh) at initialisation, per replicate (holds on ≥ 80%).",
         check=greater_than(0.0),
+        decide=holds_on_fraction(0.8),
         paper="ReLU converges more slowly",
         required=fig2_paper and {"relu", "tanh"} <= has,
     ),
     "sigmoid-init": run.expect(
         "thm1-sigmoid-no-shrink",
         source="Esser et al. 2024, Fig. 2",
-        statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation.",
+        statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation, per replicate (holds on ≥ 80%).",
         check=at_least(-0.2),
+        decide=holds_on_fraction(0.8),
         paper="does not vanish",
         required=fig2_paper and "sigmoid" in has,
         not_reproduced=NotReproduced(
@@ -788,8 +838,9 @@ slope_claims = {
     "sigmoid-end": run.expect(
         "thm1-sigmoid-grows-trained",
         source="Esser et al. 2024, Fig. 2",
-        statement=f"sigmoid: log-log slope of the gap vs h after {P.epochs} epochs.",
+        statement=f"sigmoid: log-log slope of the gap vs h after {P.epochs} epochs, per replicate (holds on ≥ 80%).",
         check=greater_than(0.0),
+        decide=holds_on_fraction(0.8),
         paper="increases with width",
         required=False,
         not_reproduced=NotReproduced(
@@ -802,8 +853,9 @@ slope_claims = {
     "sigmoid-big": run.expect(
         "thm1-sigmoid-order-one",
         source="Esser et al. 2024, Fig. 2 (our decomposition, added after the first run)",
-        statement="sigmoid: mean gap at the largest width, at initialisation.",
+        statement="sigmoid: mean over initialisations of the gap at the largest width, at initialisation (decided on the mean).",
         check=at_least(0.1),
+        decide=check_on_mean(),
         revised=[
             Revision(
                 "(no claim)",
@@ -846,19 +898,34 @@ def slope(act, epoch):
     return loglog_slope(s.index.values, s.values)
 
 
+def slopes(act, epoch):
+    """One slope per replicate (initialisation index), in init order."""
+    t = gaps[(gaps.activation == act) & (gaps.epoch == epoch)].pivot(index="h", columns="init", values="gap")
+    return np.array([loglog_slope(t.index.values, t[s].values) for s in sorted(t.columns)])
+
+
+def gap_at(act, epoch, h):
+    g = gaps[(gaps.activation == act) & (gaps.epoch == epoch) & (gaps.h == h)].sort_values("init")
+    return g.gap.tolist()
+
+
 measured = {}
 if "tanh" in has:
-    measured.update({"tanh-init": slope("tanh", 0), "tanh-end": slope("tanh", last)})
+    measured.update({"tanh-init": slopes("tanh", 0), "tanh-end": slopes("tanh", last)})
     measured.update({"tanh-half": measured["tanh-init"], "tanh-bound": measured["tanh-init"]})
 if "relu" in has:
-    measured["relu-init"] = slope("relu", 0)
+    measured["relu-init"] = slopes("relu", 0)
     if "tanh" in has:
         measured["relu-slower"] = measured["relu-init"] - measured["tanh-init"]
 if "sigmoid" in has:
-    measured.update({"sigmoid-init": slope("sigmoid", 0), "sigmoid-end": slope("sigmoid", last)})
-    measured["sigmoid-big"] = float(mean_gap.loc["sigmoid", 0].iloc[-1])
+    measured.update({"sigmoid-init": slopes("sigmoid", 0), "sigmoid-end": slopes("sigmoid", last)})
+    measured["sigmoid-big"] = gap_at("sigmoid", 0, max(WIDTHS))
+measured = {k: np.asarray(v, dtype=float).tolist() for k, v in measured.items()}
 for key, claim in slope_claims.items():
-    claim.measure(measured.get(key, float("nan")))
+    if key in measured:
+        claim.measure_seeds(measured[key])
+    else:
+        claim.measure(float("nan"))
 run.glue(
     "fig2-slopes",
     "; ".join(f"{a}: {slope(a, 0):.2f} at initialisation, {slope(a, last):.2f} after training" for a in ACTS),
@@ -888,7 +955,7 @@ fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap="viridis"), ax=axes[0, -1], l
 plt.show()
 
 # %% [markdown]
-# Fitted slopes (log gap vs log $h$): {glue:text}`fig2-slopes` (sweep time {glue:text}`fig2-seconds` s).
+# Fitted slopes of the mean gap over initialisations (log gap vs log $h$): {glue:text}`fig2-slopes` (sweep time {glue:text}`fig2-seconds` s).
 # tanh closes the gap fastest — faster than the theorem's rate, as the odd-symmetry argument
 # predicts — and still shrinks with $h$ after training, in line with Conjecture 1. The trained gaps
 # are noisier than the initial ones: for $z=1$ the constrained dynamics have two stable fixed
@@ -932,13 +999,29 @@ plt.show()
 #    horizon, $\max_t\|u^{\text{net}}_t - u^{\text{ker}}_t\|_F/\|u^{\text{ker}}_t\|_F$, shrinks with $h$ at
 #    least like $h^{-0.3}$ (slope ≤ −0.3; about −½ expected).
 #
-# Slopes 1–2 are decided on the mean over initialisations, slope 3 on the median; the
-# per-initialisation slopes are reported next to them (mean, range, and the fraction of
-# initialisations that meet the predicate). *Why the median for 3, a change made after our first
-# run:* one width-256 initialisation left the lazy regime and blew up within the horizon (relative
-# distance $2\cdot10^5$), the mean over initialisations was dominated by it, and claim 3 "passed" with
-# a slope of −2.15 for the wrong reason. The predicate is unchanged; the number of initialisations that
-# leave the lazy regime (distance > 1) is reported per width.
+# **Seeds.** Initialisation $s$ at every width (one network per width) is one replicate of the sweep.
+# Slopes 1–2 are fitted to the mean over initialisations at each width (the statement is about the
+# expected kernel). The same predicates per replicate (each replicate's slope in $[-0.7, -0.3]$ on at
+# least 80% of the `n_init` replicates) are recorded next to them as *informational* claims
+# (`lemma1-offdiag-vanish-per-init`, `lemma1-diagonal-kernel-per-init`): a draft of this chapter made
+# them the deciding rule, and its first `ci` run failed them (a slope fitted to three widths of a
+# single network is noisier than the interval), so we report that result rather than hide it, and keep
+# the rule that was committed before. Slope 3 is decided on the median over initialisations at
+# each width (replicate slopes are reported next to it: mean, range, fraction meeting the predicate).
+# *Why the median for 3, a change made after our first run:* one width-256 initialisation left the
+# lazy regime and blew up within the horizon (relative distance $2\cdot10^5$), the mean over
+# initialisations was dominated by it, and claim 3 "passed" with a slope of −2.15 for the wrong reason.
+# The predicate is unchanged; the number of initialisations that leave the lazy regime (distance > 1)
+# is reported per width.
+#
+# *Networks that blow up.* The first `full` run (10 initialisations, 64 anchors) stopped with "network
+# outputs became non-finite at step 200": one width-128 network overflowed just before the horizon. It
+# is not the step size (the network diverges at the same time, about $0.97\,T$, with 200, 400 or 800
+# steps, in float32 and in float64) nor a bug: the unconstrained loss is unbounded below, and a narrow
+# network that leaves the lazy regime blows up in finite time while the kernel dynamics grow only by
+# $e^2$. Such a network is now kept, not dropped: its distance is $+\infty$ from the step at which it
+# overflowed, it counts as a blow-up below, and the median decides claim 3 (it is infinite, and the
+# claim invalid, if half the networks of a width blow up).
 
 # %%
 from nlcl.esser.ntk import growth_rate, lemma1_sweep, relu_ntk, ssl_quadratic_form
@@ -958,6 +1041,26 @@ c_l1_diag = run.expect(
     check=between(-0.7, -0.3),
     paper="k(x, x') as h → ∞",
 )
+c_l1_per_init = {
+    key: run.expect(
+        f"{name}-per-init",
+        source="Esser et al. 2024, Lemma 1",
+        statement=f"{what}, fitted per initialisation (informational; holds on ≥ 80% of initialisations).",
+        check=between(-0.7, -0.3),
+        decide=holds_on_fraction(0.8),
+        paper=paper,
+        required=False,
+    )
+    for key, name, what, paper in (
+        (
+            "off",
+            "lemma1-offdiag-vanish",
+            "Log-log slope vs h of the off-diagonal NTK blocks' relative norm",
+            "0 as h → ∞",
+        ),
+        ("diag", "lemma1-diagonal-kernel", "Log-log slope vs h of ‖Θ_ll − K‖_F/‖K‖_F", "k(x, x') as h → ∞"),
+    )
+}
 c_l1_dyn = run.expect(
     "lemma1-dynamics-track",
     source="Esser et al. 2024, Lemma 1 / Eqs. 4–5",
@@ -1006,6 +1109,8 @@ for key, claim in (("off", c_l1_off), ("diag", c_l1_diag), ("dyn", c_l1_dyn)):
     per_init = [loglog_slope(table.index, table[s]) for s in table.columns]
     centre = table.median(axis=1) if key == "dyn" else table.mean(axis=1)
     claim.measure(loglog_slope(table.index, centre))
+    if key in c_l1_per_init:
+        c_l1_per_init[key].measure_seeds(per_init)
     run.glue(
         f"lemma1-{key}-spread",
         f"per initialisation: mean {np.mean(per_init):.2f}, range [{min(per_init):.2f}, {max(per_init):.2f}], "
@@ -1018,6 +1123,11 @@ run.glue(
     "lemma1-blowups",
     ", ".join(f"{int((l1_max.loc[h] > 1).sum())} at h = {h}" for h in NTK_WIDTHS if (l1_max.loc[h] > 1).any())
     or "none",
+)
+l1_overflow = dyn_tab[dyn_tab.step == 0].groupby("h").diverged.sum()
+run.glue(
+    "lemma1-overflows",
+    ", ".join(f"{int(n)} at h = {h}" for h, n in l1_overflow.items() if n > 0) or "none",
 )
 
 # %%
@@ -1042,7 +1152,7 @@ ax.set_title("Lemma 1: tangent-kernel blocks")
 ax.legend(fontsize="small")
 ax = axes[0, 1]
 norm_h = plt.matplotlib.colors.LogNorm(min(NTK_WIDTHS), max(NTK_WIDTHS))
-curves = dyn_tab.groupby(["h", "step"]).error.mean()
+curves = dyn_tab.groupby(["h", "step"]).error.median()  # median: overflowed networks are at +inf
 for h in NTK_WIDTHS:
     c_ = curves.loc[h]
     ax.plot(c_.index * l1_T / P.ntk_steps, c_.values, color=plt.cm.viridis(norm_h(h)))
@@ -1053,7 +1163,7 @@ ax.set_title("network vs decoupled kernel dynamics")
 fig.colorbar(plt.cm.ScalarMappable(norm=norm_h, cmap="viridis"), ax=ax, label="$h$")
 ax = axes[0, 2]
 for s in l1_max.columns:
-    ax.plot(l1_max.index, l1_max[s], color="0.7", lw=1)
+    ax.plot(l1_max.index, l1_max[s].replace(np.inf, np.nan), color="0.7", lw=1)
 ax.plot(l1_max.index, l1_max.median(axis=1), "o-", color="C3", label="median over initialisations")
 ax.plot(hs, l1_max.median(axis=1).iloc[0] * np.sqrt(hs[0] / hs), "k:", lw=1, label=r"$\propto h^{-1/2}$")
 ax.set_xscale("log")
@@ -1076,8 +1186,9 @@ plt.show()
 # shrinks with slope {glue:text}`lemma1-dynamics-track:.2f` ({glue:text}`lemma1-dyn-spread`). At small
 # widths the network can leave the lazy regime before the horizon: the unconstrained loss is
 # unbounded, its outputs grow, and the tangent kernel of a narrow network moves with them until the
-# outputs blow up (initialisations with relative distance > 1: {glue:text}`lemma1-blowups`; a width-64
-# network often does, which is why the sweep starts at 128).
+# outputs blow up (initialisations with relative distance > 1: {glue:text}`lemma1-blowups`, of which
+# overflowed before the horizon: {glue:text}`lemma1-overflows`; a width-64 network often does, which is
+# why the sweep starts at 128).
 #
 # ## Remark 2: InfoNCE and the spectral contrastive loss
 #
@@ -1102,7 +1213,7 @@ plt.show()
 #
 # 1. InfoNCE's coupling is second order: the relative difference between the joint gradient and the
 #    row-by-row gradients at $\epsilon\Theta$ scales like $\epsilon^2$ (log-log slope in $[1.8, 2.2]$,
-#    mean over initialisations; $\epsilon$ from $10^{-1}$ to $10^{-3}$);
+#    for at least 80% of the initialisations; $\epsilon$ from $10^{-1}$ to $10^{-3}$);
 # 2. the paper: InfoNCE decouples — joint and row-wise training agree to 5% at the end (worst
 #    initialisation), and 3. collapses — $\lambda_2/\lambda_1 \le 10^{-3}$ of the output covariance at
 #    the end (worst initialisation; the criterion of Proposition 1 above). *An exploratory run*
@@ -1114,13 +1225,13 @@ plt.show()
 
 # %%
 from nlcl.esser.remarks import gradient_coupling, infonce_loss, rowwise_training_gap, spectral_loss
-from nlcl.harness.claims import holds_on_fraction
 
 c_r2_order = run.expect(
     "remark2-infonce-first-order",
     source="Esser et al. 2024, Remark 2 (our expansion)",
-    statement="Log-log slope of InfoNCE's row coupling of the gradient vs the output scale ε (mean over initialisations).",
+    statement="Log-log slope of InfoNCE's row coupling of the gradient vs the output scale ε, per initialisation (holds on ≥ 80%).",
     check=between(1.8, 2.2),
+    decide=holds_on_fraction(0.8),
     paper="InfoNCE resembles (1)",
 )
 c_r2_dec = run.expect(
@@ -1195,7 +1306,7 @@ for name, (fn, n_steps) in r2_losses.items():
 eps_grid = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
 r2_dir = torch.randn(P.n_init, 3, 2, generator=r2_gen)
 coupling = np.stack([gradient_coupling(r2_losses["InfoNCE"][0], e * r2_dir).numpy() for e in eps_grid])
-c_r2_order.measure(loglog_slope(eps_grid, coupling.mean(1)))
+c_r2_order.measure_seeds([loglog_slope(eps_grid, coupling[:, s]) for s in range(P.n_init)])
 c_r2_dec.measure_seeds(r2["InfoNCE"]["gap"].tolist())
 c_r2_col.measure_seeds(r2["InfoNCE"]["ratio"][-1].tolist())
 c_r2_sp_c.measure_seeds(r2["spectral"]["gap"].tolist())
@@ -1274,7 +1385,6 @@ plt.show()
 
 # %%
 from nlcl.esser.remarks import projector_collapse_rate
-from nlcl.harness.claims import holds_on_fraction
 
 both_negative = bool((lam < 0).all())
 c_r3_col = run.expect(
@@ -1451,6 +1561,9 @@ plt.show()
 # 4. for centred data $q$ does not matter: the means for $q = 1$ and $q = 4$ ($p = 1$) agree within
 #    4 SE of their difference.
 #
+# The whole Monte-Carlo experiment is repeated with $\min(5, $ `n_init`$)$ independent seeds (3 in `ci`,
+# 5 in `full`); each prediction must hold on at least 80% of them. The table below shows the first seed.
+#
 # *Claim 1 failed in our first run* (6.4 SE): we drew each sample with `make_moons(n)`, which places the
 # points on an evenly spaced grid along the moons (then adds noise): a stratified design whose moments
 # differ from the continuum's by $O(1/n)$, and differ between the $n$ anchors and the $nq$ negatives. The
@@ -1464,29 +1577,33 @@ from nlcl.esser.remarks import expected_pair_matrix, sample_pair_matrices
 c_pq_exp = run.expect(
     "pq-expectation",
     source="Esser et al. 2024, after Eq. 7 (our expectation)",
-    statement="‖mean C − n(qμμᵀ − pE[xxᵀ])‖_F in Monte-Carlo standard errors, worst over (p, q).",
+    statement="‖mean C − n(qμμᵀ − pE[xxᵀ])‖_F in Monte-Carlo standard errors, worst over (p, q), per Monte-Carlo seed (holds on ≥ 80%).",
     check=at_most(4.0),
+    decide=holds_on_fraction(0.8),
     paper="E[C̃] = −nE[xxᵀ] (p = q = 1)",
 )
 c_pq_neg = run.expect(
     "pq-negative-definite-few-negatives",
     source="Esser et al. 2024, after Eq. 7 / 'Evolution of the differential equation'",
-    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 1) and (2, 1) (the larger of the two).",
+    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 1) and (2, 1) (the larger of the two), per Monte-Carlo seed (holds on ≥ 80%).",
     check=less_than(0.0),
+    decide=holds_on_fraction(0.8),
     paper="E[C] negative definite",
 )
 c_pq_pos = run.expect(
     "pq-indefinite-many-negatives",
     source="Esser et al. 2024, p/q construction (our expectation)",
-    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 4) on raw half moons (positive by the formula).",
+    statement="Largest eigenvalue of the mean C / n for (p, q) = (1, 4) on raw half moons (positive by the formula), per Monte-Carlo seed (holds on ≥ 80%).",
     check=greater_than(0.0),
+    decide=holds_on_fraction(0.8),
     paper="(not discussed)",
 )
 c_pq_centred = run.expect(
     "pq-negatives-only-through-mean",
     source="Esser et al. 2024, p/q construction (our expectation)",
-    statement="Centred data, p = 1: ‖mean C(q = 4) − mean C(q = 1)‖_F in standard errors of the difference.",
+    statement="Centred data, p = 1: ‖mean C(q = 4) − mean C(q = 1)‖_F in standard errors of the difference, per Monte-Carlo seed (holds on ≥ 80%).",
     check=at_most(4.0),
+    decide=holds_on_fraction(0.8),
     paper="(not discussed)",
 )
 
@@ -1514,29 +1631,34 @@ def mc_summary(p, q, centre=False, offset=0):
     return S.mean(0), S.std(0) / np.sqrt(P.mc_reps)
 
 
-pq_rows = []
-pq_means = {}
-for p_, q_ in ((1, 1), (2, 1), (1, 2), (1, 4)):
-    mean_c, se_c = mc_summary(p_, q_)
-    E_c = expected_pair_matrix(pq_mu, pq_second, p=p_, q=q_, n=50)
-    pq_means[p_, q_] = mean_c
-    pq_rows.append(
-        dict(
-            p=p_,
-            q=q_,
-            err_in_se=float(torch.linalg.matrix_norm(mean_c - E_c) / torch.linalg.matrix_norm(se_c)),
-            top_eig_mc=float(torch.linalg.eigvalsh(mean_c)[-1] / 50),
-            top_eig_formula=float(torch.linalg.eigvalsh(E_c)[-1] / 50),
+pq_seed_rows, pq_centred = [], []
+for rep_ in range(min(5, P.n_init)):  # Monte-Carlo seeds; the first is the chapter's earlier single run
+    for p_, q_ in ((1, 1), (2, 1), (1, 2), (1, 4)):
+        mean_c, se_c = mc_summary(p_, q_, offset=1000 * rep_)
+        E_c = expected_pair_matrix(pq_mu, pq_second, p=p_, q=q_, n=50)
+        pq_seed_rows.append(
+            dict(
+                mc_seed=rep_,
+                p=p_,
+                q=q_,
+                err_in_se=float(torch.linalg.matrix_norm(mean_c - E_c) / torch.linalg.matrix_norm(se_c)),
+                top_eig_mc=float(torch.linalg.eigvalsh(mean_c)[-1] / 50),
+                top_eig_formula=float(torch.linalg.eigvalsh(E_c)[-1] / 50),
+            )
         )
+    (m1, s1) = mc_summary(1, 1, centre=True, offset=1 + 1000 * rep_)
+    (m4, s4) = mc_summary(1, 4, centre=True, offset=1 + 1000 * rep_)
+    pq_centred.append(
+        float(torch.linalg.matrix_norm(m4 - m1) / torch.linalg.matrix_norm((s1**2 + s4**2).sqrt()))
     )
+pq_all = pd.DataFrame(pq_seed_rows)
+pq_by_seed = pq_all.groupby("mc_seed")
+c_pq_exp.measure_seeds(pq_by_seed.err_in_se.max().tolist())
+c_pq_neg.measure_seeds(pq_all[pq_all.q <= pq_all.p].groupby("mc_seed").top_eig_mc.max().tolist())
+c_pq_pos.measure_seeds(pq_all[(pq_all.p == 1) & (pq_all.q == 4)].sort_values("mc_seed").top_eig_mc.tolist())
+c_pq_centred.measure_seeds(pq_centred)
+pq_rows = pq_all[pq_all.mc_seed == 0].drop(columns="mc_seed").to_dict("records")
 pq_table = pd.DataFrame(pq_rows)
-c_pq_exp.measure(float(pq_table.err_in_se.max()))
-c_pq_neg.measure(float(pq_table[pq_table.q <= pq_table.p].top_eig_mc.max()))
-c_pq_pos.measure(float(pq_table[(pq_table.p == 1) & (pq_table.q == 4)].top_eig_mc.iloc[0]))
-(m1, s1), (m4, s4) = mc_summary(1, 1, centre=True, offset=1), mc_summary(1, 4, centre=True, offset=1)
-c_pq_centred.measure(
-    float(torch.linalg.matrix_norm(m4 - m1) / torch.linalg.matrix_norm((s1**2 + s4**2).sqrt()))
-)
 pq_table.round(3)
 
 # %%
@@ -1564,7 +1686,8 @@ plt.show()
 
 # %% [markdown]
 # The expectation $n(q\mu\mu^\top - p\mathbb E[xx^\top])$ matches the Monte-Carlo means (worst deviation
-# {glue:text}`pq-expectation:.1f` standard errors). With at most as many negatives as positives
+# over $(p, q)$ {glue:text}`pq-expectation:.1f` standard errors; here and below, means over the
+# Monte-Carlo seeds). With at most as many negatives as positives
 # $\mathbb E[C]$ stays negative definite (largest eigenvalue/$n$: {glue:text}`pq-negative-definite-few-negatives:.3f`),
 # but with four negatives per positive it has a positive eigenvalue
 # ({glue:text}`pq-indefinite-many-negatives:.2f`$\,n$): on uncentred data the negatives push the mean

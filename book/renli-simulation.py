@@ -113,7 +113,7 @@ run = nlcl.start(
         "batch_size": {"range": [2, 65_536], "ci": 128, "full": 512},
         "steps_stage1": {"range": [1, 1_000_000], "ci": 300, "full": 1500},
         "steps_stage2": {"range": [1, 1_000_000], "ci": 500, "full": 1500},
-        "n_seeds": {"range": [1, 100], "ci": 2, "full": 3},
+        "n_seeds": {"range": [2, 100], "ci": 3, "full": 5},
         "log_every": {"range": [1, 1_000_000], "ci": 20, "full": 50},
         "eval_size": {"range": [2, 65_536], "ci": 256, "full": 512},
         "lemma_pairs": {"range": [2, 65_536], "ci": 512, "full": 1024},
@@ -136,9 +136,25 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, greater_than, is_true, less_than
+from nlcl.harness.claims import (
+    NotReproduced,
+    Revision,
+    at_least,
+    at_most,
+    check_on_mean,
+    greater_than,
+    holds_on_fraction,
+    is_true,
+    less_than,
+)
 from nlcl.renli.metrics import relative_deviation
 from nlcl.renli.simulation import train_configs
+
+# Every tensor of this chapter is small (k × k Gram matrices, n × n similarities with k = r + r_ξ):
+# one CPU thread is enough, and on a busy machine two threads that wait for each other are many
+# times slower (measured at the ci sizes: 11 ms against 470 ms of CPU time per SGD step). One thread
+# also makes the numbers independent of the machine's core count. (No effect on a GPU's kernels.)
+torch.set_num_threads(1)
 
 KAPPAS = sorted({2.0, float(P.kappa), 8.0} if P.kappas is None else {float(k) for k in P.kappas})
 LAMS = sorted({0.25, 0.5, float(P.lam), 2.0} if P.lams is None else {float(v) for v in P.lams})
@@ -180,7 +196,12 @@ configs.groupby(["group", "method"]).size().rename("runs").to_frame()
 # ## Result 1: both losses align; only the negative pairs balance (their Fig. 1)
 #
 # **Prediction** (Thm. 4.3, Lemmas 5.1 and 5.3; claims 1–4 of the reconstruction), at $\kappa$ =
-# `kappa` and $\lambda$ = `lam`, each checked on every seed:
+# `kappa` and $\lambda$ = `lam`. Every claim of this chapter is measured on each of the `n_seeds`
+# seeds (3 in `ci`, 5 in `full`; seed $s$ draws its own data model, initialisation and batches) and
+# the report shows the mean, the spread and the fraction of seeds on which it holds. **Seed rule:** a
+# claim that was stated for the worst seed ("smallest/largest over seeds") must hold **on every
+# seed**; a claim stated for the median must hold on **≥ 80% of the seeds** (stricter than the
+# median it replaces):
 #
 # 1. both methods align: final alignment score **≥ 0.95** (with $r = 8$ a negative pair shares the
 #    anchor's $z$ with probability $2^{-8}$, which caps the score just below 1);
@@ -190,7 +211,8 @@ configs.groupby(["group", "method"]).size().rename("runs").to_frame()
 # 3. contrastive, end of stage 2: condition number **≤ 1.25** ("≈ 1") and stable rank **≥ 0.85 r**
 #    (it cannot exceed $r$ by much: the noise directions carry little variance);
 # 4. the noise-to-signal ratio **decreases** over training in every run of both methods
-#    (final / initial **< 1**).
+#    (final / initial **< 1**; per seed, the largest ratio over its main runs of every $\kappa$ and
+#    both methods).
 
 # %%
 src = "Ren & Li 2023, Thm. 4.3 / Fig. 1"
@@ -199,7 +221,8 @@ c_align_nc = run.expect(
     source=src,
     check=at_least(0.95),
     paper="aligned (≈ 1)",
-    statement="Non-contrastive training aligns: smallest final alignment score over seeds.",
+    statement="Non-contrastive training aligns: final alignment score per seed (every seed must).",
+    decide=holds_on_fraction(1.0),
     revised=[
         Revision(
             "(none before the prototype)",
@@ -215,7 +238,8 @@ c_align_c = run.expect(
     source=src,
     check=at_least(0.95),
     paper="aligned (≈ 1)",
-    statement="Contrastive training aligns (and keeps it in stage 2): smallest final alignment score.",
+    statement="Contrastive training aligns (and keeps it in stage 2): final alignment score per seed (every seed must).",
+    decide=holds_on_fraction(1.0),
     revised=[
         Revision(
             "(none before the prototype)",
@@ -229,7 +253,8 @@ c_align_c = run.expect(
 c_nc_grow = run.expect(
     "renli-nc-cond-grows",
     source="Ren & Li 2023, Lemma 5.1 / Fig. 1",
-    statement="Non-contrastive: κ(U_A) grows while aligned; smallest ratio final / at alignment.",
+    statement="Non-contrastive: κ(U_A) grows while aligned; ratio final / at alignment per seed (every seed must).",
+    decide=holds_on_fraction(1.0),
     check=greater_than(1.0),
     paper="grows",
     required=paper_setting,
@@ -237,7 +262,8 @@ c_nc_grow = run.expect(
 c_nc_srank = run.expect(
     "renli-nc-unbalanced",
     source="Ren & Li 2023, Thm. 4.3(a)",
-    statement="Non-contrastive: not balanced; largest final stable rank over seeds (≤ r/2).",
+    statement="Non-contrastive: not balanced; final stable rank per seed (≤ r/2, every seed must).",
+    decide=holds_on_fraction(1.0),
     check=at_most(P.r / 2),
     revised=[
         Revision(
@@ -253,7 +279,8 @@ c_nc_srank = run.expect(
 c_c_cond = run.expect(
     "renli-c-cond",
     source="Ren & Li 2023, Lemma 5.3 / Fig. 1",
-    statement="Contrastive, end of stage 2: largest condition number of U_A over seeds.",
+    statement="Contrastive, end of stage 2: condition number of U_A per seed (every seed must).",
+    decide=holds_on_fraction(1.0),
     check=at_most(1.25),
     revised=[
         Revision(
@@ -269,7 +296,8 @@ c_c_cond = run.expect(
 c_c_srank = run.expect(
     "renli-c-srank",
     source="Ren & Li 2023, Thm. 4.3(b)",
-    statement="Contrastive, end of stage 2: smallest stable rank over seeds (≥ 0.85 r).",
+    statement="Contrastive, end of stage 2: stable rank per seed (≥ 0.85 r, every seed must).",
+    decide=holds_on_fraction(1.0),
     check=at_least(0.85 * P.r),
     revised=[
         Revision(
@@ -285,20 +313,27 @@ c_c_srank = run.expect(
 c_nsr = run.expect(
     "renli-nsr-decreases",
     source="Ren & Li 2023, Lemmas 5.1 and 5.3",
-    statement="The noise-to-signal ratio decreases: largest final/initial ratio over all main runs.",
+    statement="The noise-to-signal ratio decreases: per seed, the largest final/initial ratio over its main runs (every κ, both methods; every seed must).",
+    decide=holds_on_fraction(1.0),
     check=less_than(1.0),
     paper="small",
     required=paper_setting,
     not_reproduced=NotReproduced(
-        "Fails in the full profile (passes in ci): the largest final/initial ratio over the main "
-        "runs of all κ exceeds 1. At the main κ every run ends well below its initial ratio "
-        "(right panel of the figure), so the excess comes from another κ of the sweep. When β "
-        "switches to β₂ the ratio jumps up (right panel): balancing U_A = W_A M_A amplifies the "
-        "weak signal directions, and within the fixed stage-2 length the ratio does not always "
-        "return below its starting value. The paper's statement is asymptotic (inverse-"
-        "polynomially small after enough steps); our runs have a fixed, finite length.",
-        profiles=("full",),
-        evidence="right panel of the Fig. 1 reproduction (noise-to-signal ratio per run)",
+        "On some seeds the largest final/initial ratio over the main runs of all κ exceeds 1. Full "
+        "profile: an earlier full run over 5 seeds (lost before it was committed) saw per-seed largest "
+        "ratios 1.02–1.20; ci profile: the first ci run with 3 seeds saw 0.96, 0.92, 1.04 (seed 2 "
+        "fails; with the 2 seeds of earlier ci runs the claim had passed). This explanation was written "
+        "after those runs, before the committed full run, and applies only while the mean ratio stays "
+        "below 1.5. At the "
+        "main κ every run ends below its initial ratio (right panel of the figure, glue "
+        "renli-nsr-main-kappa-max), so the excess comes from another κ of the sweep (table of ratios "
+        "per seed, κ and method). When β switches to β₂ the ratio jumps up (right panel): balancing "
+        "U_A = W_A M_A amplifies the weak signal directions, and within the fixed stage-2 length the "
+        "ratio does not always return below its starting value. The paper's statement is asymptotic "
+        "(inverse-polynomially small after enough steps); our runs have a fixed, finite length.",
+        profiles=("ci", "full"),
+        expected=lambda m: m < 1.5,
+        evidence="the table of final/initial ratios per seed, κ and method; right panel of the Fig. 1 reproduction",
     ),
 )
 
@@ -336,6 +371,7 @@ nc_final, c_final = (main_final[main_final.method == m] for m in ("non-contrasti
 grow = (
     main[main.method == "non-contrastive"].groupby("run").apply(ratio_after_alignment, include_groups=False)
 )
+runs_seed = hist.runs.seed
 main_all_final = final[final.group == "main"].set_index("run")
 nsr_ratio = main_all_final.noise_to_signal / init.loc[main_all_final.index, "noise_to_signal"]
 
@@ -404,13 +440,35 @@ axes[0][0].legend(fontsize="x-small", ncol=2)
 plt.show()
 
 # %%
-c_align_nc.measure(float(nc_final.alignment.min()))
-c_align_c.measure(float(c_final.alignment.min()))
-c_nc_grow.measure(float(grow.min()))
-c_nc_srank.measure(float(nc_final.stable_rank.max()))
-c_c_cond.measure(float(c_final.condition_number.max()))
-c_c_srank.measure(float(c_final.stable_rank.min()))
-c_nsr.measure(float(nsr_ratio.max()))
+by_seed = lambda t, col: t.set_index("seed")[col].sort_index().tolist()  # noqa: E731
+c_align_nc.measure_seeds(by_seed(nc_final, "alignment"))
+c_align_c.measure_seeds(by_seed(c_final, "alignment"))
+c_nc_grow.measure_seeds(grow.groupby(runs_seed.loc[grow.index]).min().sort_index().tolist())
+c_nc_srank.measure_seeds(by_seed(nc_final, "stable_rank"))
+c_c_cond.measure_seeds(by_seed(c_final, "condition_number"))
+c_c_srank.measure_seeds(by_seed(c_final, "stable_rank"))
+nsr_seed = nsr_ratio.groupby(main_all_final.seed).max().sort_index()
+c_nsr.measure_seeds(nsr_seed.tolist())
+run.glue("renli-nsr-max", float(nsr_seed.max()))
+display(
+    pd.DataFrame(
+        {
+            "ratio": nsr_ratio,
+            "seed": main_all_final.seed,
+            "kappa": main_all_final.kappa,
+            "method": main_all_final.method,
+        }
+    )
+    .pivot_table(index="seed", columns=["method", "kappa"], values="ratio")
+    .round(3)
+)
+run.glue("renli-nsr-fraction", f"{int((nsr_seed < 1).sum())} of {len(nsr_seed)}")
+run.glue("renli-align-min", float(min(nc_final.alignment.min(), c_final.alignment.min())))
+run.glue("renli-nc-cond-grows-min", float(grow.min()))
+run.glue("renli-nc-unbalanced-max", float(nc_final.stable_rank.max()))
+run.glue("renli-c-cond-max", float(c_final.condition_number.max()))
+run.glue("renli-c-srank-min", float(c_final.stable_rank.min()))
+run.glue("renli-nsr-main-kappa-max", float(nsr_ratio[main_all_final.kappa == P.kappa].max()))
 run.glue("renli-nc-cond-final", float(nc_final.condition_number.median()))
 run.glue("renli-c-srank-median", float(c_final.stable_rank.median()))
 
@@ -428,18 +486,19 @@ run.glue("renli-c-srank-median", float(c_final.stable_rank.median()))
 #
 # (how far the two runs part, relative to how far the non-contrastive run travelled).
 #
-# **Prediction**, at $\kappa$ = `kappa` (median over seeds): $\delta(\beta_1 = 0.05)$ **≤ 0.1**
-# ($2\lambda\beta_1$: the first-order size with a factor-2 margin); $\delta$ **increases with
-# $\beta_1$** on every seed; and it shrinks with $\beta_1$ at least half as fast as the linear prediction:
-# $\delta(0.01)/\delta(0.05)$ **≤ 0.5** (linear: 0.2; the margin leaves room for the $\beta$-independent
-# batch-noise term of order $\lambda/n$).
+# **Prediction**, at $\kappa$ = `kappa`, per seed: $\delta(\beta_1 = 0.05)$ **≤ 0.1**
+# ($2\lambda\beta_1$: the first-order size with a factor-2 margin; on ≥ 80% of the seeds); $\delta$
+# **increases with $\beta_1$** (every seed); and it shrinks with $\beta_1$ at least half as fast as the
+# linear prediction: $\delta(0.01)/\delta(0.05)$ **≤ 0.5** (linear: 0.2; the margin leaves room for the
+# $\beta$-independent batch-noise term of order $\lambda/n$; on ≥ 80% of the seeds).
 
 # %%
 src2 = "Ren & Li 2023, Sec. 5.3 / Lemma B.9"
 c_dev = run.expect(
     "renli-stage1-deviation",
     source=src2,
-    statement=f"Relative weight deviation δ(β₁={P.beta1:g}) of contrastive from non-contrastive at the end of stage 1 (median over seeds).",
+    statement=f"Relative weight deviation δ(β₁={P.beta1:g}) of contrastive from non-contrastive at the end of stage 1, per seed (on ≥ 80% of seeds).",
+    decide=holds_on_fraction(0.8),
     check=at_most(2 * P.lam * P.beta1),
     paper="≈ 0 (O(λβ))",
     required=paper_setting and 0.01 in BETA1S,
@@ -461,7 +520,8 @@ c_dev = run.expect(
 c_dev_mono = run.expect(
     "renli-stage1-monotone",
     source=src2,
-    statement="δ(β₁) increases with β₁ on every seed.",
+    statement="δ(β₁) increases with β₁, per seed (every seed must).",
+    decide=holds_on_fraction(1.0),
     check=is_true(),
     paper="O(λβ)",
     required=paper_setting and 0.01 in BETA1S,
@@ -469,7 +529,8 @@ c_dev_mono = run.expect(
 c_dev_ratio = run.expect(
     "renli-stage1-scaling",
     source=src2,
-    statement=f"δ(0.01)/δ({P.beta1:g}), median over seeds (linear in β₁: {0.01 / P.beta1:.2g}).",
+    statement=f"δ(0.01)/δ({P.beta1:g}) per seed (linear in β₁: {0.01 / P.beta1:.2g}; on ≥ 80% of seeds).",
+    decide=holds_on_fraction(0.8),
     check=at_most(0.5),
     paper="O(λβ)",
     required=paper_setting and 0.01 in BETA1S,
@@ -496,7 +557,7 @@ for i, row in runs.iterrows():
         dev_rows.append(dict(seed=row.seed, beta1=row.beta1, delta=float(delta)))
 dev = pd.DataFrame(dev_rows).sort_values(["seed", "beta1"])
 dev_med = dev.groupby("beta1").delta.median()
-monotone = bool(dev.groupby("seed").delta.apply(lambda s: bool(np.all(np.diff(s.values) > 0))).all())
+monotone = dev.groupby("seed").delta.apply(lambda s: bool(np.all(np.diff(s.values) > 0))).sort_index()
 display(dev.pivot(index="seed", columns="beta1", values="delta").round(4))
 
 # the condition-number trajectories during stage 1 (same seeds): largest relative gap to non-contrastive
@@ -534,36 +595,34 @@ ax.legend()
 plt.show()
 
 # %%
-c_dev.measure(float(dev_med.loc[P.beta1]))
-c_dev_mono.measure(monotone)
+dev_table = dev.pivot(index="seed", columns="beta1", values="delta").sort_index()
+c_dev.measure_seeds(dev_table[P.beta1].tolist())
+c_dev_mono.measure_seeds(monotone.tolist())
 if 0.01 in BETA1S:
-    c_dev_ratio.measure(
-        float(
-            (
-                dev.pivot(index="seed", columns="beta1", values="delta").pipe(lambda t: t[0.01] / t[P.beta1])
-            ).median()
-        )
-    )
+    c_dev_ratio.measure_seeds((dev_table[0.01] / dev_table[P.beta1]).tolist())
 else:
     c_dev_ratio.measure(float("nan"))
+run.glue("renli-stage1-deviation-median", float(dev_med.loc[P.beta1]))
 run.glue("renli-stage1-cond-gap", gap[P.beta1])
 
 # %% [markdown]
 # ## Result 3: how the final balance depends on $\kappa$ and $\lambda$
 #
 # **Prediction.** Without negative pairs the final condition number is of order $\kappa$ (Thm. 4.3(a):
-# there are inputs for which it stays $\Theta(\kappa)$): it **increases with $\kappa$** (median over
-# seeds). With negative pairs, stage 2 brings it to $\approx 1$ whatever $\kappa$: **≤ 1.25 for every
-# $\kappa$ of the sweep** (largest over seeds). The balancing force of stage 2 is proportional to
-# $\lambda$ (the gradient of the second term of $L_C$), so a larger $\lambda$ balances faster: the number
-# of stage-2 steps until $\kappa(U_A) \le 1.5$ is **non-increasing in $\lambda$** (median over seeds).
+# there are inputs for which it stays $\Theta(\kappa)$): it **increases with $\kappa$** (per seed, on
+# ≥ 80% of the seeds). With negative pairs, stage 2 brings it to $\approx 1$ whatever $\kappa$: **≤ 1.25
+# for every $\kappa$ of the sweep** (per seed the largest over $\kappa$; every seed). The balancing force
+# of stage 2 is proportional to $\lambda$ (the gradient of the second term of $L_C$), so a larger
+# $\lambda$ balances faster: the number of stage-2 steps until $\kappa(U_A) \le 1.5$ is
+# **non-increasing in $\lambda$** (per seed, on ≥ 80% of the seeds).
 
 # %%
 src3 = "Ren & Li 2023, Thm. 4.3 / Lemma 5.3"
 c_k_nc = run.expect(
     "renli-kappa-nc-increasing",
     source=src3,
-    statement="Non-contrastive final κ(U_A) increases with κ (median over seeds).",
+    statement="Non-contrastive final κ(U_A) increases with κ, per seed (on ≥ 80% of seeds).",
+    decide=holds_on_fraction(0.8),
     check=is_true(),
     paper="Θ(κ)",
     required=paper_setting,
@@ -571,7 +630,8 @@ c_k_nc = run.expect(
 c_k_c = run.expect(
     "renli-kappa-c-balanced",
     source=src3,
-    statement="Contrastive final κ(U_A), largest over every κ of the sweep and every seed.",
+    statement="Contrastive final κ(U_A): per seed the largest over every κ of the sweep (every seed must).",
+    decide=holds_on_fraction(1.0),
     check=at_most(1.25),
     revised=[
         Revision(
@@ -587,7 +647,8 @@ c_k_c = run.expect(
 c_lam = run.expect(
     "renli-lambda-speed",
     source=src3,
-    statement="Stage-2 steps until κ(U_A) ≤ 1.5 are non-increasing in λ (median over seeds).",
+    statement="Stage-2 steps until κ(U_A) ≤ 1.5 are non-increasing in λ, per seed (on ≥ 80% of seeds).",
+    decide=holds_on_fraction(0.8),
     check=is_true(),
     paper="negative pairs balance",
     required=paper_setting,
@@ -653,9 +714,22 @@ ax.legend(title=r"$\lambda$", fontsize="small")
 plt.show()
 
 # %%
-c_k_nc.measure(nc_increasing)
-c_k_c.measure(c_worst)
-c_lam.measure(lam_monotone)
+nc_by_seed = sweep_k[sweep_k.method == "non-contrastive"].sort_values("kappa").groupby("seed")
+c_k_nc.measure_seeds(
+    nc_by_seed.condition_number.apply(lambda v: bool(np.all(np.diff(v.values) > 0))).sort_index().tolist()
+)
+c_k_c.measure_seeds(
+    sweep_k[sweep_k.method == "contrastive"].groupby("seed").condition_number.max().sort_index().tolist()
+)
+t_bal_seed = lam_runs.groupby(["seed", "lam"]).apply(steps_to_balance, include_groups=False)
+c_lam.measure_seeds(
+    t_bal_seed.groupby(level="seed")
+    .apply(lambda v: bool(np.all(np.diff(v.values) <= 0)))
+    .sort_index()
+    .tolist()
+)
+run.glue("renli-kappa-nc-increasing-median", nc_increasing)
+run.glue("renli-kappa-c-max", c_worst)
 
 # %% [markdown]
 # ## Lemmas 4.4 and 4.5: sufficient conditions for alignment and for balance
@@ -750,10 +824,14 @@ c_l44_s1 = run.expect(
     decide=holds_on_fraction(1.0),
     paper="(9) holds, aligned by Lemma 4.4",
     required=paper_setting,
-    not_reproduced=(
+    not_reproduced=NotReproduced(
         "exploratory ci run: 1 of 12 runs. Every run is aligned (score 0.998), but the worst-case noise "
         "bound √r_ξ‖Ṽ‖₂ ≈ 0.07 after 300 stage-1 steps exceeds σ_min(Ũ_A) for κ ≥ 4; the paper's noise "
-        "ratio is inverse-polynomially small only after a long enough stage 1."
+        "ratio is inverse-polynomially small only after a long enough stage 1. An earlier full run "
+        "(5 seeds, lost before it was committed) failed the same way; the full profile was added to "
+        "this explanation from it, before the committed full run.",
+        profiles=("ci", "full"),
+        evidence="the lemma table (κ against the bound K* at the end of stage 1, smallest alignment) and the left panel of the lemma figure",
     ),
 )
 c_l44_end = run.expect(
@@ -987,7 +1065,8 @@ plt.show()
 #
 # 1. (check) the Gram recursion is the learner: gradient descent on $W$ at width `track_widths[0]` and the
 #    recursion from its $G(0)$ agree to $10^{-9}$;
-# 2. stage 1 (Lemma 5.1): log-log slope of the largest error against $m$ (mean over seeds) in $[-0.7, -0.3]$;
+# 2. stage 1 (Lemma 5.1): log-log slope of the largest error against $m$ in $[-0.7, -0.3]$ (slope per seed,
+#    the check applied to the mean over seeds);
 # 3. stage 2 (Lemma 5.3): the same, in $[-0.7, -0.3]$; 4. the condition number: slope of
 #    $\max_t|\kappa_m-\kappa_\infty|/\kappa_\infty$ in $[-0.7, -0.3]$ (*failed in our first run* at −0.74,
 #    slightly too fast; kept, with the numbers in its note);
@@ -1023,21 +1102,48 @@ c_tr_check = run.expect(
 c_tr_s1 = run.expect(
     "tracking-stage1-rate",
     source=src_t + " (Lemma 5.1)",
-    statement="Log-log slope vs m of the largest stage-1 distance to the infinite-width run (mean over seeds).",
+    statement="Log-log slope vs m of the largest stage-1 distance to the infinite-width run, per seed; the mean over seeds decides.",
+    decide=check_on_mean(),
+    revised=[
+        Revision(
+            "log-log slope of the seed-mean error",
+            "mean of the per-seed log-log slopes (same range)",
+            "issue 13 §3: the claim is measured per seed (measure_seeds) so that the report shows the spread; the statistic changed, the range did not; changed after earlier runs of the slope of the mean had been seen",
+            "2026-11-25",
+        )
+    ],
     check=between(-0.7, -0.3),
     paper="finite width tracks infinite width",
 )
 c_tr_s2 = run.expect(
     "tracking-stage2-rate",
     source=src_t + " (Lemma 5.3)",
-    statement="Log-log slope vs m of the largest stage-2 distance to the infinite-width run (mean over seeds).",
+    statement="Log-log slope vs m of the largest stage-2 distance to the infinite-width run, per seed; the mean over seeds decides.",
+    decide=check_on_mean(),
+    revised=[
+        Revision(
+            "log-log slope of the seed-mean error",
+            "mean of the per-seed log-log slopes (same range)",
+            "issue 13 §3: the claim is measured per seed (measure_seeds) so that the report shows the spread; the statistic changed, the range did not; changed after earlier runs of the slope of the mean had been seen",
+            "2026-11-25",
+        )
+    ],
     check=between(-0.7, -0.3),
     paper="finite width tracks infinite width",
 )
 c_tr_cond = run.expect(
     "tracking-condition-rate",
     source=src_t,
-    statement="Log-log slope vs m of max_t |κ_m − κ_∞|/κ_∞ over both stages (mean over seeds).",
+    statement="Log-log slope vs m of max_t |κ_m − κ_∞|/κ_∞ over both stages, per seed; the mean over seeds decides.",
+    decide=check_on_mean(),
+    revised=[
+        Revision(
+            "log-log slope of the seed-mean error",
+            "mean of the per-seed log-log slopes (same range)",
+            "issue 13 §3: the claim is measured per seed (measure_seeds) so that the report shows the spread; the statistic changed, the range did not; changed after earlier runs of the slope of the mean had been seen",
+            "2026-11-25",
+        )
+    ],
     check=between(-0.7, -0.3),
     paper="finite width tracks infinite width",
     not_reproduced=(
@@ -1061,6 +1167,19 @@ c_inf_cond1 = run.expect(
     check=between(0.5, 2.0),
     decide=holds_on_fraction(1.0),
     paper="Θ(κ)",
+    not_reproduced=NotReproduced(
+        "The window [½, 2] is our constant; the paper's Θ(κ) states none. With the full profile's "
+        "five track seeds one seed (its permutation of σ_B) ends stage 1 at κ∞ ≈ 3.9 κ: after the pair "
+        "aligns the condition number keeps growing, as in non-contrastive training (result 1, "
+        "renli-nc-cond-grows), while the other seeds stay within the window. Observed in an earlier "
+        "full run (lost before it was committed) and in an infinite-width-only re-computation of the "
+        "five seeds (κ∞/κ = 0.58, 1.13, 1.13, 0.67, 3.91 at 600 stage-1 steps) before the committed "
+        "full run; applies only while the mean over seeds stays inside the window (a single seed "
+        "outside, not a systematic shift).",
+        profiles=("full",),
+        expected=lambda m: 0.5 <= m <= 2.0,
+        evidence="the per-seed κ∞ at the end of stage 1 (glue infinite-stage1-kappa) and the left panel of the tracking figure",
+    ),
 )
 c_inf_cond2 = run.expect(
     "infinite-stage2-balanced",
@@ -1122,7 +1241,7 @@ track = pd.DataFrame(track_rows)
 for key, claim in (("stage1", c_tr_s1), ("stage2", c_tr_s2), ("condition", c_tr_cond)):
     table = track.pivot(index="m", columns="seed", values=key)
     per_seed = [loglog_slope(table.index, table[s]) for s in table.columns]
-    claim.measure(loglog_slope(table.index, table.mean(axis=1)))
+    claim.measure_seeds(per_seed)
     run.glue(
         f"tracking-{key}-spread",
         f"per seed: mean {np.mean(per_seed):.2f}, range [{min(per_seed):.2f}, {max(per_seed):.2f}], "
@@ -1213,21 +1332,24 @@ plt.show()
 # %% [markdown]
 # ## What we learned
 #
-# In this reconstruction both losses align the two modalities (smallest final alignment
-# {glue:text}`renli-align-nc:.3f` without and {glue:text}`renli-align-c:.3f` with negative pairs). With
+# In this reconstruction both losses align the two modalities (final alignment
+# {glue:text}`renli-align-nc:.3f` without and {glue:text}`renli-align-c:.3f` with negative pairs, means
+# over seeds; smallest single run {glue:text}`renli-align-min:.3f`). With
 # positive pairs only, the condition number of $U_A = W_AM_A$ keeps growing after alignment (by a factor
-# of at least {glue:text}`renli-nc-cond-grows:.2f`) and ends near {glue:text}`renli-nc-cond-final:.2f`; the
-# stable rank of the representation stays at most {glue:text}`renli-nc-unbalanced:.2f` of $r$: aligned but
+# of at least {glue:text}`renli-nc-cond-grows-min:.2f`) and ends near {glue:text}`renli-nc-cond-final:.2f`; the
+# stable rank of the representation stays at most {glue:text}`renli-nc-unbalanced-max:.2f` of $r$: aligned but
 # not balanced. The negative pairs of stage 2 bring the condition number down to at most
-# {glue:text}`renli-c-cond:.3f` and the stable rank up to at least {glue:text}`renli-c-srank:.2f` (median
-# {glue:text}`renli-c-srank-median:.2f`) while the alignment is kept. The noise-to-signal ratio decreases
-# in every run (largest final/initial ratio {glue:text}`renli-nsr-decreases:.2f`), but note that it
-# starts small already ($\nu = 0.3$ against signal strengths in $[1,\kappa]$).
+# {glue:text}`renli-c-cond-max:.3f` and the stable rank up to at least {glue:text}`renli-c-srank-min:.2f` (median
+# {glue:text}`renli-c-srank-median:.2f`) while the alignment is kept. The noise-to-signal ratio ends below its
+# initial value in every main run at $\kappa$ = `kappa` (largest final/initial ratio
+# {glue:text}`renli-nsr-main-kappa-max:.2f`); over every $\kappa$ of the sweep it does so on
+# {glue:text}`renli-nsr-fraction` seeds (largest ratio {glue:text}`renli-nsr-max:.2f`; see the claim's
+# verdict). Note that it starts small already ($\nu = 0.3$ against signal strengths in $[1,\kappa]$).
 #
 # Stage 1 tracks the non-contrastive run: at $\beta_1$ = `beta1` the weights part by a relative
-# {glue:text}`renli-stage1-deviation:.3f` (median; the condition-number trajectories differ by at most
+# {glue:text}`renli-stage1-deviation-median:.3f` (median over seeds; the condition-number trajectories differ by at most
 # {glue:text}`renli-stage1-cond-gap:.0%`), and the deviation shrinks with $\beta_1$
-# ($\delta(0.01)/\delta(\beta_1)$ = {glue:text}`renli-stage1-scaling:.2f`). The residual drift is the
+# ($\delta(0.01)/\delta(\beta_1)$ = {glue:text}`renli-stage1-scaling:.2f`, mean over seeds). The residual drift is the
 # balancing term $\frac{\lambda\beta}{2}\mathrm{Var}\,S$ already at work: over a long stage 1 it lowers
 # the condition number slowly, which the paper's analysis avoids by ending stage 1 as soon as the pair
 # is aligned.

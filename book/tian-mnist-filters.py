@@ -26,7 +26,7 @@
 # `nlcl.datasets.augment`.
 #
 # **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the paper's
-# 50,000 minibatches, 3 seeds): about 5–10 minutes on a CPU core.
+# 50,000 minibatches, 3 seeds): several minutes on a CPU.
 
 # %% [markdown]
 # ## The setting
@@ -76,6 +76,13 @@
 #    $e^{-10^{-4} t}$ after $t$ SGD steps with momentum), so the claim is required in the `full`
 #    profile and reported for information in `ci`.
 #
+# **Seeds.** Training is stochastic (initialization, image order, crops), so every claim is
+# measured on each of `n_seeds` paired seeds (3 in `ci` and in `full`) and a declared seed rule
+# decides: the ratio of claim 1 by **mean + 2 standard errors over seeds < 1**, "in every seed" by
+# the ratio being below 1 on **100 %** of the seeds, claims 2 and 3 by holding on **≥ 80 %** of
+# the seeds. The claims table shows each claim's mean, standard deviation over seeds and the
+# fraction of seeds on which it holds.
+#
 # The claims are required in the paper's setting (ReLU, batch size 8, 14 × 14 RFs); with other
 # parameters they are measured and reported but not required.
 
@@ -103,7 +110,7 @@ run = nlcl.start(
         "M": {"range": [2, 1024]},
         "batch_size": {"range": [2, 4096], "paper": 8},
         "steps": {"range": [1, 10_000_000], "ci": 6000, "full": 50000},
-        "n_seeds": {"range": [1, 100], "ci": 2, "full": 3},
+        "n_seeds": {"range": [2, 100], "ci": 3, "full": 3},
         "cutoff": {"range": [0.001, 0.5]},
     },
 )
@@ -119,7 +126,14 @@ import seaborn as sns
 from IPython.display import display
 
 from nlcl.datasets.mnist import load_mnist
-from nlcl.harness.claims import NotReproduced, at_most, exactly, less_than
+from nlcl.harness.claims import (
+    NotReproduced,
+    Revision,
+    at_most,
+    holds_on_fraction,
+    less_than,
+    mean_plus_2se_below,
+)
 from nlcl.tian.mnist_filters import (
     RF_NAMES,
     RFViewSampler,
@@ -148,8 +162,18 @@ c_ratio = run.expect(
     "e3-hf-ratio",
     source="Tian 2023, App. E.3 / Figs. 12–13",
     statement="With augmentation the filters have less high-frequency energy: "
-    "mean η(aug) / mean η(no aug) < 1.",
+    "per seed, mean η(aug) / mean η(no aug) < 1, beyond the seed noise.",
     check=less_than(1.0),
+    decide=mean_plus_2se_below(1.0),
+    revised=[
+        Revision(
+            "ratio of the means over seeds < 1",
+            "per-seed ratio; mean + 2 s.e. over seeds < 1",
+            "issue 13 §3: a verdict must hold beyond the seed spread (a stricter rule, declared "
+            "after earlier runs had shown ratios below 1)",
+            "2026-11-25",
+        )
+    ],
     paper="smoother, much weaker high-frequency components",
     required=paper_setting,
 )
@@ -157,8 +181,9 @@ c_seeds = run.expect(
     "e3-hf-every-seed",
     source="Tian 2023, App. E.3 / Figs. 12–13",
     statement="In every seed, augmentation lowers the mean high-frequency fraction η "
-    "(number of seeds where it does).",
-    check=exactly(P.n_seeds),
+    "(per-seed ratio η(aug)/η(no aug) < 1 on all seeds).",
+    check=less_than(1.0),
+    decide=holds_on_fraction(1.0),
     paper="smoother",
     required=paper_setting,
 )
@@ -166,8 +191,10 @@ c_learned = run.expect(
     "e3-noaug-learned",
     source="Tian 2023, App. E.3 / Fig. 12",
     statement="Without augmentation the filters capture patterns of the data (parts of digits) "
-    "rather than keeping their random initialization: mean cos(w_km, w_km at init) ≤ 0.5.",
+    "rather than keeping their random initialization: mean cos(w_km, w_km at init) ≤ 0.5 "
+    "(per seed; holds on ≥ 80 % of seeds).",
     check=at_most(0.5),
+    decide=holds_on_fraction(0.8),
     paper="filters capture parts of the digits",
     required=paper_setting,
     profiles=("full",),
@@ -188,8 +215,9 @@ c_div = run.expect(
     source="Tian 2023, App. E.3 / Fig. 12",
     statement="Without augmentation the filters of each RF are diverse *learned* patterns: "
     "max(mean pairwise |cos|, mean cos to the initial filter) ≤ 0.5 — diverse, and not their random "
-    "initialization (random filters are diverse too).",
+    "initialization (random filters are diverse too). Per seed; holds on ≥ 80 % of seeds.",
     check=at_most(0.5),
+    decide=holds_on_fraction(0.8),
     paper="a diverse set of patterns",
     required=paper_setting,
     not_reproduced=NotReproduced(
@@ -204,8 +232,9 @@ c_div_aug = run.expect(
     "e3-diverse-aug",
     source="Tian 2023, App. E.3 / Fig. 13",
     statement="With augmentation the filters of each RF are diverse *learned* patterns: "
-    "max(mean pairwise |cos|, mean cos to the initial filter) ≤ 0.5.",
+    "max(mean pairwise |cos|, mean cos to the initial filter) ≤ 0.5. Per seed; holds on ≥ 80 % of seeds.",
     check=at_most(0.5),
+    decide=holds_on_fraction(0.8),
     paper="a diverse set of patterns",
     required=paper_setting,
 )
@@ -356,17 +385,29 @@ else:
 
 # %%
 eta_run = eta.mean((1, 2))  # (2S,)
-ratio = eta_run[S:].mean() / eta_run[:S].mean()
-c_ratio.measure(float(ratio))
-c_seeds.measure(int(np.sum(eta_run[S:] < eta_run[:S])))
-c_learned.measure(float(moved[:S].mean()))
+ratio_seed = eta_run[S:] / eta_run[:S]  # per paired seed
+moved_seed = moved.mean((1, 2))  # (2S,) mean cosine to the initial filter
 # diversity counts only if the filters left their (equally diverse) random initialization
+div_seed = np.maximum(cos.mean(1), moved_seed)  # (2S,)
+per_seed = pd.DataFrame(
+    {
+        "η ratio aug/no aug": ratio_seed,
+        "cos to init, no aug": moved_seed[:S],
+        "diversity measure, no aug": div_seed[:S],
+        "diversity measure, aug": div_seed[S:],
+    },
+    index=pd.Index(seeds[:S], name="seed"),
+)
+display(per_seed.round(3))
+c_ratio.measure_seeds(ratio_seed)
+c_seeds.measure_seeds(ratio_seed)
+c_learned.measure_seeds(moved_seed[:S])
 cos_init = mean_pairwise_abs_cos(W_init).numpy()  # random filters: the baseline diversity
 run.glue("e3-random-abs-cos", float(cos_init.mean()))
 run.glue("e3-abs-cos-noaug", float(cos[:S].mean()))
 run.glue("e3-abs-cos-aug", float(cos[S:].mean()))
-c_div.measure(float(max(cos[:S].mean(), moved[:S].mean())))
-c_div_aug.measure(float(max(cos[S:].mean(), moved[S:].mean())))
+c_div.measure_seeds(div_seed[:S])
+c_div_aug.measure_seeds(div_seed[S:])
 run.glue("eta-noaug", float(eta_run[:S].mean()))
 run.glue("eta-aug", float(eta_run[S:].mean()))
 run.glue("eta-init", float(eta0.mean()))
@@ -378,7 +419,7 @@ run.glue("cos-to-init-aug", float(moved[S:].mean()))
 #
 # * With augmentation the filters carry less high-frequency energy: in this run the mean fraction
 #   $\eta$ is {glue:text}`eta-aug:.3f` with augmentation and {glue:text}`eta-noaug:.3f` without, a
-#   ratio of {glue:text}`e3-hf-ratio:.3f` (random initialization: {glue:text}`eta-init:.3f`); at the
+#   ratio of {glue:text}`e3-hf-ratio:.3f` on average over the paired seeds (random initialization: {glue:text}`eta-init:.3f`); at the
 #   paper's length (committed `full` run) {glue:text}`full-eta-aug:.3f` vs
 #   {glue:text}`full-eta-noaug:.3f`. Fig. 13's filters are smooth blobs and bars.
 # * Diversity alone proves little: random filters are diverse too (mean pairwise $|\cos|$
@@ -386,7 +427,8 @@ run.glue("cos-to-init-aug", float(moved[S:].mean()))
 #   {glue:text}`e3-abs-cos-noaug:.3f` without and {glue:text}`e3-abs-cos-aug:.3f` with augmentation
 #   (`full`: {glue:text}`full-abs-cos-noaug:.3f` and {glue:text}`full-abs-cos-aug:.3f`); the claims
 #   `e3-diverse-*` also require that the filters left their initialization (the larger of the two
-#   numbers: {glue:text}`e3-diverse-noaug:.3f` without, {glue:text}`e3-diverse-aug:.3f` with augmentation).
+#   numbers, mean over seeds: {glue:text}`e3-diverse-noaug:.3f` without, {glue:text}`e3-diverse-aug:.3f`
+#   with augmentation).
 # * **Fig. 12 needs the paper's training length.** Without augmentation the two views are
 #   identical, the positive pair is matched trivially, and a batch of 8 digits is easy to tell
 #   apart: the InfoNCE loss and its gradient become small early. After the `ci` profile's

@@ -58,10 +58,17 @@
 #
 # ## Predictions
 #
-# 1. Averaged over seeds, the linear-probe accuracy with InfoNCE is **higher** than with the
-#    quadratic loss (difference > 0).
+# Training is stochastic (initialization, minibatches, crops), so every claim is measured over
+# seeds: `n_seeds` paired runs (3 in `ci`, 5 in `full`). The per-seed quantity is the paired gap
+# $\Delta_s = \text{acc}_{\text{InfoNCE}}(s) - \text{acc}_{\text{quadratic}}(s)$ in percentage points.
+#
+# 1. The linear-probe accuracy with InfoNCE is **higher** than with the quadratic loss, beyond the
+#    seed noise: decided by **mean − 2 standard errors of $\Delta_s$ over seeds > 0**.
 # 2. The comparison is paired (same initialization, data and crops), so the ordering should hold
-#    **in every seed**.
+#    **in every seed**: $\Delta_s > 0$ on **100 %** of the seeds.
+#
+# The claims table shows the mean of $\Delta_s$, its standard deviation over seeds and the
+# fraction of seeds on which $\Delta_s > 0$; the table after training lists every seed.
 #
 # Both are required in the paper's setting (the two losses with a SimCLR-style encoder); the
 # paper's numbers are shown for context only: **they are not re-run here**.
@@ -89,7 +96,7 @@ run = nlcl.start(
         "batch_size": {"range": [2, 60_000]},
         "lr": {"range": [1e-7, 1.0]},
         "steps": {"range": [1, 1_000_000], "ci": 240, "full": 3000},
-        "n_seeds": {"range": [1, 100], "ci": 3, "full": 5},
+        "n_seeds": {"range": [2, 100], "ci": 3, "full": 5},
     },
 )
 P = run.params
@@ -104,7 +111,7 @@ import seaborn as sns
 from IPython.display import display
 
 from nlcl.datasets.mnist import load_mnist
-from nlcl.harness.claims import exactly, greater_than
+from nlcl.harness.claims import Revision, greater_than, holds_on_fraction, mean_minus_2se_above
 from nlcl.tian.simclr_probe import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
 
 EPS = 1.0  # InfoNCE's ε (Eq. 1): the positive pair in the denominator
@@ -127,17 +134,28 @@ S = P.n_seeds
 c_gap = run.expect(
     "poster-infonce-minus-quadratic",
     source="Tian 2023 poster, table (α-CL)",
-    statement="Linear-probe accuracy with InfoNCE minus that with the quadratic loss "
-    "(mean over seeds, MNIST analog) is positive.",
+    statement="Linear-probe accuracy with InfoNCE minus that with the quadratic loss, per paired "
+    "seed (points, MNIST analog): positive beyond the seed noise.",
     check=greater_than(0.0),
+    decide=mean_minus_2se_above(0.0),
     paper="+14.28 (CIFAR-10), +16.42 (STL-10) points; not re-run",
+    revised=[
+        Revision(
+            "mean gap over seeds > 0",
+            "mean − 2 s.e. of the per-seed gap > 0",
+            "issue 13 §3: a verdict must hold beyond the seed spread, not only on average "
+            "(a stricter rule, declared after earlier runs had shown a positive mean)",
+            "2026-11-25",
+        )
+    ],
 )
 c_seeds = run.expect(
     "poster-infonce-every-seed",
     source="Tian 2023 poster, table (α-CL)",
     statement="InfoNCE beats the quadratic loss in every seed of the paired comparison "
-    "(number of seeds where it does).",
-    check=exactly(S),
+    "(per-seed gap in points > 0 on all seeds).",
+    check=greater_than(0.0),
+    decide=holds_on_fraction(1.0),
     paper="InfoNCE > quadratic, std ≤ 1.21 points",
 )
 
@@ -210,9 +228,21 @@ paper = pd.DataFrame(
 summary.join(paper).rename_axis("MNIST analog (this run); poster numbers not re-run")
 
 # %%
-gap = acc[:S] - acc[S:]
-c_gap.measure(float(100 * gap.mean()))
-c_seeds.measure(int(np.sum(gap > 0)))
+gap = 100 * (acc[:S] - acc[S:])  # paired gap per seed, in points
+display(
+    pd.DataFrame(
+        {
+            "InfoNCE (%)": 100 * acc[:S],
+            "quadratic (%)": 100 * acc[S:],
+            "gap Δ_s (points)": gap,
+        },
+        index=pd.Index(seeds[:S], name="seed"),
+    ).round(2)
+)
+c_gap.measure_seeds(gap)
+c_seeds.measure_seeds(gap)
+run.glue("n-seeds-ahead", int(np.sum(gap > 0)))
+run.glue("gap-std", float(gap.std(ddof=1)))
 run.glue("acc-infonce", float(100 * acc[:S].mean()))
 run.glue("acc-quadratic", float(100 * acc[S:].mean()))
 run.glue("acc-init", float(100 * acc_init.mean()))
@@ -247,10 +277,10 @@ else:
 # ## What we learned
 #
 # * On MNIST, InfoNCE gives a linear-probe accuracy of {glue:text}`acc-infonce:.2f` % and the
-#   quadratic loss {glue:text}`acc-quadratic:.2f` % (mean over seeds): a difference of
-#   {glue:text}`poster-infonce-minus-quadratic:.2f` points, in the direction of the poster's table,
-#   with InfoNCE ahead in {glue:text}`poster-infonce-every-seed` of the {glue:text}`n-seeds`
-#   paired seeds. The committed `full` run (longer training, more seeds) gives
+#   quadratic loss {glue:text}`acc-quadratic:.2f` % (mean over seeds): a paired difference of
+#   {glue:text}`poster-infonce-minus-quadratic:.2f` points on average (standard deviation over
+#   seeds {glue:text}`gap-std:.2f`), with InfoNCE ahead in {glue:text}`n-seeds-ahead` of the
+#   {glue:text}`n-seeds` paired seeds; the claims table gives the verdicts of the two seed rules. The committed `full` run (longer training, more seeds) gives
 #   {glue:text}`full-acc-infonce:.2f` % vs {glue:text}`full-acc-quadratic:.2f` %.
 # * The gap is far smaller than on CIFAR-10 / STL-10 (14–16 points). MNIST is nearly linearly
 #   separable in pixel space (raw pixels: {glue:text}`acc-pixels:.2f` %; a *random* encoder:

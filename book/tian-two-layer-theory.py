@@ -37,6 +37,7 @@ n_samples: int | None = (
 n_init: int | None = (
     None  # random initializations per modulation strength (Theorem 6), None takes the profile's size
 )
+n_seeds: int | None = None  # independent data seeds (Lemma 5, Eq. 146 winners, Corollary 3)
 
 # %%
 import nlcl
@@ -48,6 +49,7 @@ run = nlcl.start(
         "activation": {"choices": ["relu", "leaky_relu", "quadratic", "monomial"], "paper": "relu"},
         "n_samples": {"range": [1000, 100_000_000], "ci": 100_000, "full": 1_000_000},
         "n_init": {"range": [10, 10_000_000], "ci": 1000, "full": 10_000},
+        "n_seeds": {"range": [2, 1000], "ci": 3, "full": 5},
     },
 )
 P = run.params
@@ -58,14 +60,27 @@ import numpy as np
 import torch
 
 from nlcl.core.activations import get_activation
-from nlcl.harness.claims import NotReproduced, at_least, at_most, is_true
+from nlcl.harness.claims import (
+    NotReproduced,
+    Revision,
+    at_least,
+    at_most,
+    between,
+    holds_on_fraction,
+    is_true,
+)
 from nlcl.tian.contrastive import infonce_alpha, split_views
 from nlcl.tian.tokens import make_token_worlds, sample_views
 from nlcl.tian.two_layer_theory import (
     binary_latent_tokens,
+    blowup_time,
+    blowup_winners,
+    corollary3_prediction,
     energy_two_layer,
+    eq147_solution,
     hidden_two_layer,
     lemma4_dynamics,
+    lemma5_decomposition,
     modulated_basin_fractions,
     theorem5_prediction,
     top_mode_velocity,
@@ -317,6 +332,92 @@ c_delta.measure(bool((pred["delta"] >= 0).all()))
 print("s (BNS):", pred["s"].numpy().round(3), " δ:", pred["delta"].numpy().round(4))
 
 # %% [markdown]
+# ## Lemma 5 and Fig. 6: the variance decomposition
+#
+# Under conditional independence (Assumption 2) the covariance of the gated inputs of all RFs splits
+# into a block-diagonal part and a rank-one part for $C = 2$ (Lemma 5, Eq. 120):
+# $\mathbb{V}[\tilde{\mathbf{x}}] = \mathrm{diag}_k[L_k] + p_0p_1\Delta\Delta^\top$, with
+# $L_k = \mathbb{E}_z\mathbb{V}[\tilde{\mathbf{x}}_k|z]$ and $\Delta = \mathbb{E}[\tilde{\mathbf{x}}|z=1] - \mathbb{E}[\tilde{\mathbf{x}}|z=0]$. By the
+# law of total variance the sample covariance differs from the right side exactly by the off-diagonal
+# blocks of the within-class covariance, which conditional independence makes zero in the population;
+# in a sample they are sampling noise. We take $K = 4$ RFs, $M = 2$ random filters per RF, the binary
+# model of Theorem 5, and $N$ from $10^3$ up to `n_samples`, over `n_seeds` data seeds. A control that can
+# fail: the same model plus one Gaussian vector (std 0.3) shared by all RFs of a sample, which breaks
+# Assumption 2.
+#
+# **Prediction and tolerance.** (a) The relative residual $\|\mathbb{V}[\tilde{\mathbf{x}}] - \mathrm{diag}_k[L_k] -
+# p_0p_1\Delta\Delta^\top\|_F/\|\mathbb{V}[\tilde{\mathbf{x}}]\|_F$ vanishes like sampling noise: its log-log slope in $N$
+# lies in $[-0.7, -0.3]$ (rate $N^{-1/2}$), on ≥ 80% of seeds. (b) A check that the test can fail: with
+# the shared vector the residual at the largest $N$ is ≥ 10 times the conditionally independent one.
+
+# %%
+c_l5 = run.expect(
+    "lemma5-residual-rate",
+    source="Tian 2023, Lemma 5 (Eq. 120) / Fig. 6",
+    statement="Log-log slope of the relative residual of Eq. 120 against N, per data seed.",
+    check=between(-0.7, -0.3),
+    decide=holds_on_fraction(0.8),
+    paper="exact in the population",
+    required=paper_setting,
+)
+c_l5c = run.expect(
+    "lemma5-control-fails",
+    kind="check",
+    source="Tian 2023, Lemma 5 / Assumption 2",
+    statement="Residual at the largest N with a vector shared by all RFs over the residual without (mean over seeds).",
+    check=at_least(10.0),
+    paper="(needs conditional independence)",
+)
+
+# %%
+n_grid5 = np.unique(np.geomspace(1000, P.n_samples, 5).astype(int))
+res5 = {"ci": np.zeros((P.n_seeds, len(n_grid5))), "shared": np.zeros((P.n_seeds, len(n_grid5)))}
+for s_ in range(P.n_seeds):
+    for kind, shared in (("ci", 0.0), ("shared", 0.3)):
+        g5 = torch.Generator().manual_seed(10_000 * (s_ + 1) + seed)
+        x5b, z5b = binary_latent_tokens(int(n_grid5[-1]), 4, 6, generator=g5, shared_noise=shared)
+        W5b = torch.randn(4, 2, 6, generator=g5)
+        for j, n in enumerate(n_grid5):
+            res5[kind][s_, j] = lemma5_decomposition(W5b, x5b[:n], z5b[:n], P.activation)["residual"]
+        if s_ == 0 and kind == "ci":
+            dec5 = lemma5_decomposition(W5b, x5b, z5b, P.activation)
+slopes5 = [float(np.polyfit(np.log(n_grid5), np.log(r), 1)[0]) for r in res5["ci"]]
+run.glue("lemma5-residual-largest", f"{res5['ci'][:, -1].mean():.1e}")
+
+fig, axes = plt.subplots(1, 5, figsize=(15, 3.0), gridspec_kw={"width_ratios": [1, 1, 1, 1, 1.4]})
+vmax = float(dec5["V"].abs().max())
+resid5 = dec5["V"] - dec5["L"] - dec5["between"]
+for ax, (name, mat) in zip(
+    axes[:4],
+    [
+        (r"$\mathbb{V}[\tilde{\mathbf{x}}]$", dec5["V"]),
+        (r"$\mathrm{diag}_k[L_k]$", dec5["L"]),
+        (r"$p_0p_1\Delta\Delta^\top$", dec5["between"]),
+        ("residual", resid5),
+    ],
+):
+    ax.imshow(mat.numpy(), cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    ax.set_title(name)
+    ax.set_xticks([])
+    ax.set_yticks([])
+ax = axes[4]
+for kind, lab in (("ci", "Assumption 2 holds"), ("shared", "shared vector (violated)")):
+    ax.loglog(n_grid5, res5[kind].mean(0), "o-", label=lab)
+ax.loglog(n_grid5, res5["ci"].mean(0)[0] * (n_grid5 / n_grid5[0]) ** -0.5, "k:", label=r"$N^{-1/2}$")
+ax.set_xlabel("samples $N$")
+ax.set_ylabel("relative residual of Eq. 120")
+ax.legend(fontsize="small")
+fig.suptitle(f"Lemma 5 / Fig. 6 (K = 4, M = 2, N = {n_grid5[-1]}; same color scale)")
+plt.show()
+
+c_l5.measure_seeds(slopes5)
+c_l5c.measure(float((res5["shared"][:, -1] / res5["ci"][:, -1]).mean()))
+
+# %% [markdown]
+# At the largest $N$ the residual is {glue:text}`lemma5-residual-largest` of $\|\mathbb{V}[\tilde{\mathbf{x}}]\|_F$ (mean
+# over seeds); the off-diagonal blocks of the sample covariance are sampling noise, as Lemma 5 says.
+
+# %% [markdown]
 # ## Theorem 6: modulation enlarges the attractive basin
 #
 # Take the structural form $A(\mathbf{w}) = \sum_l g(\mathbf{u}_l^\top\mathbf{w})\mathbf{u}_l\mathbf{u}_l^\top$ with
@@ -363,15 +464,173 @@ plt.show()
 
 # %% [markdown]
 # Without modulation the fraction is {glue:text}`theory-p0` (compare $1/d = 0.125$).
+
+# %% [markdown]
+# ## Eq. 146 and Fig. 7: finite-time blow-up, and the winner of Theorem 6
 #
+# In the basis $\{\mathbf{u}_l\}$ and without the normalization, each coordinate follows
+# $\dot y_l = (y_l + b_l)y_l$ with $b_l > 0$ (Eq. 146; $b_l = b + c$ for the modulated pattern), solved by
+# $y/(y+b) = y(0)/(y(0)+b)\,e^{bt}$ (Eq. 147). **Statements (Fig. 7):** $y = -b$ is stable and $y = 0$ unstable;
+# for $y(0) < 0$, $y(t) \to -b$; for $y(0) > 0$ the solution blows up at $t^* = \ln(1 + b/y(0))/b$ (Eq. 150).
+# Theorem 6's proof then names the winner of the *normalized* dynamics $l^* = \arg\min_l t_l^*$.
+#
+# **Predictions and tolerances.** (a) Integrating Eq. 146 numerically (`solve_ivp`, RK45, rtol $10^{-10}$,
+# stopped at $y = 10^8$) for $b \in \{0.5, 1.5, 2.5\}$ and $y(0) \in \{0.05, 0.2, 1, 3\}$, the blow-up time
+# matches $t^*$ to relative error $\le 10^{-3}$ (the stop at $10^8$ instead of ∞ costs $\approx 10^{-8}/b$). (b) For
+# $y(0) \in \{-0.05, -1, -2\}$ (above $-b$) and $-3$ (below $-b$, which also converges to $-b$ from
+# below), $|y(T) + b| \le 10^{-6}$ at $T = 40$. (c) In the normalized $d = 8$ dynamics of Theorem 6 ($b = 1.5$,
+# $c \in \{0, 0.5, 1\}$, `n_init`/2 initializations per c, `n_seeds` seeds), the coordinate the run converges to is
+# $\arg\min_l t_l^*$ computed from $\mathbf{w}(0)$: fraction $\ge 0.9$ of the runs, on ≥ 80% of seeds.
+
+# %%
+c_t146 = run.expect(
+    "eq146-blowup-time",
+    source="Tian 2023, Eq. 150 / Fig. 7",
+    statement="Largest relative error of the numerical blow-up time of Eq. 146 against t* = ln(1 + b/y(0))/b.",
+    check=at_most(1e-3),
+    paper="t* = ln(1 + b/y(0))/b",
+    required=paper_setting,
+)
+c_neg146 = run.expect(
+    "eq146-negative-converges",
+    source="Tian 2023, Eq. 146 / Fig. 7",
+    statement="Largest |y(T) + b| at T = 40 from y(0) < 0.",
+    check=at_most(1e-6),
+    paper="y → −b (stable critical point)",
+    required=paper_setting,
+)
+c_win = run.expect(
+    "thm6-winner-argmin-tstar",
+    source="Tian 2023, Theorem 6 proof (Eqs. 148-150)",
+    statement="Fraction of converged runs of the normalized dynamics whose limit is argmin_l t_l*, per seed.",
+    check=at_least(0.9),
+    decide=holds_on_fraction(0.8),
+    paper="l* = argmin_l t_l* is the winner",
+    required=paper_setting,
+    not_reproduced=NotReproduced(
+        "Observed in the first ci run of this claim: on every seed the rule names the limit of the "
+        "normalized dynamics in about 88 % of the runs, not ≥ 90 %. Eq. 148 compares y_l/y_l' of the "
+        "unnormalized Eq. 146, but the normalized flow feeds the normalized ŷ_l into g(·), so the blow-up "
+        "times of Eq. 150 rank the coordinates only approximately; the misses are runs whose two smallest "
+        "t_l* are close (glued thm6-winner-close-misses). The first full-profile run (5 seeds, 5000 "
+        "initializations per c) gave the same: 0.874 on average, below 0.9 on every seed.",
+        profiles=("ci", "full"),
+        expected=lambda m: 0.7 <= m < 0.9,
+        evidence="the per-seed fractions in the claim record; glued thm6-winner-close-misses",
+    ),
+)
+
+# %%
+from scipy.integrate import solve_ivp  # noqa: E402
+
+
+def blow(t, y):
+    """Event: y reaches 1e8 (the blow-up, stopped at a finite value)."""
+    return y[0] - 1e8
+
+
+blow.terminal = True
+b_grid, y_pos, y_neg = [0.5, 1.5, 2.5], [0.05, 0.2, 1.0, 3.0], [-0.05, -1.0, -2.0, -3.0]
+err146, neg146, curves146 = [], [], {}
+for b in b_grid:
+    for y0 in y_pos:
+        sol = solve_ivp(
+            lambda t, y, b=b: (y + b) * y,
+            (0, 100),
+            [y0],
+            events=blow,
+            rtol=1e-10,
+            atol=1e-12,
+            dense_output=True,
+        )
+        t_num = float(sol.t_events[0][0])
+        err146.append(abs(t_num - float(blowup_time(y0, b))) / float(blowup_time(y0, b)))
+        if b == 1.5:
+            curves146[y0] = sol
+    for y0 in y_neg:
+        sol = solve_ivp(
+            lambda t, y, b=b: (y + b) * y, (0, 40), [y0], rtol=1e-10, atol=1e-12, dense_output=True
+        )
+        neg146.append(abs(sol.y[0, -1] + b))
+        if b == 1.5:
+            curves146[y0] = sol
+t_chk = np.linspace(0, 0.9 * float(blowup_time(0.2, 1.5)), 50)
+y_chk = eq147_solution(0.2, 1.5, t_chk)
+run.glue(
+    "eq146-closed-form-vs-ode",
+    f"{np.abs(y_chk - curves146[0.2].sol(t_chk)[0]).max() / np.abs(y_chk).max():.1e}",
+)
+
+win_frac, miss_close = [], []
+for s_ in range(P.n_seeds):
+    agree, total = 0, 0
+    for cc in (0.0, 0.5, 1.0):
+        pred_w, act_w = blowup_winners(8, cc, b=1.5, n_init=max(P.n_init // 2, 10), seed=1000 * s_ + 7 + seed)
+        ok = act_w >= 0
+        agree += int((pred_w[ok] == act_w[ok]).sum())
+        total += int(ok.sum())
+        # how close were the two smallest t* in the runs the rule missed? (the same initializations)
+        w0_ = np.random.default_rng(1000 * s_ + 7 + seed).standard_normal((max(P.n_init // 2, 10), 8))
+        w0_ /= np.linalg.norm(w0_, axis=1, keepdims=True)
+        bl_ = np.full(8, 1.5)
+        bl_[0] += cc
+        ts_ = np.sort(blowup_time(w0_, bl_[None, :]), axis=1)
+        miss = ok & (pred_w != act_w)
+        miss_close += list(ts_[miss, 1] / ts_[miss, 0])
+    win_frac.append(agree / total)
+run.glue("thm6-winner-close-misses", f"{np.median(miss_close):.2f}" if miss_close else "n/a")
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
+yy = np.linspace(-3, 1.5, 200)
+ax1.plot(yy, (yy + 1.5) * yy, "k")
+ax1.axhline(0, color="0.7", lw=0.8)
+ax1.plot([-1.5], [0], "o", color="C2", label="stable $y = -b$")
+ax1.plot([0], [0], "o", mfc="w", color="C3", label="unstable $y = 0$")
+ax1.set_xlabel("$y_l$")
+ax1.set_ylabel(r"$\dot y_l = (y_l + b_l) y_l$")
+ax1.set_title("Eq. 146, $b_l$ = 1.5")
+ax1.legend(fontsize="small")
+for y0, sol in curves146.items():
+    ax2.plot(sol.t, np.clip(sol.y[0], -4, 20), label=f"$y(0)$ = {y0:g}")
+    if y0 > 0:
+        ax2.axvline(float(blowup_time(y0, 1.5)), color="0.6", ls=":", lw=0.8)
+ax2.set_xlim(0, 6)
+ax2.set_ylim(-4, 20)
+ax2.set_xlabel("$t$ (dotted: $t^*$ of Eq. 150)")
+ax2.set_ylabel("$y_l(t)$")
+ax2.set_title("Fig. 7: blow-up for $y(0) > 0$, convergence to $-b$ otherwise")
+ax2.legend(fontsize="x-small", ncol=2)
+plt.show()
+
+c_t146.measure(float(max(err146)))
+c_neg146.measure(float(max(neg146)))
+c_win.measure_seeds(win_frac)
+
+# %% [markdown]
+# The closed form (Eq. 147) and the integrated trajectory agree to {glue:text}`eq146-closed-form-vs-ode` (relative) up to
+# $0.9\,t^*$. The rule "the first coordinate to blow up wins" is a heuristic for the normalized dynamics:
+# the normalization feeds $\hat y_l$, not $y_l$, into $g$, so the ratio argument of Eq. 148 holds only
+# approximately; `thm6-winner-argmin-tstar` measures how often it names the right winner. In the runs it
+# misses, the second smallest $t_l^*$ is only a factor {glue:text}`thm6-winner-close-misses` (median) above the smallest.
+
+# %% [markdown]
 # ## Corollary 3 (App. D): BatchNorm equalizes the receptive fields
 #
 # Scale the $K=4$ RFs of the binary model by $0.1, 1, 3, 10$. Without BatchNorm the conditional
 # variances $d_k = \mathbf{w}_k^\top L_k\mathbf{w}_k$ (Eq. 135) differ by the squared scales; with
 # BatchNorm, $d_k^{bn} = d_k/\sigma_k^2 = 1/(1 + p_0p_1(b_k/\sqrt{d_k})^2)$ is scale-free. **Predictions:**
 # (i) $\max_k d_k/\min_k d_k \ge 100$ but $\max_k d^{bn}_k/\min_k d^{bn}_k \le 3$; (ii) the slowest
-# RF's speed $\|\dot{\mathbf{w}}_k\|$ relative to the fastest is $\le 0.01$ without BatchNorm and
-# $\ge 0.1$ with mean-backprop BatchNorm (Def. 5), both by autograd.
+# RF's speed $\|\dot{\mathbf{w}}_k\|$ relative to the fastest is $\le 0.01$ without BatchNorm (autograd);
+# (iii) with BatchNorm the factor that App. D blames for the slowdown, $\lambda^{bn} - d_k^{bn}$ (in both
+# $(s_k^{bn})^2$ and $\delta_k^{bn}$), "becomes almost constant across different receptive fields": its
+# largest over its smallest value across RFs is $\le 3$ (the tolerance of (i)).
+#
+# The earlier version of (iii) asked the BN *speeds* $\|\dot{\mathbf{w}}_k\|$ to be within a factor 10; they are
+# not (the ratio is glued as `cor3-bn-speed-ratio` below), because the speed also carries $s_k^{bn} \propto
+# b_k^{bn}/(\lambda^{bn} - d_k^{bn})$: an RF whose filter separates the classes poorly ($b_k/\sqrt{d_k}$ small)
+# moves slowly with or without BN, at any input scale. App. D does not claim equal speeds, only that the
+# *scale* no longer slows an RF down (claims `cor3-no-bn-slow` and `cor3-bn-scale-free`) and that
+# $\lambda^{bn} - d_k^{bn}$ is nearly constant; the claim now tests that statement (a revision, recorded).
 
 # %%
 c_dbn = run.expect(
@@ -392,20 +651,21 @@ c_slow = run.expect(
 )
 c_fast = run.expect(
     "cor3-bn-not-slow",
-    source="Tian 2023, App. D / Lemma 6",
-    statement="mean-backprop BN: slowest/fastest RF speed ‖ẇ_k‖.",
-    check=at_least(0.1),
-    paper="BN removes the slowdown",
+    source="Tian 2023, App. D (Remarks after Corollary 3)",
+    statement="mean-backprop BN: max_k (λ^bn − d_k^bn) / min_k (λ^bn − d_k^bn) across RFs (closed form, Eqs. 175-179).",
+    check=at_most(3.0),
+    paper="λ^bn − d_k^bn almost constant across RFs",
     required=paper_setting,
-    not_reproduced=NotReproduced(
-        "Our tolerance assumed BN would leave the RFs at comparable speeds; it leaves them at the "
-        "speeds they have at unit scale (claim cor3-bn-scale-free), and those differ by the RFs' "
-        "discriminability b_k/sqrt(d_k) through s_k² (Eq. 139), independently of the scales: the "
-        "unit-scale ratio without BN is glued below as cor3-baseline-ratio. What BN removes is the "
-        "factor of the scales (ratio without BN, claim cor3-no-bn-slow).",
-        profiles=("ci",),
-        evidence="glued cor3-baseline-ratio (the unit-scale ratio without BN) and claim cor3-bn-scale-free",
-    ),
+    revised=[
+        Revision(
+            from_="slowest/fastest BN speed ‖ẇ_k‖ ≥ 0.1",
+            to="max/min (λ^bn − d_k^bn) ≤ 3",
+            reason="the speed ratio (0.072 at seed 0) mixes in each RF's discriminability b_k/√d_k, which App. D "
+            "does not claim to equalize (the unit-scale ratio without BN, 0.001, is as small); the "
+            "paper's statement is about λ^bn − d_k^bn, and the threshold is that of cor3-dbn-uniform",
+            date="2026-11-25",
+        )
+    ],
 )
 c_free = run.expect(
     "cor3-bn-scale-free",
@@ -418,8 +678,9 @@ c_free = run.expect(
         "BatchNorm's ε = 1e-5 (torch's default, used by the paper's code) is not negligible against "
         "the batch variance of the 0.1-scaled RF (about 6e-4): σ_k² + ε breaks the exact scale "
         "invariance of Corollary 3, which assumes ε = 0. With ε = 1e-12 the same difference is "
-        "glued below as cor3-scale-free-eps0 (round-off level).",
-        profiles=("ci",),
+        "glued below as cor3-scale-free-eps0 (round-off level). Observed in ci and in the first full run "
+        "(0.062 with n_samples = 1000000).",
+        profiles=("ci", "full"),
         evidence="glued cor3-scale-free-eps0 (the same difference with ε = 1e-12)",
     ),
 )
@@ -437,7 +698,12 @@ c_dbn.measure(round(ratio_dbn, 3))
 speed_plain = top_mode_velocity(Ws, xs, P.activation)[0].norm(dim=-1)
 speed_bn = top_mode_velocity(Ws, xs, P.activation, bn=(True, False))[0].norm(dim=-1)
 c_slow.measure(float(f"{(speed_plain.min() / speed_plain.max()).item():.3g}"))
-c_fast.measure(round(float(speed_bn.min() / speed_bn.max()), 3))
+run.glue("cor3-bn-speed-ratio", round(float(speed_bn.min() / speed_bn.max()), 3))
+pr_bn = corollary3_prediction(Ws, xs, zs, P.activation, eps=1e-5)
+gap_bn = pr_bn["lam"] - pr_bn["d"]
+gap_plain = pr["lam"] - pr["d"]
+c_fast.measure(round(float(gap_bn.max() / gap_bn.min()), 3))
+run.glue("cor3-no-bn-gap-ratio", f"{float(gap_plain.max() / gap_plain.min()):.3g}")
 x_unit = xs / torch.as_tensor(scales)[None, :, None]
 speed_bn_unit = top_mode_velocity(Ws, x_unit, P.activation, bn=(True, False))[0].norm(dim=-1)
 speed_unit = top_mode_velocity(Ws, x_unit, P.activation)[0].norm(dim=-1)
@@ -471,11 +737,90 @@ plt.show()
 
 # %% [markdown]
 # Without BatchNorm the $d_k$ span a factor {glue:text}`cor3-d-ratio`. At unit scales and without
-# BatchNorm, the slowest RF moves at {glue:text}`cor3-baseline-ratio` of the fastest: this spread,
-# set by how discriminative each RF's filter is, is what remains with BatchNorm. With a BatchNorm
+# BatchNorm, the slowest RF moves at {glue:text}`cor3-baseline-ratio` of the fastest, and with BatchNorm at
+# {glue:text}`cor3-bn-speed-ratio`: this spread, set by how discriminative each RF's filter is, is what remains
+# with BatchNorm. The factor App. D is about, $\lambda - d_k$, spans {glue:text}`cor3-no-bn-gap-ratio` without
+# BatchNorm (claim `cor3-bn-not-slow` gives its spread with BatchNorm). With a BatchNorm
 # $\epsilon$ of $10^{-12}$ instead of $10^{-5}$, the BN speeds on scaled and unit-scale inputs differ by
 # {glue:text}`cor3-scale-free-eps0` (relative): the scale invariance of Corollary 3 is exact up to $\epsilon$.
 #
+# ### Corollary 3 (1)-(3) in closed form against the experiment
+#
+# The App. D experiment: the scaled binary model, BatchNorm right after $\mathbf{f}$ with its moments
+# pooled over all $2N$ samples of the batch (Eqs. 164-165; here without augmentation the two views
+# coincide, so the $2N$ rows are the $N$ samples twice and pooling equals the per-view moments), mean-backprop
+# (Def. 5), $\epsilon = 10^{-5}$ as in torch (the closed form uses the same $\sigma_k^2 + \epsilon$), `n_seeds` data
+# seeds of `n_samples` samples. The closed form (`corollary3_prediction`): $A_k^{bn}$, $d_k^{bn}$, $\Delta_k^{bn}$
+# of Eqs. 175-177 from conditional sample moments, $\lambda^{bn}$ from the secular equation of
+# $D^{bn} + p_0p_1\mathbf{b}^{bn}\mathbf{b}^{bn\top}$ (Lemma 5), $\mathbf{s}^{bn}$ and $\delta_k^{bn}$ of part (2) and Eq. 179. The
+# experiment: the top eigenpair of the sample $\mathbb{V}[\mathbf{f}_1^{bn}]$ and autograd's $P^\perp\partial\mathcal{E}/\partial\mathbf{w}_k$
+# through the BatchNorm layer (`top_mode_velocity`).
+#
+# **Predictions and tolerances** (each on ≥ 80% of seeds). (1) $\lambda^{bn}_{\text{sample}} - \max_k d_k^{bn} \ge 0$.
+# (2) $|\cos(\mathbf{s}^{bn}, \text{top eigenvector of } \mathbb{V}[\mathbf{f}_1^{bn}])| \ge 0.999$ (the tolerance of
+# `thm5-bns-eigenvector`). (3) $\|\dot{\mathbf{w}}_{\text{Eq. 178}} - \dot{\mathbf{w}}_{\text{autograd}}\|/\|\dot{\mathbf{w}}_{\text{autograd}}\| \le 0.05$
+# (the tolerance of `thm5-matches-autograd`).
+
+# %%
+c_c31 = run.expect(
+    "cor3-part1-lambda",
+    source="Tian 2023, Corollary 3 (1)",
+    statement="λ^bn (top eigenvalue of the sample V[f_1^bn]) − max_k d_k^bn, per seed.",
+    check=at_least(0.0),
+    decide=holds_on_fraction(0.8),
+    paper="λ^bn ≥ max_k d_k^bn",
+    required=paper_setting,
+)
+c_c32 = run.expect(
+    "cor3-part2-eigenvector",
+    source="Tian 2023, Corollary 3 (2)",
+    statement="|cos| between the closed-form s^bn and the top eigenvector of the sample V[f_1^bn], per seed.",
+    check=at_least(0.999),
+    decide=holds_on_fraction(0.8),
+    paper="s^bn ∝ w_kᵀΔ_k^bn / (λ^bn − d_k^bn)",
+    required=paper_setting,
+    not_reproduced=NotReproduced(
+        "Observed in the first ci run of this claim (n_samples = 100000): two of three seeds agree to "
+        "|cos| ≥ 0.9998, the third reaches 0.995. That seed has the smallest eigengap λ^bn − max_k d_k^bn "
+        "(part 1, 0.04 against 0.2 for the others), where the top eigenvector of the sample V[f_1^bn] is most "
+        "sensitive to the O(N^(-1/2)) cross-RF covariances that Lemma 5 sets to zero.",
+        profiles=("ci",),
+        setting={"n_samples": 100_000},
+        expected=lambda m: m >= 0.99,
+        evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 2 side by side)",
+    ),
+)
+c_c33 = run.expect(
+    "cor3-part3-dynamics",
+    source="Tian 2023, Corollary 3 (3), Eqs. 178-179",
+    statement="‖ẇ(Eq. 178) − ẇ(autograd, mean-backprop BN)‖ / ‖ẇ(autograd)‖, per seed.",
+    check=at_most(0.05),
+    decide=holds_on_fraction(0.8),
+    paper="equality (population)",
+    required=paper_setting,
+)
+
+# %%
+from nlcl.tian.rf_network import batch_norm  # noqa: E402
+
+c3 = {"p1": [], "p2": [], "p3": []}
+for s_ in range(P.n_seeds):
+    g3 = torch.Generator().manual_seed(20_000 * (s_ + 1) + seed)
+    x3, z3 = binary_latent_tokens(P.n_samples, 4, 6, generator=g3, scales=scales)
+    W3 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g3), dim=-1)
+    cf = corollary3_prediction(W3, x3, z3, P.activation, eps=1e-5)
+    fbn = batch_norm(hidden_two_layer(W3, x3, P.activation), True, False, 1e-5)
+    lam_s, vec_s = torch.linalg.eigh(torch.cov(fbn.T, correction=0))
+    auto3, _ = top_mode_velocity(W3, x3, P.activation, bn=(True, False, 1e-5))
+    c3["p1"].append(float(lam_s[-1] - cf["d"].max()))
+    c3["p2"].append(float((cf["s"] @ vec_s[:, -1]).abs()))
+    c3["p3"].append(float((cf["wdot"] - auto3).norm() / auto3.norm()))
+print({k: np.round(v, 4).tolist() for k, v in c3.items()})
+c_c31.measure_seeds(c3["p1"])
+c_c32.measure_seeds(c3["p2"])
+c_c33.measure_seeds(c3["p3"])
+
+# %% [markdown]
 # ## Summary
 #
 # The closed-form two-layer dynamics of Lemma 4 agree with autograd to round-off; the linear
@@ -485,6 +830,15 @@ plt.show()
 # conditional-independence model, with non-negative modulation; modulation enlarges the basin of
 # the modulated pattern (Theorem 6); BatchNorm makes the effective RF variances uniform and removes
 # the slowdown of weak RFs (App. D). The claims table below lists the measured values.
+#
+# Lemma 5's decomposition holds up to sampling noise (the residual falls like $N^{-1/2}$: mean slope
+# {glue:text}`lemma5-residual-rate:.2f`) and fails, as it should, when conditional independence is broken.
+# Eq. 146 blows up at the $t^*$ of Eq. 150 (relative error {glue:text}`eq146-blowup-time:.1e`) and converges to
+# $-b$ from negative starts; the rule "argmin $t^*$ wins" names the limit of the normalized dynamics in a
+# fraction {glue:text}`thm6-winner-argmin-tstar:.2f` of the runs. Corollary 3's closed form with BatchNorm moments
+# pooled over the batch matches the sample eigenvector (mean $|\cos|$ {glue:text}`cor3-part2-eigenvector:.4f`) and
+# autograd (mean relative error {glue:text}`cor3-part3-dynamics:.3f`), and $\lambda^{bn} - d_k^{bn}$ varies by a factor
+# {glue:text}`cor3-bn-not-slow:.2f` across RFs.
 #
 # **What's next.** {doc}`tian-tokens` trains these networks on the paper's token task and checks
 # the consequences at the paper's scale.

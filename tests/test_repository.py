@@ -273,3 +273,17 @@ def test_ruff_lint_and_format_are_clean():
     assert lint.returncode == 0, f"ruff check found problems (run `ruff check --fix`):\n{lint.stdout[-3000:]}"
     fmt = subprocess.run([ruff, "format", "--check", *targets], cwd=ROOT, capture_output=True, text=True)
     assert fmt.returncode == 0, f"files need `ruff format`:\n{fmt.stdout[-3000:]}"
+
+
+def test_committed_full_profile_records_are_current():
+    """Each paper-scale record (results/claims-full/) was run with today's chapter source.
+
+    A chapter edited after its full run must be re-run at paper scale (``nlcl run CHAPTER --profile
+    full`` then ``python -m nlcl.harness.paper_scale CHAPTER``) or its record removed.
+    """
+    from nlcl.harness import paper_scale
+
+    stale = paper_scale.stale_records(ROOT / "results" / "claims-full", ROOT)
+    assert not stale, "stale paper-scale records:\n" + "\n".join(
+        f"  {c}: {w}" for c, w in sorted(stale.items())
+    )

@@ -215,21 +215,36 @@ def kernel_output_dynamics(
 
 
 def train_network_outputs(
-    P: Any, B: torch.Tensor, W: torch.Tensor, A: torch.Tensor, *, lr: float, steps: int, record_every: int = 1
-) -> tuple[np.ndarray, torch.Tensor]:
+    P: Any,
+    B: torch.Tensor,
+    W: torch.Tensor,
+    A: torch.Tensor,
+    *,
+    lr: float,
+    steps: int,
+    record_every: int = 1,
+    on_nonfinite: str = "raise",
+) -> tuple[np.ndarray, torch.Tensor] | tuple[np.ndarray, torch.Tensor, np.ndarray]:
     """Full-batch gradient descent on L = Σ_l u_lᵀBu_l for every network; the outputs on P over time.
 
     The finite-width dynamics of Esser et al. (2024), Eqs. 4-5 (here driven by the parameter
     gradient, computed in closed form).  P (2n, d) are the points of :func:`ssl_quadratic_form`.
     Returns the recorded steps and the outputs (T, S, 2n, z).
 
+    The unconstrained SSL losses are unbounded below: a narrow network that leaves the lazy regime
+    can blow up in finite time (its outputs overflow; the blow-up time does not depend on the step
+    size, so it is the gradient flow's, not a discretisation artefact).  ``on_nonfinite="raise"``
+    (default) raises; ``on_nonfinite="mark"`` records it instead: the outputs are checked at every
+    step, a network whose outputs are no longer finite stops training, its recorded outputs are
+    +inf from then on, and a third array ``diverged_at`` (S,) gives the step at which each network
+    diverged (−1: never).  The other networks are unaffected (every network is trained separately).
+
     Raises
     ------
     ParameterError
-        On bad shapes.
+        On bad shapes or ``on_nonfinite``.
     NonFiniteError
-        When an output becomes non-finite (the unconstrained SSL losses are unbounded below; a
-        narrow network can blow up within the horizon: lower ``lr``·``steps``).
+        When an output becomes non-finite and ``on_nonfinite="raise"`` (lower ``lr``·``steps``).
 
     Chapter ``book/esser-collapse.py``.
     """
@@ -238,6 +253,7 @@ def train_network_outputs(
         nonneg_int("steps", steps),
         positive_int("record_every", record_every),
     )
+    choice("on_nonfinite", on_nonfinite, ("raise", "mark"))
     W, A = _weights(W, A)
     W, A = W.clone(), A.clone()
     P = _points("P", P).to(W.dtype)
@@ -254,21 +270,39 @@ def train_network_outputs(
 
     _, _, u = outputs()
     rec_t, rec_u = [0], [u.clone()]
+    if on_nonfinite == "mark":
+        diverged_at = np.full(W.shape[0], -1)
+        alive = torch.ones(W.shape[0], dtype=torch.bool)
     for t in range(1, steps + 1):
         pre, act, u = outputs()
+        if on_nonfinite == "mark" and t > 1:  # u after step t − 1
+            bad = alive & ~torch.isfinite(u).flatten(1).all(1)
+            if bool(bad.any()):
+                diverged_at[bad.numpy()] = t - 1
+                alive &= ~bad
         g_u = 2 * Bs @ u  # dL/du
         g_A = act.transpose(-1, -2) @ g_u / root_h
         g_pre = (g_u @ A.transpose(-1, -2)) * (pre > 0) / root_h
+        if on_nonfinite == "mark" and not bool(alive.all()):
+            keep = alive.to(W.dtype)[:, None, None]
+            g_pre, g_A = torch.nan_to_num(g_pre) * keep, torch.nan_to_num(g_A) * keep
         W -= lr * g_pre.transpose(-1, -2) @ P
         A -= lr * g_A
         if t % record_every == 0 or t == steps:
             u = outputs()[2]
-            if not bool(torch.isfinite(u).all()):
+            if on_nonfinite == "mark":
+                bad = alive & ~torch.isfinite(u).flatten(1).all(1)
+                diverged_at[bad.numpy()] = t
+                alive &= ~bad
+                u = torch.where(alive[:, None, None], u, torch.full_like(u, float("inf")))
+            elif not bool(torch.isfinite(u).all()):
                 raise NonFiniteError(
                     f"the network outputs became non-finite at step {t}; lower lr={lr} or steps={steps}"
                 )
             rec_t.append(t)
             rec_u.append(u.clone())
+    if on_nonfinite == "mark":
+        return np.asarray(rec_t), torch.stack(rec_u), diverged_at
     return np.asarray(rec_t), torch.stack(rec_u)
 
 
@@ -312,8 +346,10 @@ def lemma1_sweep(
     ``seed + h``) are trained by :func:`train_network_outputs`; the kernel prediction
     (:func:`kernel_output_dynamics` with K = :func:`relu_ntk` (P, P)) starts from the same outputs.
     Returns two tables: ``kernel`` (h, init, off, diag) from :func:`ntk_block_statistics`, and
-    ``dynamics`` (h, init, step, error, norm) with error = ‖u_net − u_kernel‖_F/‖u_kernel‖_F and
-    norm = ‖u_kernel‖_F/‖u_kernel(0)‖_F at each recorded step.  Esser et al. (2024), Lemma 1 and
+    ``dynamics`` (h, init, step, error, norm, diverged) with error = ‖u_net − u_kernel‖_F/‖u_kernel‖_F
+    and norm = ‖u_kernel‖_F/‖u_kernel(0)‖_F at each recorded step.  A network whose outputs blow up
+    (``on_nonfinite="mark"`` of :func:`train_network_outputs`) is kept, never dropped: its error is
+    +inf from the recorded step at which it diverged, and ``diverged`` is true on all its rows.  Esser et al. (2024), Lemma 1 and
     Eqs. 4-5; chapter ``book/esser-collapse.py``.
     """
     P = _points("P", P)
@@ -328,15 +364,27 @@ def lemma1_sweep(
         off, diag = ntk_block_statistics(empirical_ntk(P, P, W, A), K)
         for s in range(n_init):
             kernel_rows.append(dict(h=h, init=s, off=float(off[s]), diag=float(diag[s])))
-        t_net, u_net = train_network_outputs(P, B, W, A, lr=lr, steps=steps, record_every=record_every)
+        t_net, u_net, diverged_at = train_network_outputs(
+            P, B, W, A, lr=lr, steps=steps, record_every=record_every, on_nonfinite="mark"
+        )
         _, u_ker = kernel_output_dynamics(
             K, B, u_net[0].to(torch.float64), lr=lr, steps=steps, record_every=record_every
         )
         err = torch.linalg.matrix_norm(u_net.to(torch.float64) - u_ker) / torch.linalg.matrix_norm(u_ker)
+        err = torch.nan_to_num(
+            err, nan=float("inf"), posinf=float("inf")
+        )  # a diverged network is infinitely far
         growth = torch.linalg.matrix_norm(u_ker) / torch.linalg.matrix_norm(u_ker[0])
         for i, t in enumerate(t_net):
             for s in range(n_init):
                 dyn_rows.append(
-                    dict(h=h, init=s, step=int(t), error=float(err[i, s]), norm=float(growth[i, s]))
+                    dict(
+                        h=h,
+                        init=s,
+                        step=int(t),
+                        error=float(err[i, s]),
+                        norm=float(growth[i, s]),
+                        diverged=bool(diverged_at[s] >= 0),
+                    )
                 )
     return pd.DataFrame(kernel_rows), pd.DataFrame(dyn_rows)

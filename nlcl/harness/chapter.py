@@ -261,10 +261,21 @@ class Run:
             device=self.device_name,
             commit=self.commit,
             chapter=self.chapter,
+            chapter_sha256=self._source_sha256(),
             seed=self.seed,
             run_id=self.run_id,
             wall_time_s=round(self.wall_time, 2),
         )
+
+    def _source_sha256(self) -> str | None:
+        """The hash the runner wrote for the executed source, else that of ``book/<chapter>.py``."""
+        written = self.run_dir / provenance.SOURCE_HASH_FILE
+        if written.is_file():
+            return written.read_text().strip() or None
+        try:
+            return provenance.chapter_sha256(self.chapter)
+        except FileNotFoundError:
+            return None
 
     def finish(self) -> None:
         """Show provenance and the claims table; raise :class:`ClaimsFailed` if a required claim failed.

@@ -71,15 +71,20 @@ class ChapterNotFound(ParameterError):
     """The requested chapter is not in the book; the message lists the available chapters."""
 
 
-def _kernel_manager_class(log_path: Path):
-    """A kernel manager whose kernel process writes its own stderr (jupyter's logging, e.g. a
-    traceback when the kernel is torn down on Ctrl-C) to ``log_path`` instead of the terminal.
-    Cell output (prints, warnings) is unaffected: it travels through the kernel's messages."""
+def _kernel_manager_class(log_path: Path, cwd: Path):
+    """A kernel manager whose kernel process starts in ``cwd`` and writes its own stderr (jupyter's
+    logging, e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path`` instead of
+    the terminal. Cell output (prints, warnings) is unaffected: it travels through the kernel's
+    messages. The working directory is given to the kernel process only: papermill's own ``cwd=``
+    changes the directory of this whole process, which races when ``nlcl book --jobs 2`` executes
+    two chapters in threads (one thread restores the other's directory, and the caller is left in
+    the book's root)."""
     from jupyter_client.manager import AsyncKernelManager
 
     class _KernelManager(AsyncKernelManager):
         async def start_kernel(self, **kw: Any) -> None:
             kw.setdefault("stderr", open(log_path, "ab"))  # noqa: SIM115 (the kernel holds it)
+            kw.setdefault("cwd", str(cwd))
             await super().start_kernel(**kw)
 
     return _KernelManager
@@ -129,12 +134,13 @@ def resolve_chapter(name: str, root: Path | None = None) -> Path:
     """A chapter id (``tian-fig8-landscape``), a TOC entry (``book/…``) or a path to a ``.py`` chapter."""
     root = root or provenance.repo_root()
     available = chapters(root)
-    stem = Path(name).stem if name.endswith(".py") else Path(name).name
-    if stem in available:
-        return available[stem]
     candidate = Path(name)
     if candidate.suffix == ".py" and candidate.is_file():
+        # an existing file is that file, even when a book chapter has the same name (a modified copy)
         return candidate.resolve()
+    stem = candidate.stem if name.endswith(".py") else candidate.name
+    if stem in available:
+        return available[stem]
     listed = "\n  ".join(available) or "(none)"
     raise ChapterNotFound(f"unknown chapter {name!r}; available chapters:\n  {listed}")
 
@@ -336,6 +342,8 @@ def run_chapter(
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True)
     out = out or run_dir / "notebook.ipynb"
+    # the source that runs (a modified copy outside book/ included), for the provenance record
+    (run_dir / provenance.SOURCE_HASH_FILE).write_text(provenance.file_sha256(path) + "\n")
     if echo is not None:
         echo(f"nlcl run: {path.stem}: run folder {run_dir}")
     t0 = time.perf_counter()
@@ -366,13 +374,12 @@ def run_chapter(
                 str(out),
                 parameters=injected,
                 kernel_name=kernel,
-                cwd=str(root),
                 progress_bar=progress_bar,
                 log_output=log_output,
                 # papermill fails a cell whose output arrives more than 4 s after it finished;
                 # on a loaded machine that happens to healthy cells
                 iopub_timeout=IOPUB_TIMEOUT_S,
-                kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log"),
+                kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log", root),
             )
         except pm.PapermillExecutionError as exc:
             if exc.ename == "KeyboardInterrupt":

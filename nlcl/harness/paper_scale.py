@@ -15,7 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FULL_DIR", "save_full_record", "load_full_records", "latest_full_run", "main"]
+__all__ = [
+    "FULL_DIR",
+    "save_full_record",
+    "load_full_records",
+    "latest_full_run",
+    "stale_records",
+    "main",
+]
 
 FULL_DIR = Path("results") / "claims-full"
 
@@ -42,6 +49,7 @@ def save_full_record(
         "device": prov.get("device"),
         "wall_time_s": prov.get("wall_time_s"),
         "parameters": prov.get("parameters"),
+        "chapter_sha256": prov.get("chapter_sha256"),
         "claims": claims,
     }
     destination = Path(destination)
@@ -59,6 +67,29 @@ def load_full_records(directory: Path) -> dict[str, dict[str, Any]]:
             raise ValueError(f"{path}: expected a paper-scale record with a 'claims' list")
         data["artifact"] = f"{FULL_DIR / path.name}"
         out[data["chapter"]] = data
+    return out
+
+
+def stale_records(directory: Path, root: Path | None = None) -> dict[str, str]:
+    """Committed records that no longer describe the chapter: chapter → reason.
+
+    A record is current when the SHA-256 of ``book/<chapter>.py`` it was run with
+    (``chapter_sha256``, from the run's provenance) equals that of today's file; a record without
+    the hash, or of a chapter that no longer exists, is stale too. Refresh one with
+    ``nlcl run CHAPTER --profile full`` and ``python -m nlcl.harness.paper_scale CHAPTER``.
+    """
+    from nlcl.harness import provenance
+
+    out = {}
+    for chapter, rec in load_full_records(directory).items():
+        now = provenance.chapter_sha256(chapter, root)
+        then = rec.get("chapter_sha256")
+        if now is None:
+            out[chapter] = f"book/{chapter}.py no longer exists"
+        elif then is None:
+            out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
+        elif then != now:
+            out[chapter] = f"book/{chapter}.py changed since the run (commit {rec.get('commit')})"
     return out
 
 
@@ -86,12 +117,25 @@ def latest_full_run(chapter: str, root: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """``python -m nlcl.harness.paper_scale CHAPTER [--run FOLDER | --build FOLDER]``: commit-ready full record."""
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("chapter")
+    parser.add_argument("chapter", nargs="?", help="chapter id (omit with --check)")
+    parser.add_argument(
+        "--check", action="store_true", help="list the committed records whose chapter changed since"
+    )
     parser.add_argument("--run", default=None, help="run folder of the full run (default: the newest one)")
     parser.add_argument("--build", default=None, help="or: the build folder of a full book build")
     parser.add_argument("--out", default=str(FULL_DIR))
     args = parser.parse_args(argv)
     from nlcl.harness import provenance
+
+    if args.check:
+        stale = stale_records(Path(args.out))
+        for chapter, why in sorted(stale.items()):
+            print(f"stale: {args.out}/{chapter}.json: {why}")
+        if not stale:
+            print(f"{args.out}: every record is current")
+        return 1 if stale else 0
+    if not args.chapter:
+        parser.error("give a chapter (or --check)")
 
     if args.build:
         build = Path(args.build) if args.build else provenance.build_dir()

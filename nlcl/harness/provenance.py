@@ -13,7 +13,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-__all__ = ["repo_root", "build_dir", "git_commit", "library_versions", "collect"]
+__all__ = [
+    "repo_root",
+    "build_dir",
+    "git_commit",
+    "library_versions",
+    "file_sha256",
+    "chapter_sha256",
+    "SOURCE_HASH_FILE",
+    "collect",
+]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 LIBRARIES = ("nlcl", "numpy", "scipy", "torch", "pandas", "scikit-learn", "matplotlib", "seaborn")
@@ -89,6 +98,28 @@ def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+#: File in a run folder holding the SHA-256 of the chapter source that ran (written by the runner).
+SOURCE_HASH_FILE = "chapter.sha256"
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str | None:
+    """SHA-256 of the chapter's source ``book/<chapter>.py`` (None if there is no such file).
+
+    Stored in every run's provenance (from the file the runner executed, see
+    :data:`SOURCE_HASH_FILE`), so a committed paper-scale record can tell whether the chapter
+    changed since it was run (:func:`nlcl.harness.paper_scale.stale_records`).
+    """
+    path = repo_root(root) / "book" / f"{chapter}.py"
+    return file_sha256(path) if path.is_file() else None
 
 
 def collect(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nlcl.harness.claims import status_badge
-from nlcl.harness.paper_scale import load_full_records
+from nlcl.harness.paper_scale import load_full_records, stale_records
 
 __all__ = ["REPORT_MARKER", "merge_full", "published_verdict", "write_report"]
 
@@ -119,6 +119,13 @@ def write_report(
         else template.resolve().parent.parent / "results" / "claims-full"
     )
     full = load_full_records(full_dir) if full_dir.is_dir() else {}
+    if full:
+        try:
+            stale = stale_records(full_dir, full_dir.resolve().parent.parent)
+        except FileNotFoundError:  # records outside a book: nothing to compare with
+            stale = {}
+        for chapter, why in stale.items():
+            full[chapter]["stale"] = why
     order = {c: i for i, c in enumerate(chapter_order or [])}
     records = sorted(records, key=lambda r: (order.get(r["chapter"], len(order)), r["chapter"]))
     records = merge_full(records, full)
@@ -244,16 +251,17 @@ def _sections(records, repro, full, order) -> list[str]:
         "",
         "## Paper-scale runs",
         "",
-        "| chapter | full-profile record | commit | date | wall time |",
-        "| --- | --- | --- | --- | --- |",
+        "| chapter | full-profile record | commit | date | wall time | current? |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for c in chapters:
         f = full.get(c)
         if f is None:
-            lines.append(f"| {{doc}}`{c}` | not run at paper scale | — | — | — |")
+            lines.append(f"| {{doc}}`{c}` | not run at paper scale | — | — | — | — |")
         else:
+            current = f"**stale**: {f['stale']}" if f.get("stale") else "yes"
             lines.append(
                 f"| {{doc}}`{c}` | `{f['artifact']}` | `{f.get('commit')}` | {f.get('date')} | "
-                f"{f.get('wall_time_s', 0):.0f} s |"
+                f"{f.get('wall_time_s', 0):.0f} s | {current} |"
             )
     return lines

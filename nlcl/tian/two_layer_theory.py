@@ -17,6 +17,11 @@ from nlcl.tian.rf_network import batch_norm
 
 __all__ = [
     "binary_latent_tokens",
+    "blowup_time",
+    "blowup_winners",
+    "corollary3_prediction",
+    "eq147_solution",
+    "lemma5_decomposition",
     "energy_two_layer",
     "gated_inputs",
     "hidden_two_layer",
@@ -99,13 +104,16 @@ def binary_latent_tokens(
     scales: Sequence[float] | None = None,
     p1: float = 0.4,
     noise: float = 0.3,
+    shared_noise: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Samples of the C = 2 conditional-independence model of Theorem 5 (Tian 2023, Sec. 4, App. C.3).
 
     A latent class z ~ Bernoulli(``p1``); given z, the token at RF k is drawn from a random peaked
     distribution π_{z,k} (uniform³, normalized) independently across RFs; x_k is its one-hot
     vector over ``d`` tokens plus Gaussian noise of std ``noise``. ``scales`` (K,) multiplies
-    each RF (the input magnitudes of Corollary 3). Returns x (n, K, d) float64 and z (n,) bool.
+    each RF (the input magnitudes of Corollary 3). ``shared_noise`` > 0 adds one Gaussian vector of
+    that std to every RF of a sample, which breaks conditional independence (Assumption 2) on
+    purpose (a control for Lemma 5). Returns x (n, K, d) float64 and z (n,) bool.
     Chapter ``book/tian-two-layer-theory.py``.
     """
     gen = generator
@@ -118,6 +126,10 @@ def binary_latent_tokens(
         torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
     )
     x = torch.nn.functional.one_hot(tok, d).double() + noise * torch.randn(n, K, d, generator=gen)
+    if shared_noise < 0:
+        raise ParameterError(f"shared_noise must be ≥ 0, got {shared_noise!r}")
+    if shared_noise > 0:
+        x = x + shared_noise * torch.randn(n, 1, d, generator=gen)
     if scales is not None:
         x = x * torch.as_tensor(scales)[None, :, None]
     return x, z
@@ -158,8 +170,15 @@ def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activ
     z = torch.as_tensor(z).to(torch.bool)
     K, _, d = W.shape
     xt = gated_inputs(W, x, activation).reshape(x.shape[0], K, d)  # x̃_k
+    return _theorem5_from_gated(W[:, 0, :], xt, z)
+
+
+def _theorem5_from_gated(w: torch.Tensor, xt: torch.Tensor, z: torch.Tensor) -> dict:
+    """Eqs. 134-143 from gated inputs x̃ (n, K, d), filters w (K, d) and the latent z (n,)."""
     p1 = z.double().mean().item()
     p0 = 1 - p1
+    if not 0 < p1 < 1:
+        raise ParameterError("z must contain both classes (Theorem 5 needs C = 2)")
 
     def cov(a):  # biased covariance over samples, per k: (K, d, d)
         c = a - a.mean(0)
@@ -168,7 +187,6 @@ def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activ
     A = cov(xt)
     L = p0 * cov(xt[~z]) + p1 * cov(xt[z])
     Delta = xt[z].mean(0) - xt[~z].mean(0)  # (K, d)
-    w = W[:, 0, :]
     dk = torch.einsum("ki,kij,kj->k", w, L, w)
     bk = (w * Delta).sum(-1)
     Vf = torch.diag(dk) + p0 * p1 * torch.outer(bk, bk)
@@ -182,6 +200,124 @@ def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activ
     return dict(
         A=A, L=L, Delta=Delta, d=dk, b=bk, lam=lam, s=s, delta=delta, p0=p0, p1=p1, wdot=project_out(w, raw)
     )
+
+
+def corollary3_prediction(
+    W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str = "relu", eps: float = 0.0
+) -> dict:
+    """Corollary 3 (Tian 2023, App. D, Eqs. 175-179): Theorem 5 with mean-backprop BatchNorm.
+
+    σ_k² is the BatchNorm variance of f_k = h(w_kᵀx_k) pooled over *all* rows of ``x`` (the 2N
+    samples of a batch, Eqs. 164-165; biased), plus ``eps`` (0 in the corollary; torch's BatchNorm
+    uses 1e-5). With x̃_k^bn = x̃_k/σ_k: A_k^bn = σ_k⁻²A_k, d_k^bn = σ_k⁻²d_k, Δ_k^bn = σ_k⁻¹Δ_k, and
+    (1) λ^bn ≥ max_k d_k^bn, (2) s^bn ∝ [w_kᵀΔ_k^bn / (λ^bn − d_k^bn)], (3)
+    ẇ_k = P⊥((s_k^bn)² A_k^bn + δ_k^bn Δ_k^bn Δ_k^bnᵀ) w_k. Returns the Theorem 5 dict of these
+    quantities (keys as in :func:`theorem5_prediction`, for the BN network) plus ``sigma2``.
+    """
+    if W.ndim != 3 or W.shape[1] != 1:
+        raise ParameterError(f"W has shape {tuple(W.shape)}; Corollary 3 needs M = 1: (K, 1, d)")
+    if not (eps >= 0 and np.isfinite(eps)):
+        raise ParameterError(f"eps must be a finite number ≥ 0, got {eps!r}")
+    z = torch.as_tensor(z).to(torch.bool)
+    K, _, d = W.shape
+    f = hidden_two_layer(W, x, activation)  # (2N, K)
+    sigma2 = f.var(0, unbiased=False) + eps  # Eq. 165, pooled over the 2N samples
+    xt = gated_inputs(W, x, activation).reshape(x.shape[0], K, d) / sigma2.sqrt()[None, :, None]
+    out = _theorem5_from_gated(W[:, 0, :], xt, z)
+    out["sigma2"] = sigma2
+    return out
+
+
+def lemma5_decomposition(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str = "relu") -> dict:
+    """Lemma 5 (Tian 2023, Eq. 120, Fig. 6) for C = 2: V[x̃] = diag_k[L_k] + p₀p₁ΔΔᵀ.
+
+    ``W`` (K, M, d), ``x`` (n, K, d), ``z`` (n,) binary. With sample moments: ``V`` = V[x̃]
+    (KMd × KMd), ``L`` = the block diagonal of E_z V[x̃|z] (blocks x̃_k of size Md, Eq. 124),
+    ``between`` = p₀p₁ΔΔᵀ with Δ = E[x̃|z=1] − E[x̃|z=0] (Eqs. 130-133), and ``residual`` =
+    ‖V − L − between‖_F / ‖V‖_F: the off-diagonal blocks of the within-class covariance, which
+    conditional independence (Assumption 2) sets to zero in the population.
+    """
+    z = torch.as_tensor(z).to(torch.bool)
+    p1 = z.double().mean().item()
+    p0 = 1 - p1
+    if not 0 < p1 < 1:
+        raise ParameterError("z must contain both classes (Lemma 5 with C = 2)")
+    K, M, d = W.shape
+    xt = gated_inputs(W, x, activation)  # (n, KMd)
+
+    def cov(a):
+        c = a - a.mean(0)
+        return c.T @ c / a.shape[0]
+
+    V = cov(xt)
+    within = p0 * cov(xt[~z]) + p1 * cov(xt[z])
+    mask = torch.block_diag(*[torch.ones(M * d, M * d, dtype=xt.dtype)] * K)
+    L = within * mask
+    Delta = xt[z].mean(0) - xt[~z].mean(0)
+    between = p0 * p1 * torch.outer(Delta, Delta)
+    residual = float((V - L - between).norm() / V.norm())
+    return dict(V=V, L=L, between=between, Delta=Delta, p0=p0, p1=p1, residual=residual)
+
+
+def blowup_time(y0, b) -> np.ndarray:
+    """Critical time t* = ln(1 + b/y(0)) / b of ẏ = (y + b) y (Tian 2023, Eq. 150, Fig. 7).
+
+    Finite for y(0) > 0 (finite-time blow-up); ∞ for y(0) ≤ 0 (y → −b or stays at 0). ``b`` > 0.
+    """
+    y0 = np.asarray(y0, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if np.any(~(b > 0)) or not np.all(np.isfinite(b)):
+        raise ParameterError("b must be positive and finite (Eq. 146 has b_l > 0)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.log1p(b / np.where(y0 > 0, y0, 1.0)) / b
+    return np.where(y0 > 0, t, np.inf)
+
+
+def eq147_solution(y0, b, t) -> np.ndarray:
+    """Closed-form solution of ẏ = (y + b) y: y/(y + b) = y(0)/(y(0) + b) · e^{bt} (Tian 2023, Eq. 147).
+
+    y(t) = b K e^{bt} / (1 − K e^{bt}) with K = y(0)/(y(0) + b); valid for t < t* (Eq. 150).
+    """
+    y0, b, t = (np.asarray(a, dtype=np.float64) for a in (y0, b, t))
+    if np.any(~(b > 0)):
+        raise ParameterError("b must be positive (Eq. 146 has b_l > 0)")
+    if np.any(y0 <= -b):
+        raise ParameterError("y0 must be > −b (the stable point y = −b is the basin boundary of Eq. 147)")
+    k = y0 / (y0 + b) * np.exp(b * t)
+    return b * k / (1 - k)
+
+
+def blowup_winners(
+    d: int, c: float, *, b: float = 1.5, n_init: int = 500, t_max: float = 60.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Theorem 6's selection rule l* = argmin_l t_l* against the normalized dynamics (Tian 2023, Eqs. 146-150).
+
+    With A(w) = Σ_l (u_lᵀw + b_l) u_l u_lᵀ, b_l = b + c·[l = 0], in the canonical basis, ``n_init``
+    uniform unit initializations are integrated under ẇ = P⊥_w A(w) w (``solve_ivp``). Returns
+    (predicted: argmin_l t_l*(y_l(0), b_l) of Eq. 150, actual: the coordinate the normalized run
+    converges to, or −1 if none exceeds 0.9).
+    """
+    from scipy.integrate import solve_ivp
+
+    d = positive_int("d", d)
+    n_init = positive_int("n_init", n_init)
+    rng = np.random.default_rng(seed)
+    w0 = rng.standard_normal((n_init, d))
+    w0 /= np.linalg.norm(w0, axis=1, keepdims=True)
+    bl = np.full(d, float(b))
+    bl[0] += float(c)
+    predicted = np.argmin(blowup_time(w0, bl[None, :]), axis=1)
+
+    def rhs(t, y):
+        w = y.reshape(n_init, d)
+        g = (w + bl) * w
+        g -= w * (w * g).sum(1, keepdims=True)
+        return g.reshape(-1)
+
+    sol = solve_ivp(rhs, (0.0, t_max), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8)
+    wT = sol.y[:, -1].reshape(n_init, d)
+    actual = np.where(wT.max(1) > 0.9, wT.argmax(1), -1)
+    return predicted, actual
 
 
 def modulated_basin_fractions(

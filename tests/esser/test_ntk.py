@@ -132,3 +132,32 @@ def test_bad_inputs():
         B = ssl_quadratic_form(torch.tensor([1, 0]))
         W, A = init_ntk_network(1, 16, 3, 1, generator=torch.Generator().manual_seed(0))
         train_network_outputs(P, B, W, A, lr=1.0, steps=100, record_every=10)
+
+
+def test_mark_keeps_a_diverged_network_and_leaves_the_others_unchanged():
+    P = _points(7, 4, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 0]))
+    gen = torch.Generator().manual_seed(0)
+    W_bad, A_bad = init_ntk_network(1, 16, 3, 1, generator=gen)  # blows up at lr = 1 (test_bad_inputs)
+    W_ok, A_ok = W_bad / 100, A_bad / 100  # tiny weights: the outputs stay finite
+    W, A = torch.cat([W_ok, W_bad]), torch.cat([A_ok, A_bad])
+    t, u, diverged_at = train_network_outputs(
+        P, B, W, A, lr=1.0, steps=100, record_every=10, on_nonfinite="mark"
+    )
+    t_ok, u_ok = train_network_outputs(P, B, W_ok, A_ok, lr=1.0, steps=100, record_every=10)
+    assert diverged_at[0] == -1 and 0 < diverged_at[1] <= 100
+    assert torch.equal(u[:, 0], u_ok[:, 0]) and (t == t_ok).all()
+    after = t >= diverged_at[1]
+    assert torch.isinf(u[after, 1]).all() and torch.isfinite(u[~after, 1]).all()
+    with pytest.raises(ParameterError, match="on_nonfinite"):
+        train_network_outputs(P, B, W, A, lr=1.0, steps=1, on_nonfinite="drop")
+
+
+def test_sweep_records_a_diverged_network_as_infinitely_far():
+    P = _points(7, 4, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 0]))
+    _, dyn = lemma1_sweep(P, B, widths=[16], n_init=3, z=1, lr=1.0, steps=100, record_every=10)
+    assert dyn.diverged.any()  # not dropped: every network keeps its rows
+    assert len(dyn) == 3 * 11
+    last = dyn[dyn.step == 100].set_index("init")
+    assert (last.error[last.diverged] == float("inf")).all()

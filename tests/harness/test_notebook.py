@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import notebook, report, site
+from nlcl.harness import notebook, provenance, report, site
 from nlcl.harness.notebook import ChapterNotFound, coerce_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,12 @@ def test_resolve_chapter():
     assert notebook.resolve_chapter("tian-fig8-landscape", ROOT).name == "tian-fig8-landscape.py"
     assert notebook.resolve_chapter("book/tian-fig8-landscape.py", ROOT).name == "tian-fig8-landscape.py"
     assert notebook.resolve_chapter(str(TINY), ROOT) == TINY
+
+
+def test_resolve_chapter_prefers_an_existing_file_to_the_book_chapter_of_that_name(tmp_path):
+    copy = tmp_path / "tian-fig8-landscape.py"  # a modified copy of a book chapter
+    copy.write_text((ROOT / "book" / "tian-fig8-landscape.py").read_text() + "\n# mine\n")
+    assert notebook.resolve_chapter(str(copy), ROOT) == copy.resolve()
     with pytest.raises(
         ChapterNotFound, match=r"(?s)unknown chapter 'nope'; available chapters:\n  .*tian-fig8-landscape"
     ):
@@ -131,7 +137,9 @@ def test_stage_toc_drops_unexecuted_and_empty_parts(tmp_path):
 @pytest.mark.slow
 def test_run_chapter_api(tmp_path, monkeypatch):
     monkeypatch.setenv("NLCL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.chdir(tmp_path)
     res = notebook.run_chapter(TINY, parameters={"n": "4"}, root=ROOT, progress_bar=False)
+    assert Path.cwd() == tmp_path  # the kernel starts in the root; this process stays where it was
     assert isinstance(res, notebook.ChapterResult)
     assert res.ok and res.chapter == "tiny-chapter" and res.claims[0]["measured"] == 4 and res.seconds > 0
     assert (
@@ -144,6 +152,8 @@ def test_run_chapter_api(tmp_path, monkeypatch):
         "provenance.json",
         "notebook.ipynb",
     }
+    prov = json.loads((res.run_dir / "provenance.json").read_text())
+    assert prov["chapter_sha256"] == provenance.file_sha256(TINY)  # the source that ran
     with pytest.raises(ParameterError, match="profile='paper'"):
         notebook.run_chapter(TINY, profile="paper", root=ROOT)
 
@@ -454,7 +464,10 @@ def test_build_book_only_keeps_the_other_chapters(tmp_path, monkeypatch):
     toc["parts"][0]["chapters"].append({"file": "book/tiny-two"})
     (root / "_toc.yml").write_text(yaml.safe_dump(toc))
     lines = []
+    cwd = Path.cwd()
     assert site.build_book(root=root, jobs=2, site=False, echo=lines.append) == 0
+    # two chapters in threads at once: papermill's process-wide chdir used to leave us in `root`
+    assert Path.cwd() == cwd
     build = root / "_build"
     kept = (build / "claims" / "tiny-two.json").read_text()
     assert json.loads(kept)[0]["chapter"] == "tiny-two"

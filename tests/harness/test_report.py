@@ -158,3 +158,60 @@ def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeyp
     assert paper_scale.latest_full_run("ch", tmp_path) == newest_ok
     paper_scale.main(["--run", str(want), "--out", str(tmp_path / "full"), "ch"])
     assert json.loads((tmp_path / "full" / "ch.json").read_text())["commit"] == want.name
+
+
+def test_stale_records_compare_the_chapter_source_hash(tmp_path):
+    """A committed full record is current only while ``book/<chapter>.py`` is the file it ran."""
+    from nlcl.harness import provenance
+
+    root = tmp_path / "book-root"
+    (root / "book").mkdir(parents=True)
+    (root / "_toc.yml").write_text("root: intro\n")
+    source = root / "book" / "ch.py"
+    source.write_text("# %%\nx = 1\n")
+    full = root / "results" / "claims-full"
+    full.mkdir(parents=True)
+
+    def record(sha):
+        return {"chapter": "ch", "profile": "full", "commit": "abc", "chapter_sha256": sha, "claims": []}
+
+    (full / "ch.json").write_text(json.dumps(record(provenance.chapter_sha256("ch", root))))
+    assert paper_scale.stale_records(full, root) == {}
+    source.write_text("# %%\nx = 2\n")
+    assert "changed since the run (commit abc)" in paper_scale.stale_records(full, root)["ch"]
+    (full / "ch.json").write_text(json.dumps(record(None)))
+    assert "no chapter_sha256" in paper_scale.stale_records(full, root)["ch"]
+    source.unlink()
+    assert "no longer exists" in paper_scale.stale_records(full, root)["ch"]
+
+
+def test_report_marks_a_stale_full_record(tmp_path):
+    root = tmp_path
+    (root / "_toc.yml").write_text("root: intro\n")
+    (root / "book").mkdir()
+    (root / "book" / "ch.py").write_text("# %%\n")
+    write_full(tmp_path, "ch", [rec("a", status="pass")])
+    full = tmp_path / "results" / "claims-full"
+    full.parent.mkdir()
+    (tmp_path / "full").rename(full)
+    _, text = make_report(tmp_path, [rec("a")], full=full)
+    assert "**stale**: the record has no chapter_sha256" in text
+
+
+def test_check_cli_names_stale_records(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NLCL_ROOT", raising=False)
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.py").write_text("# %%\n")
+    write_full(tmp_path, "ch", [rec("a", status="pass")])
+    capsys.readouterr()
+    assert paper_scale.main(["--check", "--out", str(tmp_path / "full")]) == 1
+    assert "stale:" in capsys.readouterr().out
+    record = json.loads((tmp_path / "full" / "ch.json").read_text())
+    from nlcl.harness import provenance
+
+    record["chapter_sha256"] = provenance.chapter_sha256("ch", tmp_path)
+    (tmp_path / "full" / "ch.json").write_text(json.dumps(record))
+    assert paper_scale.main(["--check", "--out", str(tmp_path / "full")]) == 0
+    assert "every record is current" in capsys.readouterr().out

@@ -412,10 +412,11 @@ def test_train_raises_on_nan():
         train(broken, 1.0, **SMALL)
 
 
-def test_train_raises_on_nan_loss(monkeypatch):
+@pytest.mark.parametrize("engine, loss_fn", [("direct", "contrastive_loss"), ("latent", "latent_loss")])
+def test_train_raises_on_nan_loss(monkeypatch, engine, loss_fn):
     import nlcl.renli.simulation as mm
 
-    real = mm.contrastive_loss
+    real = getattr(mm, loss_fn)
     calls = {"n": 0}
 
     def flaky(*args, **kwargs):
@@ -423,16 +424,17 @@ def test_train_raises_on_nan_loss(monkeypatch):
         out = real(*args, **kwargs)
         return out * float("nan") if calls["n"] == 3 else out
 
-    monkeypatch.setattr(mm, "contrastive_loss", flaky)
+    monkeypatch.setattr(mm, loss_fn, flaky)
     with pytest.raises(NonFiniteError, match=r"diverged at step 2: .* runs \[0\].*lr=2.0"):
-        train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, **SMALL)
+        train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, engine=engine, **SMALL)
 
 
-def test_train_raises_naming_step_and_weights_when_an_update_overflows():
+@pytest.mark.parametrize("engine", ["latent", "direct"])
+def test_train_raises_naming_step_and_weights_when_an_update_overflows(engine):
     with pytest.raises(
         NonFiniteError, match=r"diverged at step \d+: the (loss|weights W_A|weights W_B) .*lr=1e\+300"
     ):
-        train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, **{**SMALL, "lr": 1e300})
+        train(make_data(16, 3, 3, 2.0, seeds=[0]), 1.0, engine=engine, **{**SMALL, "lr": 1e300})
 
 
 def test_train_configs_carries_columns():

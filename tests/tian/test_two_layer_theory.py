@@ -1,17 +1,24 @@
 """Tests for nlcl.tian.two_layer_theory: closed-form two-layer dynamics (Tian 2023, Lemma 4, Theorems 5-6)."""
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import infonce_alpha, split_views
 from nlcl.tian.two_layer_theory import (
     binary_latent_tokens,
+    blowup_time,
+    blowup_winners,
+    corollary3_prediction,
     energy_two_layer,
+    eq147_solution,
     gated_inputs,
     hidden_two_layer,
     lemma4_dynamics,
+    lemma5_decomposition,
     modulated_basin_fractions,
     project_out,
     theorem5_prediction,
@@ -112,3 +119,80 @@ def test_top_mode_velocity_is_tangent_and_bn_removes_input_scale():
     torch.testing.assert_close(top_mode_velocity(W, scaled, "relu", bn=bn)[0].norm(dim=-1), speed)
     plain = top_mode_velocity(W, scaled, "relu")[0].norm(dim=-1)
     assert float(plain.max() / plain.min()) > 10 * float(speed.max() / speed.min())
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(["relu", "quadratic"]))
+def test_lemma5_total_variance_off_diagonal(seed, act):
+    """V = E_z V[·|z] + p0p1ΔΔᵀ exactly; the residual is the off-diagonal within-class blocks."""
+    g = torch.Generator().manual_seed(seed)
+    x, z = binary_latent_tokens(400, 3, 4, generator=g)
+    W = torch.randn(3, 2, 4, generator=g, dtype=torch.float64)
+    out = lemma5_decomposition(W, x, z, act)
+    p0, p1 = out["p0"], out["p1"]
+    xt = gated_inputs(W, x, act)
+
+    def cov(a):
+        c = a - a.mean(0)
+        return c.T @ c / len(a)
+
+    within = p0 * cov(xt[~z]) + p1 * cov(xt[z])
+    assert torch.allclose(out["V"], within + out["between"], atol=1e-10)
+    assert out["residual"] == pytest.approx(float((within - out["L"]).norm() / out["V"].norm()), rel=1e-9)
+
+
+def test_lemma5_residual_small_with_ci_large_without():
+    g = torch.Generator().manual_seed(0)
+    x, z = binary_latent_tokens(20000, 3, 4, generator=g)
+    xs, zs = binary_latent_tokens(20000, 3, 4, generator=g, shared_noise=0.5)
+    W = torch.randn(3, 1, 4, generator=g, dtype=torch.float64)
+    assert lemma5_decomposition(W, x, z)["residual"] < 0.05 < lemma5_decomposition(W, xs, zs)["residual"]
+    with pytest.raises(ParameterError, match="shared_noise"):
+        binary_latent_tokens(10, 2, 3, generator=g, shared_noise=-1.0)
+    with pytest.raises(ParameterError, match="both classes"):
+        lemma5_decomposition(W, x[:5], torch.zeros(5, dtype=torch.bool))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(0.01, 5.0), st.floats(0.1, 3.0), st.floats(0.0, 0.95))
+def test_eq147_solves_eq146_and_blows_up_at_tstar(y0, b, frac):
+    ts = blowup_time(y0, b)
+    t = frac * ts
+    y = eq147_solution(y0, b, t)
+    h = 1e-6 * max(ts, 1e-3)
+    dy = (eq147_solution(y0, b, t + h) - eq147_solution(y0, b, t - h)) / (2 * h) if t > h else None
+    if dy is not None:
+        assert dy == pytest.approx((y + b) * y, rel=1e-4, abs=1e-6)
+    assert abs(eq147_solution(y0, b, ts * (1 - 1e-9))) > 1e6
+
+
+def test_blowup_time_negative_and_bad_b():
+    assert np.isinf(blowup_time(-0.5, 1.0)) and np.isinf(blowup_time(0.0, 1.0))
+    with pytest.raises(ParameterError, match="b must"):
+        blowup_time(1.0, 0.0)
+    with pytest.raises(ParameterError, match="y0"):
+        eq147_solution(-2.0, 1.0, 0.0)
+
+
+def test_blowup_winners_mostly_argmin():
+    pred, act = blowup_winners(4, 0.5, n_init=60, seed=0, t_max=40.0)
+    ok = act >= 0
+    assert ok.mean() > 0.8 and (pred[ok] == act[ok]).mean() > 0.6
+
+
+def test_corollary3_matches_theorem5_on_rescaled_inputs():
+    """BN closed form = Theorem 5 with x̃_k/σ_k; σ_k² pooled over all rows (Eq. 165); scale-free."""
+    g = torch.Generator().manual_seed(1)
+    x, z = binary_latent_tokens(5000, 3, 4, generator=g)
+    W = torch.nn.functional.normalize(torch.randn(3, 1, 4, generator=g, dtype=torch.float64), dim=-1)
+    cf = corollary3_prediction(W, x, z, "relu")
+    f = hidden_two_layer(W, x, "relu")
+    assert torch.allclose(cf["sigma2"], f.var(0, unbiased=False))
+    t5 = theorem5_prediction(W, x, z, "relu")
+    assert torch.allclose(cf["d"], t5["d"] / cf["sigma2"])
+    assert float(cf["lam"]) >= float(cf["d"].max())  # part (1)
+    xs = x * torch.tensor([0.1, 1.0, 10.0])[None, :, None]
+    cs = corollary3_prediction(W, xs, z, "relu")
+    assert torch.allclose(cs["d"], cf["d"], rtol=1e-9) and torch.allclose(cs["s"], cf["s"], rtol=1e-8)
+    with pytest.raises(ParameterError, match="eps"):
+        corollary3_prediction(W, x, z, "relu", eps=-1.0)

@@ -1,0 +1,303 @@
+"""Quantitative local theory of the one-layer dynamics (Tian 2023, Sec. 3.2-3.3, App. B.3-B.4).
+
+* Theorem 2's bound on the local roughness, ρ(w*) ≤ C₀³ vol(C₀)/π · r(w*, α), with the adjusted
+  density of an isotropic Gaussian mixture on the plane w*ᵀx = 0 (:func:`ball_volume`,
+  :func:`mixture_plane_density_max`, :func:`theorem2_bound`);
+* the local roughness of a smooth A(w) by central differences (:func:`roughness_jacobian`) and the
+  growth of perturbations under the dynamics (:func:`perturbation_growth`), to test Theorem 1 on
+  both sides of λ_gap = ρ;
+* the irregularity ω(w) of Def. 4 / Eq. 10, estimates of L and κ (Lemma 9), and the condition of
+  Eq. 11 on the neighbourhood B_γ (:func:`irregularity`, :func:`lipschitz_estimate`,
+  :func:`kappa_estimate`, :func:`eq11_sup_omega`).
+
+Explained in the chapter ``book/tian-one-layer.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import gamma as gamma_fn
+from math import pi
+
+import numpy as np
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian.latent_data import as_rng
+
+__all__ = [
+    "ball_volume",
+    "eq11_radius",
+    "eq11_sup_omega",
+    "irregularity",
+    "kappa_estimate",
+    "lipschitz_estimate",
+    "mixture_plane_density_max",
+    "perturbation_growth",
+    "roughness_jacobian",
+    "theorem2_bound",
+]
+
+AFn = Callable[[np.ndarray], np.ndarray]
+
+
+def _positive(name: str, value: float) -> float:
+    v = float(value)
+    if not (np.isfinite(v) and v > 0):
+        raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _unit_rows(w, name: str = "w") -> np.ndarray:
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim < 1 or w.shape[-1] < 2:
+        raise ParameterError(f"{name} must have shape (..., d) with d ≥ 2, got {w.shape}")
+    n = np.linalg.norm(w, axis=-1, keepdims=True)
+    if not np.all(np.isfinite(w)) or np.any(n == 0):
+        raise ParameterError(f"{name} must be finite and non-zero")
+    return w / n
+
+
+def ball_volume(dim: int, radius: float) -> float:
+    """vol(C₀): volume of the d-dimensional ball of radius C₀, π^{d/2} C₀^d / Γ(d/2 + 1) (Tian 2023, Eq. 78)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise ParameterError(f"dim must be a positive integer, got {dim!r}")
+    radius = _positive("radius", radius)
+    return float(pi ** (dim / 2) * radius**dim / gamma_fn(dim / 2 + 1))
+
+
+def theorem2_bound(c0: float, dim: int, r: float) -> float:
+    """Right side of Theorem 2 (Tian 2023, Eq. 93): C₀³ vol(C₀) / π · r(w*, α).
+
+    ``c0`` bounds the input norm (‖x‖ ≤ C₀), ``dim`` is d, ``r`` = Σ_l z_l² max_{w*ᵀx=0} p̃_l(x; α)
+    (for uniform α the data density's maximum on the plane, Eq. 95; for the Gaussian α of
+    Corollary 2, z₀(α_g) times it, Eq. 99).
+    """
+    c0 = _positive("c0", c0)
+    r = float(r)
+    if not (np.isfinite(r) and r >= 0):
+        raise ParameterError(f"r must be a finite non-negative number, got {r!r}")
+    return c0**3 * ball_volume(dim, c0) / pi * r
+
+
+def _mixture_density(x: np.ndarray, centers: np.ndarray, weights: np.ndarray, sigma: float) -> np.ndarray:
+    d = centers.shape[1]
+    sq = ((x[:, None, :] - centers[None]) ** 2).sum(-1)  # (n, C)
+    return (weights[None] * np.exp(-sq / (2 * sigma**2))).sum(-1) / (2 * pi * sigma**2) ** (d / 2)
+
+
+def mixture_plane_density_max(
+    centers, weights, sigma: float, w, n_iter: int = 100
+) -> tuple[float, np.ndarray]:
+    """max_{wᵀx = 0} p_D(x) for p_D = Σ_c π_c N(μ_c, σ²I) (Tian 2023, Thm. 2: r(w, α_u), Eq. 95).
+
+    Restricted to the plane, each component is again an isotropic Gaussian centred at the
+    projection of μ_c, scaled by exp(−(wᵀμ_c)²/2σ²); the maximum is found by mean-shift
+    (fixed-point) iterations within the plane started from every projected centre (each step
+    increases the density). Returns (the maximal density, its location).
+    """
+    centers = np.atleast_2d(np.asarray(centers, dtype=np.float64))
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (centers.shape[0],) or np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
+        raise ParameterError("weights must be non-negative, sum to 1, one per row of centers")
+    sigma = _positive("sigma", sigma)
+    w = _unit_rows(w)
+    if w.shape != (centers.shape[1],):
+        raise ParameterError(f"w must be one vector of dimension {centers.shape[1]}, got {w.shape}")
+    proj = centers - np.outer(centers @ w, w)
+    x = proj.copy()
+    for _ in range(int(n_iter)):
+        sq = ((x[:, None, :] - proj[None]) ** 2).sum(-1)
+        k = weights[None] * np.exp(-((centers @ w) ** 2)[None] / (2 * sigma**2) - sq / (2 * sigma**2))
+        x = (k @ proj) / np.maximum(k.sum(-1, keepdims=True), 1e-300)
+    dens = _mixture_density(x, centers, weights, sigma)
+    i = int(np.argmax(dens))
+    return float(dens[i]), x[i]
+
+
+def _tangent_basis(w: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (d−1, d) of the tangent space w⊥."""
+    d = w.shape[0]
+    q, _ = np.linalg.qr(np.column_stack([w, np.eye(d)]))
+    return q[:, 1:d].T
+
+
+def roughness_jacobian(a_fn: AFn, w, h: float = 1e-5) -> np.ndarray:
+    """Local roughness ρ(w) of a smooth A(w) (Tian 2023, Sec. 3.2, used by Thm. 1).
+
+    ρ(w) is the smallest scalar with ‖(A(v) − A(w))w‖ ≤ ρ‖v − w‖ + O(‖v − w‖²); for a
+    differentiable A it is the operator norm of u ↦ (dA_w[u]) w on the tangent space w⊥,
+    computed here by central differences along an orthonormal tangent basis (v on the sphere).
+    ``w`` (…, d) → (…). For a piecewise-constant A (ReLU on discrete data) use
+    :func:`nlcl.tian.landscape.local_roughness` instead.
+    """
+    h = _positive("h", h)
+    w = _unit_rows(w)
+    flat = w.reshape(-1, w.shape[-1])
+    out = np.empty(len(flat))
+    for i, wi in enumerate(flat):
+        basis = _tangent_basis(wi)  # (d-1, d)
+        vp = np.cos(h) * wi + np.sin(h) * basis
+        vm = np.cos(h) * wi - np.sin(h) * basis
+        jac = ((a_fn(vp) - a_fn(vm)) @ wi) / (2 * h)  # (d-1, d): column j = dA[e_j] w
+        out[i] = np.linalg.norm(jac, 2)
+    return out.reshape(w.shape[:-1])
+
+
+def perturbation_growth(
+    a_fn: AFn,
+    w_star,
+    angle: float = 0.01,
+    n_dirs: int = 8,
+    lr: float = 0.1,
+    steps: int = 2000,
+    rng=None,
+    scale_free: bool = True,
+) -> np.ndarray:
+    """‖w(T) − w*‖ / ‖w(0) − w*‖ for perturbations of a fixed point under Eq. 7 (Tian 2023, Thm. 1).
+
+    Each of ``n_dirs`` random tangent directions tilts ``w_star`` (…, d) by ``angle`` radians;
+    the projected dynamics ẇ = P⊥_w A(w) w is integrated by :func:`nlcl.tian.landscape.train_filters`
+    (``steps`` Euler steps of size ``lr``; with ``scale_free`` each step is divided by λ₁(A(w)), a
+    change of time scale that keeps fixed points and their stability and keeps the Euler scheme
+    stable for any overall scale of A). A ratio below 1 means the perturbation decayed
+    (stable), above 1 that it grew. Returns (n_dirs, …).
+    """
+    from nlcl.tian.landscape import train_filters
+
+    angle = _positive("angle", angle)
+    w_star = _unit_rows(w_star, "w_star")
+    u = as_rng(rng).standard_normal((int(n_dirs),) + w_star.shape)
+    u -= (u * w_star).sum(-1, keepdims=True) * w_star
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    w0 = np.cos(angle) * w_star + np.sin(angle) * u
+    wt = train_filters(a_fn, w0, lr=lr, steps=steps, scale_free=scale_free)
+    return np.linalg.norm(wt - w_star, axis=-1) / np.linalg.norm(w0 - w_star, axis=-1)
+
+
+def irregularity(c, lam1, gap, lipschitz, kappa) -> np.ndarray:
+    """Irregularity ω(w) of Def. 4 (Tian 2023, Eq. 10).
+
+    μ = ½(1 + c) c⁻² (1 − λ_gap/λ₁)², ω = μ + 2κL²(1 + μc) + 2L λ_gap⁻¹ √(μ(1 + μc)), with
+    c = wᵀφ₁(w) (correlation function), λ₁ and λ_gap of A(w), L the Lipschitz constant of A on the
+    sphere and κ the eigenvector bound of Lemma 9. Broadcasts; c = 0 or λ_gap = 0 gives ω = ∞.
+    """
+    c, lam1, gap = (np.asarray(a, dtype=np.float64) for a in (c, lam1, gap))
+    lipschitz, kappa = float(lipschitz), float(kappa)
+    if lipschitz < 0 or kappa < 0:
+        raise ParameterError(f"lipschitz and kappa must be ≥ 0, got {lipschitz!r}, {kappa!r}")
+    if np.any(lam1 <= 0):
+        raise ParameterError("lam1 must be positive (Theorem 3 assumes A(w) positive definite, App. B.4)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = 0.5 * (1 + c) / c**2 * (1 - gap / lam1) ** 2
+        nu = 2 * kappa * lipschitz**2 * (1 + mu * c) + 2 * lipschitz / gap * np.sqrt(mu * (1 + mu * c))
+        om = mu + nu
+    return np.where((c == 0) | (gap <= 0), np.inf, om)
+
+
+def _sphere_pairs(w: np.ndarray, radius: float, rng) -> np.ndarray:
+    u = rng.standard_normal(w.shape)
+    u -= (u * w).sum(-1, keepdims=True) * w
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    return np.cos(radius) * w + np.sin(radius) * u
+
+
+def lipschitz_estimate(
+    a_fn: AFn, n_points: int = 256, dim: int | None = None, base=None, radius: float = 1e-3, rng=None
+) -> float:
+    """Lower estimate of L, the Lipschitz constant of A(w) on the unit sphere (Tian 2023, Sec. 3.3).
+
+    max ‖A(w) − A(w')‖₂ / ‖w − w'‖ over pairs at geodesic distance ``radius``: ``n_points`` base
+    points w uniform on the sphere of dimension ``dim`` (or the rows of ``base``), each with one
+    random partner. For a differentiable A this tends to sup_w ‖dA_w‖ as ``radius`` → 0; for a
+    piecewise-constant A (ReLU on discrete data) it grows like 1/radius: L = ∞.
+    """
+    rng = as_rng(rng)
+    radius = _positive("radius", radius)
+    if base is None:
+        if dim is None:
+            raise ParameterError("lipschitz_estimate needs dim (or base points)")
+        base = rng.standard_normal((int(n_points), int(dim)))
+    w = _unit_rows(base, "base")
+    v = _sphere_pairs(w, radius, rng)
+    diff = a_fn(v) - a_fn(w)
+    return float((np.linalg.norm(diff, ord=2, axis=(-2, -1)) / np.linalg.norm(v - w, axis=-1)).max())
+
+
+def kappa_estimate(a_fn: AFn, base, radius: float = 0.05, n_pairs: int = 64, rng=None) -> float:
+    """Lower estimate of κ, the second-order eigenvector bound of Lemma 9 (Tian 2023, Eq. 191).
+
+    max ‖φ₁' − (φ₁ + Δφ₁)‖ / ‖δA‖₂² over pairs (w, w'), w from the rows of ``base`` and w' at
+    geodesic distance up to ``radius``, with Δφ₁ = Σ_{j>1} φ_jᵀ δA φ₁/(λ₁ − λ_j) φ_j (Eq. 190) and
+    φ₁' signed to agree with φ₁.
+    """
+    rng = as_rng(rng)
+    radius = _positive("radius", radius)
+    base = _unit_rows(base, "base")
+    w = base[rng.integers(0, len(base), int(n_pairs))]
+    u = rng.standard_normal(w.shape)
+    u -= (u * w).sum(-1, keepdims=True) * w
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    th = rng.uniform(0, radius, (len(w), 1))
+    v = np.cos(th) * w + np.sin(th) * u
+    a, a2 = a_fn(w), a_fn(v)
+    lam, phi = np.linalg.eigh(a)
+    lam2, phi2 = np.linalg.eigh(a2)
+    p1, p1b = phi[..., :, -1], phi2[..., :, -1]
+    p1b = p1b * np.sign((p1 * p1b).sum(-1, keepdims=True) + 1e-300)
+    da = a2 - a
+    coef = np.einsum("nij,nik,nk->nj", phi, da, p1)[:, :-1] / (lam[:, -1:] - lam[:, :-1])
+    dphi = np.einsum("nij,nj->ni", phi[..., :, :-1], coef)
+    err = np.linalg.norm(p1b - (p1 + dphi), axis=-1)
+    den = np.linalg.norm(da, ord=2, axis=(-2, -1)) ** 2
+    ok = den > 1e-24
+    return float((err[ok] / den[ok]).max()) if ok.any() else 0.0
+
+
+def eq11_radius(gamma: float, c0: float) -> float:
+    """Radius of B_γ = {w : ‖w − w(0)‖ ≤ √(2(1+γ)(1−c₀)) / (1 − √γ)} (Tian 2023, Eqs. 103-104, 204)."""
+    if not 0 < gamma < 1:
+        raise ParameterError(f"gamma must lie in (0, 1), got {gamma!r}")
+    return float(np.sqrt(2 * (1 + gamma) * max(1 - c0, 0.0)) / (1 - np.sqrt(gamma)))
+
+
+def eq11_sup_omega(
+    a_fn: AFn,
+    w0,
+    gammas: Sequence[float],
+    lipschitz: float,
+    kappa: float,
+    n_points: int = 64,
+    rng=None,
+) -> np.ndarray:
+    """sup_{w ∈ B_γ} ω(w) for each γ (the left side of Tian 2023, Eq. 11), by sampling B_γ.
+
+    B_γ is the cap around ``w0`` of chordal radius :func:`eq11_radius` (γ, c₀ = c(w0)); it is
+    sampled with w0 itself and ``n_points`` points at uniform random angles in random tangent
+    directions. ω uses the shifted, positive definite Â(w) = A(w) − λ_min I + 10⁻¹²I (App. B.4,
+    Eq. 104), whose eigenvectors and gaps are those of A. Eq. 11 holds for γ when the returned
+    value is ≤ γ (a sampled sup is a lower estimate: failure is conclusive, success is not).
+    """
+    rng = as_rng(rng)
+    w0 = _unit_rows(w0, "w0")
+    if w0.ndim != 1:
+        raise ParameterError("w0 must be one vector (d,)")
+
+    def stats(w):
+        lam, phi = np.linalg.eigh(a_fn(w))
+        lam = lam - lam[..., :1] + 1e-12  # Â(w): positive definite, same eigenvectors and gaps
+        c = np.abs((phi[..., :, -1] * w).sum(-1))
+        return c, lam[..., -1], lam[..., -1] - lam[..., -2]
+
+    c0 = float(stats(w0[None])[0][0])
+    out = []
+    for g in gammas:
+        rad = eq11_radius(float(g), c0)
+        theta_max = np.pi if rad >= 2 else 2 * np.arcsin(rad / 2)
+        u = rng.standard_normal((int(n_points), w0.shape[0]))
+        u -= np.outer(u @ w0, w0)
+        u /= np.linalg.norm(u, axis=-1, keepdims=True)
+        th = rng.uniform(0, theta_max, (int(n_points), 1))
+        pts = np.vstack([w0[None], np.cos(th) * w0 + np.sin(th) * u])
+        c, lam1, gap = stats(pts)
+        out.append(float(irregularity(c, lam1, gap, lipschitz, kappa).max()))
+    return np.array(out)

@@ -1,0 +1,124 @@
+"""Tests for nlcl.tian.local_theory: Theorem 2 bound, Theorem 1 roughness, Theorem 3 irregularity (Tian 2023)."""
+
+from math import pi
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian.landscape import population_gate_matrix
+from nlcl.tian.latent_data import latent_summation_support
+from nlcl.tian.local_theory import (
+    ball_volume,
+    eq11_radius,
+    eq11_sup_omega,
+    irregularity,
+    kappa_estimate,
+    lipschitz_estimate,
+    mixture_plane_density_max,
+    perturbation_growth,
+    roughness_jacobian,
+    theorem2_bound,
+)
+
+
+def test_ball_volume_known_values():
+    assert ball_volume(2, 1.0) == pytest.approx(pi)
+    assert ball_volume(3, 2.0) == pytest.approx(4 / 3 * pi * 8)
+    with pytest.raises(ParameterError, match="dim"):
+        ball_volume(0, 1.0)
+    with pytest.raises(ParameterError, match="radius"):
+        ball_volume(2, -1.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 10), st.floats(0.1, 5.0), st.floats(0.0, 10.0))
+def test_theorem2_bound_is_the_printed_product(d, c0, r):
+    assert theorem2_bound(c0, d, r) == pytest.approx(c0**3 * ball_volume(d, c0) / pi * r)
+
+
+def test_theorem2_bound_rejects_bad_input():
+    with pytest.raises(ParameterError, match="r must"):
+        theorem2_bound(1.0, 2, -1.0)
+    with pytest.raises(ParameterError, match="c0"):
+        theorem2_bound(0.0, 2, 1.0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6))
+def test_plane_density_max_beats_grid(seed):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((3, 2))
+    weights = rng.dirichlet(np.ones(3))
+    w = np.array([1.0, 0.0])  # plane x_1 = 0: the line (0, t)
+    best, loc = mixture_plane_density_max(centers, weights, 0.4, w)
+    assert abs(loc[0]) < 1e-12
+    t = np.linspace(-6, 6, 4001)
+    grid = np.stack([np.zeros_like(t), t], 1)
+    sq = ((grid[:, None] - centers[None]) ** 2).sum(-1)
+    dens = (weights * np.exp(-sq / (2 * 0.16))).sum(-1) / (2 * pi * 0.16)
+    assert best >= dens.max() * (1 - 1e-3)
+
+
+def test_plane_density_rejects_bad_weights():
+    with pytest.raises(ParameterError, match="weights"):
+        mixture_plane_density_max(np.zeros((2, 2)), np.array([0.5, 0.6]), 0.1, np.array([1.0, 0.0]))
+
+
+def _quad_a(q, d=4, m=3):
+    u = np.eye(d)[:, :m]
+    at, ap, _ = latent_summation_support(u, q)
+    return lambda w: population_gate_matrix(at, ap, w, "quadratic"), u
+
+
+@pytest.mark.parametrize("q", [0.1, 0.2, 0.25])
+def test_roughness_and_stability_closed_form(q):
+    """x² on orthonormal latent summation: ρ(u_m) = 1, λ_gap = V[y²] − 1; stable iff λ_gap > ρ."""
+    a_fn, u = _quad_a(q)
+    ey4 = ((1 - q) ** 3 + q**3) / (q * (1 - q))
+    rho = roughness_jacobian(a_fn, u[:, 0])
+    assert rho == pytest.approx(1.0, rel=1e-6)
+    growth = perturbation_growth(a_fn, u[:, 0], angle=0.01, n_dirs=4, lr=0.5, steps=300, rng=0)
+    gap = ey4 - 2
+    assert (growth.max() < 1) == (gap > 1)
+
+
+def test_irregularity_formula_and_limits():
+    mu = 0.5 * (1 + 0.9) / 0.9**2 * (1 - 0.5 / 2.0) ** 2
+    expect = mu + 2 * 0.1 * 4 * (1 + mu * 0.9) + 2 * 2 / 0.5 * np.sqrt(mu * (1 + mu * 0.9))
+    assert irregularity(0.9, 2.0, 0.5, 2.0, 0.1) == pytest.approx(expect)
+    assert irregularity(1.0, 1.0, 1.0, 0.0, 0.0) == 0.0  # rank one A at its eigenvector, A constant
+    assert np.isinf(irregularity(0.0, 1.0, 0.5, 1.0, 1.0))
+    with pytest.raises(ParameterError, match="lipschitz"):
+        irregularity(1.0, 1.0, 0.5, -1.0, 0.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(0.01, 0.99), st.floats(0.0, 0.999))
+def test_eq11_radius_matches_cap_form(gamma, c0):
+    """Eq. 103: ‖w − w(0)‖ ≤ radius ⇔ wᵀw(0) ≥ (c₀ − c_γ)/(1 − c_γ), c_γ = 2√γ/(1+γ)."""
+    r = eq11_radius(gamma, c0)
+    cg = 2 * np.sqrt(gamma) / (1 + gamma)
+    assert 1 - r**2 / 2 == pytest.approx((c0 - cg) / (1 - cg), rel=1e-9, abs=1e-9)
+
+
+def test_lipschitz_and_kappa_estimates():
+    eye = np.eye(3)
+    const = lambda w: np.broadcast_to(eye, np.shape(w)[:-1] + (3, 3)).copy()  # noqa: E731
+    assert lipschitz_estimate(const, n_points=16, dim=3, rng=0) == 0.0
+    lin = lambda w: np.einsum("...i,...j->...ij", w, w)  # noqa: E731  A(w) = wwᵀ: ‖uwᵀ + wuᵀ‖₂ = 1, L = 1
+    assert lipschitz_estimate(lin, n_points=64, dim=3, radius=1e-5, rng=0) == pytest.approx(1.0, abs=1e-4)
+    assert kappa_estimate(lin, np.eye(3), rng=0) >= 0
+    with pytest.raises(ParameterError, match="dim"):
+        lipschitz_estimate(lin)
+
+
+def test_eq11_sup_omega_shapes_and_failure_for_quadratic():
+    a_fn, u = _quad_a(0.2)
+    gam = np.array([0.2, 0.5, 0.9])
+    sup = eq11_sup_omega(a_fn, u[:, 0], gam, lipschitz=2.0, kappa=0.3, n_points=8, rng=0)
+    assert sup.shape == (3,) and np.all(sup > gam)  # Eq. 11 fails with these constants
+    sup0 = eq11_sup_omega(a_fn, u[:, 0], gam, lipschitz=0.0, kappa=0.0, n_points=8, rng=0)
+    assert np.all(sup0 < 1)  # with L = 0 only μ remains, small at an exact LME
