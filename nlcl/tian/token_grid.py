@@ -87,7 +87,8 @@ class TrainResult:
 
     ``table``: one row per run (its :class:`TokenRun` fields, M, chi_plus, chi_minus,
     final_loss, and chi_plus_released, chi_minus_released: the same scores with the released
-    code's normaliser, :data:`nlcl.tian.token_metrics.NORMALISERS`), in input order.  ``weights``: run index → W (K, M, d) for the runs asked for.
+    code's normaliser, see :data:`nlcl.tian.token_metrics.NORMALISERS`), in input order.
+    ``weights``: run index → W (K, M, d) for the runs asked for.
     ``run_steps_per_s``: training speed (runs × steps / wall seconds).  ``wall_s``: total.
     """
 

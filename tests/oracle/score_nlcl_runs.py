@@ -1,35 +1,45 @@
-"""Score nlcl's token runs with both scorings; write ``results/tian-tokens-oracle-scoring.json``.
+"""Train nlcl on issue 18's grid and score every run both ways; write ``results/tian-tokens-oracle-nlcl-runs.json``.
 
-Issue 18's five bold cells (quadratic loss: BN mean with x²; no BN with ReLU, LeakyReLU, linear
-and x²) at the released README's configuration (K = 10, d = 20, P = 5, G = 40, β = 5, d_out = 50,
-η = 0.02, momentum 0.9, weight decay 5e-3, batch 128, τ = 0.1, 5000 steps, ζ = 1), over seeds
-0..n−1, trained by nlcl (``nlcl.tian.token_grid.train_token_runs``) and scored twice:
+The grid: five activations × BatchNorm {none, mean} × {InfoNCE, quadratic} at the released
+README's configuration (K = 10, d = 20, P = 5, G = 40, β = 5 (M = 25), d_out = 50, η = 0.02,
+momentum 0.9, weight decay 5e-3, batch 128, τ = 0.1, 5000 steps, ζ = 1), seeds 0..n−1, trained by
+nlcl (``nlcl.tian.token_grid.train_token_runs``, one stack) and scored with
 
-* ``nlcl``: ``nlcl.tian.token_metrics.matching_scores`` (the book's scoring: cosine with u_a);
-* ``released``: :func:`released_scoring.check_result`, the literal re-implementation of the
-  released ``check_result`` (``bn_gen.py``), on the same weights and the same generators.
+* the book's scoring, ``matching_scores(..., normaliser="cosine")`` (``chi_plus``, ``chi_minus``);
+* the released code's normaliser, ``normaliser="released"`` (``chi_plus_released``,
+  ``chi_minus_released``); each run is also scored by :func:`released_scoring.check_result` (the
+  oracle's literal restatement of the released ``check_result``) on the same weights and
+  generators, and the script stops if the two differ by more than 1e-5.
 
-Run from the repository root: ``.venv/bin/python tests/oracle/score_nlcl_runs.py [--seeds 5]``.
-Deterministic: the same seeds give the same numbers.
+``compare_oracle.py`` builds the comparison record from this file and the oracle's runs.
+Run from the repository root: ``.venv/bin/python tests/oracle/score_nlcl_runs.py [--seeds 8]``.
+Deterministic: the same seeds and torch threads give the same numbers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import platform
 import subprocess
+import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
-from released_scoring import check_result
 
-from nlcl.tian.token_grid import TokenRun, train_token_runs
-from nlcl.tian.tokens import make_token_worlds
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORD = ROOT / "results" / "tian-tokens-oracle-scoring.json"
+from released_scoring import check_result  # noqa: E402
+from run_oracle_grid import GRID  # noqa: E402
+
+from nlcl.tian.token_grid import TokenRun, train_token_runs  # noqa: E402
+from nlcl.tian.tokens import make_token_worlds  # noqa: E402
+
+ROOT = HERE.parents[1]
+RECORD = ROOT / "results" / "tian-tokens-oracle-nlcl-runs.json"
 
 #: The released README's Sec. 5 command (ssl/real-dataset/README.md, "Fourth paper").
 CONFIG = dict(
@@ -48,22 +58,8 @@ CONFIG = dict(
     steps=5000,
     zeta=1.0,
 )
-#: Issue 18's bold cells: (BatchNorm, activation), all with the quadratic loss.
-BOLD_CELLS = [
-    ("mean", "quadratic"),
-    ("none", "relu"),
-    ("none", "leaky_relu"),
-    ("none", "linear"),
-    ("none", "quadratic"),
-]
-#: χ̄− of the released trainer as reported in issue 18 (mean over the seeds it lists), for reference only.
-RELEASED_TRAINER_REPORTED = {
-    "mean/quadratic": {"chi_minus": 0.237, "seeds": 5},
-    "none/relu": {"chi_minus": 0.188, "seeds": 1},
-    "none/leaky_relu": {"chi_minus": 0.187, "seeds": 1},
-    "none/linear": {"chi_minus": 0.083, "seeds": 1},
-    "none/quadratic": {"chi_minus": 0.233, "seeds": 1},
-}
+#: Largest allowed difference between nlcl's released-normaliser scores and check_result (float32 sums).
+SCORING_TOL = 1e-5
 
 
 def patterns(generators: torch.Tensor) -> list[list[int]]:
@@ -71,16 +67,9 @@ def patterns(generators: torch.Tensor) -> list[list[int]]:
     return [[int(a) for a in row] for row in generators.tolist()]
 
 
-def mean_se(values):
-    n = len(values)
-    m = sum(values) / n
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else float("nan")
-    return m, sd / math.sqrt(n)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=CONFIG["steps"])
     ap.add_argument("--out", type=Path, default=RECORD)
     args = ap.parse_args()
@@ -90,7 +79,7 @@ def main() -> None:
     runs = [
         TokenRun(
             activation=a,
-            loss="quadratic",
+            loss=loss,
             bn=bn,
             beta=c["beta"],
             P=c["P"],
@@ -99,7 +88,7 @@ def main() -> None:
             lr=c["lr"],
             tau=c["tau"],
         )
-        for bn, a in BOLD_CELLS
+        for loss, bn, a in GRID
         for s in seeds
     ]
     t0 = time.perf_counter()
@@ -120,7 +109,7 @@ def main() -> None:
     worlds = make_token_worlds(
         seeds, c["P"], c["zeta"], n_tokens=c["n_tokens"], K=c["K"], G=c["G"], n_fixed=c["n_fixed"]
     )
-    rows = []
+    rows, worst = [], 0.0
     for i, r in enumerate(runs):
         W = res.weights[i]  # (K, M, d), float32 as in the released model
         rel = check_result(
@@ -130,45 +119,44 @@ def main() -> None:
             is_linear=r.activation == "linear",
         )
         row = res.table.iloc[i]
+        worst = max(
+            worst,
+            abs(rel["loc_all"] - row.chi_plus_released),
+            abs(rel["loc_other_all"] - row.chi_minus_released),
+        )
         rows.append(
             dict(
+                loss=r.loss,
                 bn=r.bn,
                 activation=r.activation,
                 seed=r.seed,
-                nlcl_chi_plus=float(row.chi_plus),
-                nlcl_chi_minus=float(row.chi_minus),
-                released_chi_plus=rel["loc_all"],
-                released_chi_minus=rel["loc_other_all"],
+                chi_plus=round(float(row.chi_plus), 6),
+                chi_minus=round(float(row.chi_minus), 6),
+                chi_plus_released=round(float(row.chi_plus_released), 6),
+                chi_minus_released=round(float(row.chi_minus_released), 6),
+                final_loss=round(float(row.final_loss), 6),
             )
         )
-    cells = []
-    for bn, a in BOLD_CELLS:
-        sub = [r for r in rows if r["bn"] == bn and r["activation"] == a]
-        cell = dict(bn=bn, activation=a, n_seeds=len(sub))
-        for key in ("nlcl_chi_plus", "nlcl_chi_minus", "released_chi_plus", "released_chi_minus"):
-            m, se = mean_se([r[key] for r in sub])
-            cell[key], cell[key + "_se"] = round(m, 4), round(se, 4)
-        ref = RELEASED_TRAINER_REPORTED[f"{bn}/{a}"]
-        cell["released_trainer_chi_minus_reported"] = ref["chi_minus"]
-        cell["released_trainer_seeds_reported"] = ref["seeds"]
-        cells.append(cell)
+    if worst > SCORING_TOL:
+        raise SystemExit(f"normaliser='released' differs from check_result by {worst:.2e} > {SCORING_TOL}")
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     record = dict(
-        what="χ̄± of nlcl's token runs under nlcl's scoring and under the released check_result (issue 18)",
+        what="nlcl's token runs on issue 18's grid, scored with the cosine (the book's) and with the "
+        "released normaliser",
         written_by="tests/oracle/score_nlcl_runs.py",
         commit=commit,
-        config={**c, "steps": args.steps, "loss": "quadratic", "seeds": seeds},
-        released_trainer_reported="issue 18's table: the released bn_gen.py run by a session (not re-run here)",
+        date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        machine=f"{platform.node()} {platform.machine()} ({torch.get_num_threads()} torch thread), "
+        f"torch {torch.__version__}",
+        config={**c, "steps": args.steps, "seeds": seeds},
+        released_scoring_max_abs_diff=worst,
         wall_s=round(wall, 1),
-        cells=cells,
-        runs=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+        runs=rows,
     )
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    for cell in cells:
-        print(cell)
-    print(f"wrote {args.out} ({wall:.0f} s of training)")
+    print(f"wrote {args.out}: {len(rows)} runs, {wall:.0f} s of training, check_result max diff {worst:.1e}")
 
 
 if __name__ == "__main__":
