@@ -72,6 +72,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=CONFIG["steps"])
     ap.add_argument("--out", type=Path, default=RECORD)
+    ap.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     args = ap.parse_args()
     torch.set_num_threads(1)
     c = CONFIG
@@ -104,6 +105,7 @@ def main() -> None:
         n_fixed=c["n_fixed"],
         out_dim=c["out_dim"],
         keep_weights=range(len(runs)),
+        progress=args.progress,
     )
     wall = time.perf_counter() - t0
     worlds = make_token_worlds(
