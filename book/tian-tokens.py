@@ -56,7 +56,8 @@
 # **Scores (Eqs. 16, 181).** $\chi_+(R_k)$ averages over $a\in R_k^g$ the best cosine between a filter
 # and $\mathbf{u}_a$; $\chi_-(R_k)$ the same over $a\notin R_k^g$ (we average over the $d-P$ such
 # tokens, where Eq. 181 prints a $1/P$ prefactor); $\bar\chi_\pm$ average over RFs. For linear $h$
-# we use $|\cos|$. $R_k^g$ counts the candidates that some generator actually uses.
+# we use $|\cos|$. $R_k^g$ counts the candidates that some generator actually uses. The released
+# code divides by a slightly different normaliser; "Which scoring" below compares the two.
 
 # %% tags=["parameters"]
 profile: str = "ci"  # "ci" (reduced grid, minutes on CPU) or "full" (the paper's grid)
@@ -113,7 +114,7 @@ import numpy as np
 import pandas as pd
 
 from nlcl.harness import results
-from nlcl.harness.claims import at_least, at_most, exactly, greater_than
+from nlcl.harness.claims import at_least, at_most, exactly, greater_than, is_true
 from nlcl.tian.plots import plot_beta_curves, plot_filters
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
 from nlcl.tian.token_grid import (
@@ -618,6 +619,202 @@ if sens_artifacts["table1"] is not None:
     display(sens_t1_wide)
 
 # %% [markdown]
+# ## Which scoring: $\bar\chi_-$ in the book and in the released code
+#
+# **The book's scoring** (`nlcl.tian.token_metrics.matching_scores`, `normaliser="cosine"`, the
+# default): $\chi_-(R_k)$ averages, over the tokens $a$ that no generator fixes at $R_k$ (the
+# complement of $R_k^g$, so the prefactor is $1/(d-P)$ when every candidate is used, where Eq. 181
+# prints $1/P$), the best cosine $\max_m \cos(\mathbf{w}_{km}, \mathbf{u}_a)$, with $|\cos|$ for
+# linear $h$:
+#
+# $$\chi_-(R_k) = \frac{1}{|\bar R_k^g|}\sum_{a\notin R_k^g} \max_m
+# \frac{\mathbf{w}_{km}^\top\hat{\mathbf{u}}_a}{\|\mathbf{w}_{km}\|}.$$
+#
+# **The released code's scoring** (`check_result` calling `compute_score` in
+# facebookresearch/luckmatters, `ssl/real-dataset/bn_gen.py`) uses the same tokens ("others" =
+# every token that is not a key of `symbol_freq` at location $k$), the same averages and the same
+# maximum over filters, but a different denominator:
+#
+# $$\frac{\mathbf{w}_{km}^\top\hat{\mathbf{u}}_a}{\|\mathbf{w}_{km}\| + \max\big(\max_{m',b}
+# |\mathbf{w}_{km'}^\top\hat{\mathbf{u}}_b|/1000,\ 10^{-6}\big)}$$
+#
+# (`matching_scores(..., normaliser="released")`, tested equal to a literal re-implementation of
+# `check_result` in `tests/oracle/`). The two agree when the filters of an RF have comparable
+# norms. They differ when weight decay has shrunk some filters to about a thousandth of the RF's
+# largest weight: such a filter can still have a cosine near 1 with a token that no generator
+# uses, and the released ratio discounts it (to one half when its norm is exactly a thousandth).
+# Under the quadratic loss many filters decay this way, and the ones left pointing at
+# non-candidate tokens are exactly those. **The book reports the cosine** (Eq. 181 is a cosine);
+# the released score is shown beside it, here and in "Measuring the claims".
+#
+# **The released trainer, run independently.** `tests/oracle/released_trainer.py` re-implements
+# the released trainer (`bn_gen.py` with `bn_gen_utils.py`) literally and shares no code with
+# nlcl; given the same generators, batches and initial weights, nlcl's trainer ends with the same
+# weights to $10^{-9}$ (`tests/oracle/test_oracle_vs_nlcl.py`). With their own seeds, the two are
+# compared as distributions on issue 18's grid (five activations × BN {none, mean} × {InfoNCE,
+# quadratic}) at the released README's configuration ($P=5$, $\beta=5$, $d_\text{out}=50$,
+# $\eta=0.02$, 5000 steps, $\zeta=1$). The committed record `results/tian-tokens-oracle.json` is
+# written by `tests/oracle/compare_oracle.py` from the oracle's runs (`run_oracle_grid.py`) and
+# nlcl's (`score_nlcl_runs.py`, every run scored both ways); this chapter only reads it and never
+# trains the oracle. A cell agrees when the means differ by at most
+# $\max(0.02,\ 2\sqrt{\text{se}_\text{oracle}^2+\text{se}_\text{nlcl}^2})$ for both $\bar\chi_+$ and
+# $\bar\chi_-$ (issue 18's rule); a cell with one oracle seed gets an *indicative* verdict that
+# uses nlcl's per-seed spread in place of the oracle's.
+#
+# Predictions, declared before the record is read (checks of our implementation; the last three
+# are informational because the record has fewer than five oracle seeds in some cells):
+#
+# 1. nlcl's released normaliser reproduces the literal `check_result` on every run of the record:
+#    largest difference $\le 10^{-5}$.
+# 2. Scored like the oracle (released normaliser), nlcl agrees with the oracle in all five
+#    quadratic-loss cells where issue 18 saw the gap (BN mean with $x^2$; no BN with ReLU,
+#    LeakyReLU, linear and $x^2$).
+# 3. Scored with the book's cosine, nlcl's $\bar\chi_-$ exceeds the oracle's in those five cells by
+#    at least 0.02 on average: the gap of issue 18 is the scoring.
+# 4. Over the whole grid, under the released normaliser, at least 90% of the 20 cells agree.
+
+# %%
+oracle_record = results.records("tian-tokens-oracle").get("tian-tokens-oracle")
+ACT_SHORT = {
+    "quadratic": "x²",
+    "relu": "ReLU",
+    "leaky_relu": "LeakyReLU",
+    "linear": "linear",
+    "sigmoid": "sigmoid",
+}
+oracle_claims = {
+    "scoring-identity": run.expect(
+        "tokens-released-normaliser-is-check-result",
+        source="released bn_gen.py check_result / compute_score; tests/oracle/released_scoring.py",
+        statement="Largest |χ̄± with normaliser='released' − χ̄± of the literal check_result| over the "
+        "record's nlcl runs (results/tian-tokens-oracle-nlcl-runs.json)",
+        check=at_most(1e-5),
+        kind="check",
+    ),
+    "bold-agree": run.expect(
+        "tokens-oracle-bold-cells-agree-released-scoring",
+        source="issue 18; results/tian-tokens-oracle.json",
+        statement="Of the five quadratic-loss cells of issue 18's gap, the number where nlcl scored with the "
+        "released normaliser agrees with the oracle (released trainer re-implemented)",
+        check=exactly(5),
+        kind="check",
+        required=False,
+    ),
+    "bold-gap": run.expect(
+        "tokens-oracle-bold-cells-cosine-gap",
+        source="issue 18; results/tian-tokens-oracle.json",
+        statement="Mean over the same five cells of χ̄−(nlcl, book's cosine) − χ̄−(oracle, released scoring)",
+        check=at_least(0.02),
+        kind="check",
+        required=False,
+    ),
+    "grid-agree": run.expect(
+        "tokens-oracle-grid-agrees-released-scoring",
+        source="issue 18; results/tian-tokens-oracle.json",
+        statement="Fraction of the 20 cells (5 activations × BN {none, mean} × {InfoNCE, quadratic}) where nlcl "
+        "scored with the released normaliser agrees with the oracle",
+        check=at_least(0.9),
+        kind="check",
+        required=False,
+    ),
+}
+if oracle_record is None:
+    print("results/tian-tokens-oracle.json is missing: run tests/oracle/compare_oracle.py")
+    for g in ("status", "differ", "x2bn-oracle", "x2bn-cosine", "x2bn-released", "bold-before", "bold-after"):
+        run.glue(f"tokens-oracle-{g}", "n/a")
+else:
+    oc = pd.DataFrame(oracle_record["cells"])
+    oc["cell"] = [
+        f"{'InfoNCE' if lo == 'infonce' else 'quadratic'}, {'BN mean' if b == 'mean' else 'no BN'}, {ACT_SHORT[a]}"
+        for lo, b, a in zip(oc.loss, oc.bn, oc.activation)
+    ]
+    oc["n_oracle"] = oc.oracle_seeds.map(len)
+
+    def pm(col, rows=oc):
+        return [
+            f"{m:.3f} ± {s:.3f}" if s == s else f"{m:.3f}"
+            for m, s in zip(rows[col], rows[col + "_se"].fillna(np.nan))
+        ]
+
+    display(
+        pd.DataFrame(
+            {
+                "oracle seeds": oc.n_oracle.values,
+                "oracle χ̄+": pm("oracle_chi_plus"),
+                "oracle χ̄−": pm("oracle_chi_minus"),
+                "nlcl χ̄+ (released)": pm("nlcl_released_chi_plus"),
+                "nlcl χ̄− (released)": pm("nlcl_released_chi_minus"),
+                "verdict (released)": oc.verdict_released.values,
+                "nlcl χ̄− (cosine)": pm("nlcl_cosine_chi_minus"),
+                "verdict (cosine)": oc.verdict_cosine.values,
+            },
+            index=pd.Index(oc.cell, name=f"{len(oracle_record['config']['seeds'])} nlcl seeds per cell"),
+        )
+    )
+    bold = oc[oc.bold]
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    x = np.arange(len(bold))
+    for j, (col, label) in enumerate(
+        [
+            ("oracle_chi_minus", "oracle (released trainer, released scoring)"),
+            ("nlcl_cosine_chi_minus", "nlcl, book's cosine"),
+            ("nlcl_released_chi_minus", "nlcl, released scoring"),
+        ]
+    ):
+        ax.bar(
+            x + (j - 1) * 0.27, bold[col], 0.27, yerr=2 * bold[col + "_se"].fillna(0), capsize=3, label=label
+        )
+    ax.set_xticks(
+        x,
+        [f"{c}\n({n} oracle seed{'s' if n > 1 else ''})" for c, n in zip(bold.cell, bold.n_oracle)],
+        fontsize=7,
+    )
+    ax.set_ylabel(r"$\bar\chi_-$ (± 2 s.e.)")
+    ax.set_title("Issue 18's five quadratic-loss cells: the gap is the scoring", fontsize=9)
+    ax.legend(fontsize=7)
+    plt.tight_layout()
+    plt.show()
+    oracle_claims["scoring-identity"].measure(float(oracle_record["nlcl_released_scoring_max_abs_diff"]))
+    oracle_claims["bold-agree"].measure(int(bold.verdict_released.str.startswith("agrees").sum()))
+    gap = float((bold.nlcl_cosine_chi_minus - bold.oracle_chi_minus).mean())
+    oracle_claims["bold-gap"].measure(round(gap, 3))
+    oracle_claims["grid-agree"].measure(round(float(oc.verdict_released.str.startswith("agrees").mean()), 3))
+    x2 = oc[(oc.loss == "quadratic") & (oc.bn == "mean") & (oc.activation == "quadratic")].iloc[0]
+    run.glue("tokens-oracle-status", oracle_record["status"])
+    differ = oc[~oc.verdict_released.str.startswith("agrees")]
+    run.glue(
+        "tokens-oracle-differ",
+        "; ".join(f"{c} ({n} oracle seeds)" for c, n in zip(differ.cell, differ.n_oracle)) or "none",
+    )
+    run.glue("tokens-oracle-x2bn-oracle", f"{x2.oracle_chi_minus:.3f} ({x2.n_oracle} seeds)")
+    run.glue("tokens-oracle-x2bn-cosine", f"{x2.nlcl_cosine_chi_minus:.3f}")
+    run.glue("tokens-oracle-x2bn-released", f"{x2.nlcl_released_chi_minus:.3f}")
+    run.glue("tokens-oracle-bold-before", f"{gap:+.3f}")
+    run.glue(
+        "tokens-oracle-bold-after",
+        f"{float((bold.nlcl_released_chi_minus - bold.oracle_chi_minus).mean()):+.3f}",
+    )
+
+# %% [markdown]
+# In the quadratic-loss, BN-mean, $x^2$ cell the oracle's $\bar\chi_-$ is
+# {glue:text}`tokens-oracle-x2bn-oracle`; nlcl's is {glue:text}`tokens-oracle-x2bn-cosine` with the
+# book's cosine and {glue:text}`tokens-oracle-x2bn-released` with the released normaliser. Over the
+# five cells of issue 18, nlcl minus oracle in $\bar\chi_-$ is {glue:text}`tokens-oracle-bold-before`
+# on average with the cosine and {glue:text}`tokens-oracle-bold-after` with the released normaliser.
+# The record's status: {glue:text}`tokens-oracle-status`. Cells where nlcl, scored like the
+# oracle, does not agree with it: {glue:text}`tokens-oracle-differ`.
+#
+# **Finding.** In the cells of issue 18 the trainers agree once they are scored alike: most of the
+# $\bar\chi_-$ gap is the denominator, not the model, the data or the update. The paper's Eq. 181
+# is a cosine, which the book keeps, so under the quadratic loss the book's $\bar\chi_-$ is higher
+# than what the released code prints for the same weights; $\bar\chi_+$ moves much less, because
+# the filters that match candidate tokens are the large ones. The cells that still differ are
+# listed above and not explained here. Two cautions when reading them: where the oracle has two
+# seeds its standard error is itself a rough estimate, and 20 cells × 2 scores compared at about
+# two standard errors produce a couple of "differs" by chance alone. More oracle seeds
+# (`tests/oracle/run_oracle_grid.py` resumes where the record stops) would settle them.
+
+# %% [markdown]
 # ## Measuring the claims
 #
 # `nlcl.tian.token_metrics.grid_predicates` computes every claim's quantity from the four result tables.
@@ -651,6 +848,45 @@ side_by_side = pd.DataFrame(
     ]
 ).set_index("claim")
 display(side_by_side)
+
+# %% [markdown]
+# ### The claims under the released scoring
+#
+# The committed paper-scale grids store each run's scores, not its weights, so they cannot be
+# re-scored; the live run scores every run both ways (columns `chi_plus_released`,
+# `chi_minus_released`). Prediction, an informational check of the scoring choice declared before
+# the measurement: on the live run, every claim's predicate gives the same verdict under the
+# released scoring as under the book's.
+
+# %%
+scoring_check = run.expect(
+    "tokens-released-scoring-same-verdicts",
+    source="issue 18, item 4; released bn_gen.py check_result",
+    statement=f"Live {run.profile} run: every claim's predicate has the same verdict under the released "
+    "code's χ̄± normaliser as under the book's cosine",
+    check=is_true(),
+    kind="check",
+    required=False,
+)
+live_by_fig = {f: live_table[live_table.figure == f].reset_index(drop=True) for f in FIGURES}
+book_live = grid_predicates(*live_by_fig.values())
+released_live = grid_predicates(
+    *(t.assign(chi_plus=t.chi_plus_released, chi_minus=t.chi_minus_released) for t in live_by_fig.values())
+)
+scoring_rows = []
+for cid, key, _, _, check, _, _ in CLAIMS:
+    scoring_rows.append(
+        dict(
+            claim=f"tokens-{cid}",
+            check=check.description,
+            book=rounded(book_live[key]),
+            released=rounded(released_live[key]),
+            same_verdict=bool(check(book_live[key])) == bool(check(released_live[key])),
+        )
+    )
+scoring_table = pd.DataFrame(scoring_rows).set_index("claim")
+display(scoring_table.rename(columns={"book": "book scoring (live)", "released": "released scoring (live)"}))
+scoring_check.measure(bool(scoring_table.same_verdict.all()))
 
 # %% [markdown]
 # ## Speed

@@ -86,7 +86,9 @@ class TrainResult:
     """Output of :func:`train_token_runs`.
 
     ``table``: one row per run (its :class:`TokenRun` fields, M, chi_plus, chi_minus,
-    final_loss), in input order.  ``weights``: run index → W (K, M, d) for the runs asked for.
+    final_loss, and chi_plus_released, chi_minus_released: the same scores with the released
+    code's normaliser, see :data:`nlcl.tian.token_metrics.NORMALISERS`), in input order.
+    ``weights``: run index → W (K, M, d) for the runs asked for.
     ``run_steps_per_s``: training speed (runs × steps / wall seconds).  ``wall_s``: total.
     """
 
@@ -165,21 +167,20 @@ def train_token_runs(
         device=str(device),
         dtype=dtype,
     )
-    chi_p = np.full(len(runs), np.nan)
-    chi_m = np.full(len(runs), np.nan)
+    scores = np.full((len(runs), 4), np.nan)  # χ̄+, χ̄− (cosine), χ̄+, χ̄− (released normaliser)
     final = np.full(len(runs), np.nan)
     weights: dict[int, torch.Tensor] = {}
     t0 = time.perf_counter()
 
     def collect(idx, out) -> None:
-        cp, cm, last, W = out
-        chi_p[idx], chi_m[idx], final[idx] = cp, cm, last
+        sc, last, W = out
+        scores[idx], final[idx] = sc, last
         for j, i in enumerate(idx):
             if i in keep:
                 weights[i] = W[j].clone()
         if on_stack is not None:
-            t = _result_table(runs, chi_p, chi_m, final)
-            on_stack(t[~np.isnan(chi_p)])
+            t = _result_table(runs, scores, final)
+            on_stack(t[~np.isnan(scores[:, 0])])
 
     if workers == 1 and scheduler is None:
         for idx in stacks:
@@ -218,7 +219,7 @@ def train_token_runs(
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
-    table = _result_table(runs, chi_p, chi_m, final)
+    table = _result_table(runs, scores, final)
     return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
 
 
@@ -308,16 +309,21 @@ def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
         progress=progress,
     )
     Wf = model.filters().cpu()
-    cp, cm = matching_scores(Wf, world, linear=[r.activation == "linear" for r in rs])
-    return cp.double().numpy(), cm.double().numpy(), last.double().cpu().numpy(), Wf
+    lin = [r.activation == "linear" for r in rs]
+    cp, cm = matching_scores(Wf, world, linear=lin)
+    rp, rm = matching_scores(Wf, world, linear=lin, normaliser="released")
+    scores = torch.stack([cp, cm, rp, rm], 1).double().numpy()
+    return scores, last.double().cpu().numpy(), Wf
 
 
-def _result_table(runs, chi_p, chi_m, final) -> pd.DataFrame:
+def _result_table(runs, scores, final) -> pd.DataFrame:
     table = pd.DataFrame([asdict(r) for r in runs])
     table["M"] = [r.M for r in runs]
-    table["chi_plus"] = chi_p
-    table["chi_minus"] = chi_m
+    table["chi_plus"] = scores[:, 0]
+    table["chi_minus"] = scores[:, 1]
     table["final_loss"] = final
+    table["chi_plus_released"] = scores[:, 2]
+    table["chi_minus_released"] = scores[:, 3]
     return table
 
 

@@ -10,6 +10,12 @@ For linear activation a filter and its negation are the same pattern, so cos is 
 tokens a ∉ R_k^g; we average (1/(d − P)), which keeps χ̄− in [−1, 1] and comparable across P.
 R_k^g is the set of tokens that some generator fixes at R_k (:attr:`TokenWorld.relevant`).
 
+``normaliser="released"`` scores as the paper's released code does (facebookresearch/luckmatters,
+``ssl/real-dataset/bn_gen.py``, ``compute_score`` called by ``check_result``): the same sets and
+averages, but ``w_kmᵀû_a / (‖w_km‖ + max(max_{m,b}|w_kmᵀû_b| / 1000, 1e-6))`` in place of the
+cosine, so a filter whose norm has decayed to about a thousandth of the RF's largest weight scores
+well below its cosine (it drops out of the max).  The book's default is the cosine.
+
 Also :data:`PAPER_TABLE1`, the paper's Table 1 (mean, std of χ̄+ at ζ = 10 for the four
 BatchNorm variants), for side-by-side comparison.
 
@@ -30,6 +36,7 @@ from nlcl.tian.tokens import TokenWorld
 __all__ = [
     "filter_token_cosines",
     "matching_scores",
+    "NORMALISERS",
     "PAPER_TABLE1",
     "paper_table1",
     "summarize",
@@ -37,14 +44,25 @@ __all__ = [
 ]
 
 
+#: Denominators of the matching scores: the cosine (the book's) or the released ``compute_score``'s.
+NORMALISERS: tuple[str, ...] = ("cosine", "released")
+
+
 def filter_token_cosines(
-    W: torch.Tensor, embedding: torch.Tensor, linear: bool | Sequence[bool] = False
+    W: torch.Tensor,
+    embedding: torch.Tensor,
+    linear: bool | Sequence[bool] = False,
+    normaliser: str = "cosine",
 ) -> torch.Tensor:
     """cos(w_km, u_a) for all runs, RFs, filters and tokens (the inner term of Eq. 16).
 
     ``W`` (R, K, M, d), ``embedding`` (R, n_tokens, d) or (n_tokens, d).  ``linear`` (one flag or
     one per run) takes |cos|.  A zero filter has cosine 0.  Returns (R, K, M, n_tokens).
+    ``normaliser="released"`` divides w_kmᵀû_a by ‖w_km‖ + max(max_{m,b}|w_kmᵀû_b| / 1000, 1e-6)
+    instead (the released ``compute_score``, ``bn_gen.py``; the max runs over the RF's filters).
     """
+    if normaliser not in NORMALISERS:
+        raise ParameterError(f"normaliser={normaliser!r}; allowed: {', '.join(NORMALISERS)}")
     if W.ndim != 4:
         raise ParameterError(f"W has shape {tuple(W.shape)}; expected (R, K, M, d)")
     E = embedding if embedding.ndim == 3 else embedding[None].expand(W.shape[0], -1, -1)
@@ -52,27 +70,33 @@ def filter_token_cosines(
         raise ParameterError(
             f"embedding has shape {tuple(embedding.shape)}; expected (R, n_tokens, d={W.shape[3]})"
         )
-    Wn = torch.nn.functional.normalize(W.double(), dim=-1)
     En = torch.nn.functional.normalize(E.double().to(W.device), dim=-1)
-    cos = torch.einsum("rkmd,rad->rkma", Wn, En)
+    if normaliser == "cosine":
+        Wn = torch.nn.functional.normalize(W.double(), dim=-1)
+        cos = torch.einsum("rkmd,rad->rkma", Wn, En)
+    else:
+        proj = torch.einsum("rkmd,rad->rkma", W.double(), En)
+        eps = (proj.abs().amax(dim=(2, 3), keepdim=True) / 1000).clamp(min=1e-6)
+        cos = proj / (W.double().norm(dim=-1)[..., None] + eps)
     lin = torch.as_tensor(linear, dtype=torch.bool, device=W.device).reshape(-1).expand(W.shape[0])
     return torch.where(lin[:, None, None, None], cos.abs(), cos)
 
 
 def matching_scores(
-    W: torch.Tensor, world: TokenWorld, linear: bool | Sequence[bool] = False
+    W: torch.Tensor, world: TokenWorld, linear: bool | Sequence[bool] = False, normaliser: str = "cosine"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """χ̄+ (Eq. 16) and χ̄− (Eq. 181) of each run's filters; two tensors of shape (R,).
 
     ``W`` (R, K, M, d) are the learned low-layer filters of the runs of ``world``.  An RF with no
-    relevant token (possible only for tiny G) is left out of the RF average.
+    relevant token (possible only for tiny G) is left out of the RF average.  ``normaliser``: one
+    of :data:`NORMALISERS` ("released" reproduces the released ``check_result``).
     """
     if W.shape[0] != world.n_runs or W.shape[1] != world.K or W.shape[3] != world.n_tokens:
         raise ParameterError(
             f"W has shape {tuple(W.shape)}; expected (R={world.n_runs}, K={world.K}, M, d={world.n_tokens})"
         )
     best = (
-        filter_token_cosines(W, world.embedding(dtype=torch.float64), linear).max(dim=2).values
+        filter_token_cosines(W, world.embedding(dtype=torch.float64), linear, normaliser).max(dim=2).values
     )  # (R, K, n)
     rel = world.relevant.to(best.device)
 

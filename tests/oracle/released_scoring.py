@@ -86,7 +86,9 @@ def check_result(
     all_means, all_means_other = [], []
     for k in range(K):
         w = weights[f"w1.{k}.weight"].detach()
-        w = w @ symbol_embedding
+        w = w @ symbol_embedding.to(
+            w.dtype
+        )  # the released code is float32 throughout; this also takes float64
         candidates = list(counts[k].keys())
         this_mean = compute_score(candidates, w, is_linear, topk=topk)
         others = [a for a in range(num_tokens) if a not in candidates]

@@ -51,3 +51,22 @@ def test_check_result_scores_candidates_and_the_other_tokens():
     assert res["loc_all"] == pytest.approx(sum(res[f"loc{k}"] for k in range(K)) / K, rel=1e-6)
     assert res["loc_other_all"] == pytest.approx(sum(res[f"loc_other{k}"] for k in range(K)) / K, rel=1e-6)
     assert all(math.isfinite(v) for v in res.values())
+
+
+@pytest.mark.parametrize("linear", [False, True])
+def test_nlcl_released_normaliser_equals_the_oracle(linear):
+    """nlcl's ``matching_scores(..., normaliser="released")`` is the released check_result, here on
+    filters with norms spread over four decades (some decayed to ~1e-3 of the largest)."""
+    from nlcl.tian.token_metrics import matching_scores
+    from nlcl.tian.tokens import make_token_worlds
+
+    world = make_token_worlds([0, 1], [3, 5])
+    g = torch.Generator().manual_seed(1)
+    W = torch.randn(2, 10, 6, 20, generator=g, dtype=torch.float64)
+    W = W * 10 ** (-4 * torch.rand(2, 10, 6, 1, generator=g, dtype=torch.float64))
+    cp, cm = matching_scores(W, world, linear=linear, normaliser="released")
+    for r in range(2):
+        pats = [[int(a) for a in row] for row in world.generators[r].tolist()]
+        res = check_result({f"w1.{k}.weight": W[r, k] for k in range(10)}, pats, 20, is_linear=linear)
+        assert cp[r].item() == pytest.approx(res["loc_all"], abs=1e-6)
+        assert cm[r].item() == pytest.approx(res["loc_other_all"], abs=1e-6)

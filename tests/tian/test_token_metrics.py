@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.tian.token_metrics import (
+    NORMALISERS,
     PAPER_TABLE1,
     filter_token_cosines,
     matching_scores,
@@ -61,6 +62,27 @@ def test_cosines_shape_and_zero_filter():
     c = filter_token_cosines(W, torch.eye(5))
     assert c.shape == (2, 3, 4, 5)
     assert c[0, 0, 0, 1] == pytest.approx(1.0) and c[1].abs().max() == 0
+
+
+def test_released_normaliser_drops_decayed_filters():
+    """The released compute_score divides by ‖w‖ + max|w|/1000: a filter ~1000× smaller than the
+    RF's largest weight scores about half its cosine (bn_gen.py, check_result)."""
+    assert NORMALISERS == ("cosine", "released")
+    W = torch.zeros(1, 1, 2, 3, dtype=torch.float64)
+    W[0, 0, 0, 0] = 1.0
+    W[0, 0, 1, 2] = 1e-3
+    cos = filter_token_cosines(W, torch.eye(3))
+    rel = filter_token_cosines(W, torch.eye(3), normaliser="released")
+    assert cos[0, 0, 1, 2] == pytest.approx(1.0)
+    assert rel[0, 0, 1, 2] == pytest.approx(0.5)
+    assert rel[0, 0, 0, 0] == pytest.approx(1 / 1.001)
+    # filters of comparable norms: the two normalisers agree to ~1e-3, and both ignore ζ
+    w = make_token_worlds([0], 3, 5.0)
+    W = torch.randn(1, 10, 4, 20, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    a, b = matching_scores(W, w), matching_scores(W, w, normaliser="released")
+    assert torch.allclose(a[0], b[0], atol=3e-3) and torch.allclose(a[1], b[1], atol=3e-3)
+    with pytest.raises(ValueError, match="normaliser"):
+        filter_token_cosines(W[0], torch.eye(20), normaliser="l1")
 
 
 def test_shape_errors():
