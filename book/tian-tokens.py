@@ -772,7 +772,6 @@ else:
     ax.set_ylabel(r"$\bar\chi_-$ (± 2 s.e.)")
     ax.set_title("Issue 18's five quadratic-loss cells: the gap is the scoring", fontsize=9)
     ax.legend(fontsize=7)
-    plt.tight_layout()
     plt.show()
     oracle_claims["scoring-identity"].measure(float(oracle_record["nlcl_released_scoring_max_abs_diff"]))
     oracle_claims["bold-agree"].measure(int(bold.verdict_released.str.startswith("agrees").sum()))
