@@ -26,6 +26,7 @@ from nlcl.tian.tokens import make_token_worlds, sample_views
 __all__ = [
     "PAPER_BETAS",
     "PAPER_PS",
+    "SIGN_SYMMETRIC",
     "TokenRun",
     "TrainResult",
     "grid_parameters",
@@ -40,6 +41,10 @@ PAPER_BETAS: tuple[int, ...] = (1, 2, 5, 10)
 
 
 PAPER_PS: tuple[int, ...] = (1, 3, 5, 10)
+
+#: Activations with h(−z) = ±h(z): a filter and its negation give the same hidden units up to
+#: sign, so the sign of a learned filter is arbitrary (scored with |cos| in ``chi_*_symmetric``).
+SIGN_SYMMETRIC: tuple[str, ...] = ("linear", "quadratic")
 
 
 @dataclass(frozen=True)
@@ -90,12 +95,20 @@ class TrainResult:
     code's normaliser, see :data:`nlcl.tian.token_metrics.NORMALISERS`), in input order.
     ``weights``: run index → W (K, M, d) for the runs asked for.
     ``run_steps_per_s``: training speed (runs × steps / wall seconds).  ``wall_s``: total.
+    ``curves``: with ``record_every``, the training curves (long table: ``run`` (input index),
+    ``step``, ``loss``, ``chi_plus``, ``chi_minus``; see :func:`train_token_runs`), else None.
+    The table's ``chi_plus_symmetric`` / ``chi_minus_symmetric`` score every sign-symmetric
+    activation (linear and x²: ``h(−z)`` and ``h(z)`` give the same hidden units up to sign) with
+    |cos|; the book's ``chi_plus`` takes |cos| for linear only, as the released code does.
+    ``chi_plus_printed`` / ``chi_minus_printed`` score as Eqs. 16 and 181 are printed: the signed
+    cosine for every activation and a 1/P prefactor (:func:`~nlcl.tian.token_metrics.matching_scores`).
     """
 
     table: pd.DataFrame
     weights: dict[int, torch.Tensor]
     wall_s: float
     run_steps_per_s: float
+    curves: pd.DataFrame | None = None
 
 
 def train_token_runs(
@@ -118,6 +131,7 @@ def train_token_runs(
     on_stack: Callable[[pd.DataFrame], None] | None = None,
     workers: int = 1,
     scheduler: str | None = None,
+    record_every: int | None = None,
 ) -> TrainResult:
     """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
@@ -135,8 +149,15 @@ def train_token_runs(
     most operations of a step are too small for intra-op parallelism.  A stack's result does not
     depend on where it runs: with the same number of torch threads the numbers are bitwise those
     of one process.
+
+    ``record_every`` (steps) records training curves in ``TrainResult.curves``: at step 0 the
+    untrained filters' χ̄± and the loss of the first minibatch; at every multiple s of
+    ``record_every`` (and at ``steps``) χ̄± of the filters after s updates and the mean loss of
+    the minibatches since the previous record.  Recording does not change the training.
     """
     steps = positive_int("steps", steps)
+    if record_every is not None:
+        record_every = positive_int("record_every", record_every)
     batch_size = positive_int("batch_size", batch_size)
     runs = [r.validate(n_tokens) for r in runs]
     if not runs:
@@ -166,15 +187,22 @@ def train_token_runs(
         out_dim=out_dim,
         device=str(device),
         dtype=dtype,
+        record_every=record_every,
     )
-    scores = np.full((len(runs), 4), np.nan)  # χ̄+, χ̄− (cosine), χ̄+, χ̄− (released normaliser)
+    # χ̄+, χ̄− pairs: the book's (cosine), the released normaliser, |cos| for sign-symmetric h,
+    # as printed (signed cosine for every h, 1/P prefactor)
+    scores = np.full((len(runs), 8), np.nan)
     final = np.full(len(runs), np.nan)
     weights: dict[int, torch.Tensor] = {}
+    curve_parts: list[pd.DataFrame] = []
     t0 = time.perf_counter()
 
     def collect(idx, out) -> None:
-        sc, last, W = out
+        sc, last, W, curve = out
         scores[idx], final[idx] = sc, last
+        if curve is not None:
+            curve["run"] = np.asarray(idx)[curve.pop("slot").to_numpy()]
+            curve_parts.append(curve)
         for j, i in enumerate(idx):
             if i in keep:
                 weights[i] = W[j].clone()
@@ -220,7 +248,14 @@ def train_token_runs(
             bar.close()
     wall = time.perf_counter() - t0
     table = _result_table(runs, scores, final)
-    return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"))
+    curves = None
+    if record_every is not None:
+        curves = (
+            pd.concat(curve_parts, ignore_index=True)
+            .sort_values(["run", "step"], kind="stable")
+            .reset_index(drop=True)[["run", "step", "loss", "chi_plus", "chi_minus"]]
+        )
+    return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"), curves)
 
 
 def _check_workers(workers: int, device: torch.device) -> int:
@@ -281,7 +316,11 @@ def _build_stack(
 
 
 def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
-    """Train one stack of equal-M runs; return (χ̄+, χ̄−, final loss) arrays and the filters W."""
+    """Train one stack of equal-M runs.
+
+    Returns the scores (R, 6), the final losses, the filters W and the curves (or None): a long
+    table with ``slot`` (index in ``rs``), ``step``, ``loss``, ``chi_plus``, ``chi_minus``.
+    """
     from nlcl.tian.token_metrics import matching_scores
 
     device = torch.device(opts["device"])
@@ -296,24 +335,64 @@ def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
         device=device,
         dtype=opts["dtype"],
     )
+    lin = [r.activation == "linear" for r in rs]
+    every = opts.get("record_every")
+    steps = opts["steps"]
+    records: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+    callback = None
+    if every is not None:
+        window: list[torch.Tensor] = []
+
+        def record(step_count: int, loss: torch.Tensor) -> None:
+            cp, cm = matching_scores(model.filters().detach().cpu(), world, linear=lin)
+            records.append((step_count, loss.double().cpu().numpy(), cp.numpy(), cm.numpy()))
+
+        def callback(step: int, per_run: torch.Tensor) -> None:
+            if step == 0:
+                record(0, per_run)  # the loss of the first minibatch is the untrained network's
+            window.append(per_run)
+            if (step + 1) % every == 0 or step == steps - 1:
+                record(step + 1, torch.stack(window).mean(0))
+                window.clear()
+
+        # χ̄± of the untrained filters are recorded before the first update: score them now.
+        init_scores = matching_scores(model.filters().detach().cpu(), world, linear=lin)
+
     last = train_batched(
         model,
         data,
-        opts["steps"],
+        steps,
         loss=[r.loss for r in rs],
         tau=[r.tau for r in rs],
         lr=[r.lr for r in rs],
         momentum=opts["momentum"],
         weight_decay=opts["weight_decay"],
         check_every=1 if device.type == "cpu" else 50,
+        callback=callback,
         progress=progress,
     )
     Wf = model.filters().cpu()
-    lin = [r.activation == "linear" for r in rs]
     cp, cm = matching_scores(Wf, world, linear=lin)
     rp, rm = matching_scores(Wf, world, linear=lin, normaliser="released")
-    scores = torch.stack([cp, cm, rp, rm], 1).double().numpy()
-    return scores, last.double().cpu().numpy(), Wf
+    sym = [r.activation in SIGN_SYMMETRIC for r in rs]
+    sp, sm = matching_scores(Wf, world, linear=sym)
+    pp, pm = matching_scores(Wf, world, linear=False, prefactor="1/P")
+    scores = torch.stack([cp, cm, rp, rm, sp, sm, pp, pm], 1).double().numpy()
+    curve = None
+    if every is not None:
+        step0, loss0, _, _ = records[0]
+        records[0] = (step0, loss0, init_scores[0].numpy(), init_scores[1].numpy())
+        R = len(rs)
+        curve = pd.DataFrame(
+            {
+                "slot": np.tile(np.arange(R), len(records)),
+                "step": np.repeat([r[0] for r in records], R),
+                "loss": np.concatenate([r[1] for r in records]),
+                "chi_plus": np.concatenate([r[2] for r in records]).astype(float),
+                "chi_minus": np.concatenate([r[3] for r in records]).astype(float),
+            }
+        )
+    return scores, last.double().cpu().numpy(), Wf, curve
 
 
 def _result_table(runs, scores, final) -> pd.DataFrame:
@@ -324,6 +403,10 @@ def _result_table(runs, scores, final) -> pd.DataFrame:
     table["final_loss"] = final
     table["chi_plus_released"] = scores[:, 2]
     table["chi_minus_released"] = scores[:, 3]
+    table["chi_plus_symmetric"] = scores[:, 4]
+    table["chi_minus_symmetric"] = scores[:, 5]
+    table["chi_plus_printed"] = scores[:, 6]
+    table["chi_minus_printed"] = scores[:, 7]
     return table
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "filter_token_cosines",
     "matching_scores",
     "NORMALISERS",
+    "PREFACTORS",
     "PAPER_TABLE1",
     "paper_table1",
     "summarize",
@@ -46,6 +47,9 @@ __all__ = [
 
 #: Denominators of the matching scores: the cosine (the book's) or the released ``compute_score``'s.
 NORMALISERS: tuple[str, ...] = ("cosine", "released")
+
+#: Averages of the matching scores over a token set: the mean, or 1/P times the sum (as printed).
+PREFACTORS: tuple[str, ...] = ("mean", "1/P")
 
 
 def filter_token_cosines(
@@ -83,14 +87,23 @@ def filter_token_cosines(
 
 
 def matching_scores(
-    W: torch.Tensor, world: TokenWorld, linear: bool | Sequence[bool] = False, normaliser: str = "cosine"
+    W: torch.Tensor,
+    world: TokenWorld,
+    linear: bool | Sequence[bool] = False,
+    normaliser: str = "cosine",
+    prefactor: str = "mean",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """χ̄+ (Eq. 16) and χ̄− (Eq. 181) of each run's filters; two tensors of shape (R,).
 
     ``W`` (R, K, M, d) are the learned low-layer filters of the runs of ``world``.  An RF with no
     relevant token (possible only for tiny G) is left out of the RF average.  ``normaliser``: one
-    of :data:`NORMALISERS` ("released" reproduces the released ``check_result``).
+    of :data:`NORMALISERS` ("released" reproduces the released ``check_result``).  ``prefactor``:
+    one of :data:`PREFACTORS`: ``"mean"`` averages over the tokens of the set (the book's and the
+    released code's choice), ``"1/P"`` sums over the set and divides by P, as Eqs. 16 and 181 are
+    printed (for χ̄− a sum over the d − P irrelevant tokens, so it can exceed 1).
     """
+    if prefactor not in PREFACTORS:
+        raise ParameterError(f"prefactor={prefactor!r}; allowed: {', '.join(PREFACTORS)}")
     if W.shape[0] != world.n_runs or W.shape[1] != world.K or W.shape[3] != world.n_tokens:
         raise ParameterError(
             f"W has shape {tuple(W.shape)}; expected (R={world.n_runs}, K={world.K}, M, d={world.n_tokens})"
@@ -100,9 +113,11 @@ def matching_scores(
     )  # (R, K, n)
     rel = world.relevant.to(best.device)
 
+    P = world.P.to(best.device, torch.float64)[:, None]
+
     def score(mask: torch.Tensor) -> torch.Tensor:
         n = mask.sum(-1)
-        per_rf = (best * mask).sum(-1) / n.clamp(min=1)
+        per_rf = (best * mask).sum(-1) / (n.clamp(min=1) if prefactor == "mean" else P)
         ok = n > 0
         return (per_rf * ok).sum(-1) / ok.sum(-1).clamp(min=1)
 

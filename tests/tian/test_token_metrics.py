@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.core.validate import ParameterError
 from nlcl.tian.token_metrics import (
     NORMALISERS,
     PAPER_TABLE1,
@@ -160,3 +161,21 @@ def test_grid_predicates_missing_cells_give_nan():
     out = grid_predicates(fig9, fig9, empty, empty)
     assert np.isnan(out["p1_linear_minus_relu"]) and np.isnan(out["bn_minus_none_zeta10"])
     assert np.isnan(out["no_var_backprop_wins"]) and np.isnan(out["table1_vs_paper"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 1000), st.sampled_from([1, 3, 5, 10]))
+def test_printed_prefactor_is_the_sum_over_p(seed, P):
+    """prefactor='1/P' (Eqs. 16 and 181 as printed): the per-RF sum over the set divided by P, i.e.
+    the mean times |set| / P in every RF."""
+    w = make_token_worlds([seed], P)
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(1, 10, 2 * P, 20, generator=g, dtype=torch.float64)
+    best = filter_token_cosines(W, w.embedding(dtype=torch.float64)).max(dim=2).values[0]  # (K, n)
+    rel = w.relevant[0]
+    plus = torch.stack([best[k][rel[k]].sum() / P for k in range(10)]).mean()
+    minus = torch.stack([best[k][~rel[k]].sum() / P for k in range(10)]).mean()
+    cp, cm = matching_scores(W, w, prefactor="1/P")
+    assert cp.item() == pytest.approx(plus.item()) and cm.item() == pytest.approx(minus.item())
+    with pytest.raises(ParameterError, match="prefactor='sum'"):
+        matching_scores(W, w, prefactor="sum")

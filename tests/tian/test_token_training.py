@@ -168,3 +168,44 @@ def test_train_token_runs_worker_errors():
         train_token_runs(runs, 1, workers=0)
     with pytest.raises(ParameterError, match="device='cpu'"):
         train_token_runs(runs, 1, workers=2, device="cuda")
+
+
+def test_training_curves_record_the_untrained_network_and_do_not_change_training():
+    """record_every (issue 13 §5): step 0 holds the untrained filters' scores, the last record the
+    final scores; recording leaves the results bitwise unchanged."""
+    runs = [
+        TokenRun("relu", beta=2, P=3, seed=0, lr=1e-2),
+        TokenRun("quadratic", "quadratic", "none", 1, 3, 1.0, 1),
+        TokenRun("linear", beta=1, P=3, seed=2),
+    ]
+    plain = train_token_runs(runs, 12, batch_size=16)
+    rec = train_token_runs(runs, 12, batch_size=16, record_every=5)
+    assert plain.curves is None
+    assert rec.table.equals(plain.table)
+    c = rec.curves
+    assert list(c.columns) == ["run", "step", "loss", "chi_plus", "chi_minus"]
+    assert sorted(c.step.unique()) == [0, 5, 10, 12] and len(c) == 4 * len(runs)
+    last = c[c.step == 12].set_index("run")
+    assert last.chi_plus.values == pytest.approx(rec.table.chi_plus.values, abs=1e-12)
+    assert last.chi_minus.values == pytest.approx(rec.table.chi_minus.values, abs=1e-12)
+    # Step 0: the scores of the untrained filters (the same for every step count and learning rate).
+    short = train_token_runs(
+        [TokenRun("relu", beta=2, P=3, seed=0, lr=2e-3)], 3, batch_size=16, record_every=1
+    )
+    assert short.curves.chi_plus[0] == pytest.approx(c[(c.run == 0) & (c.step == 0)].chi_plus.item())
+    assert short.curves.loss[0] == pytest.approx(c[(c.run == 0) & (c.step == 0)].loss.item(), rel=1e-6)
+    assert c.loss.notna().all() and c.chi_plus.between(-1, 1).all()
+    with pytest.raises(ParameterError, match="record_every"):
+        train_token_runs(runs, 2, record_every=0)
+
+
+def test_sign_symmetric_scores_take_abs_cos_for_linear_and_quadratic():
+    runs = [TokenRun(a, beta=2, P=3, seed=0) for a in ("relu", "linear", "quadratic")]
+    t = train_token_runs(runs, 20, batch_size=16).table
+    relu, lin, quad = (t.iloc[i] for i in range(3))
+    # ReLU is not sign-symmetric and linear already takes |cos|: both scorings agree.
+    for row in (relu, lin):
+        assert row.chi_plus_symmetric == row.chi_plus and row.chi_minus_symmetric == row.chi_minus
+    # x² with |cos| can only score higher (max |cos| >= max cos).
+    assert quad.chi_plus_symmetric >= quad.chi_plus - 1e-12
+    assert quad.chi_minus_symmetric >= quad.chi_minus - 1e-12
