@@ -332,6 +332,8 @@ run.glue("renli-real-n-test", len(test_set))
 #    `ci` setting* gave 0.80–0.86 for the 3-layer heads against 0.96 for the contrastive ones (ratio
 #    ≈ 0.87): the 3-layer non-contrastive heads collapse to one direction within the first hundred
 #    steps and never align as well; declared not reproduced for that architecture (note).
+#    *The first full-profile run* (2000 steps) failed this for both architectures: its notes give the
+#    numbers (the linear heads pass through the aligned phase, then collapse to one direction).
 # 3. The paper's regime is visible: at some evaluation, every linear non-contrastive run is aligned and
 #    unbalanced (stable rank ≤ 4.5 but above 1.5, i.e. not yet collapsed).
 # 4. Once aligned, the non-contrastive condition number grows (Lemma 5.1): for the linear heads, the
@@ -343,7 +345,7 @@ run.glue("renli-real-n-test", len(test_set))
 #    zero-shot accuracy > 0, for each architecture.
 
 # %%
-from nlcl.harness.claims import at_least, holds_on_fraction, is_true
+from nlcl.harness.claims import NotReproduced, at_least, holds_on_fraction, is_true
 from nlcl.renli.captions import (
     RICH_TEMPLATES,
     attribute_levels,
@@ -374,13 +376,30 @@ for arch in ("mlp", "linear"):
         decide=holds_on_fraction(1.0),
         paper="aligned without negative pairs",
         required=default_setting,
-        not_reproduced=(
+        not_reproduced=NotReproduced(
             "exploratory ci run: 0.80–0.86 against 0.96 for the contrastive heads (ratio ≈ 0.87). The "
             "3-layer non-contrastive heads collapse to one direction (stable rank 1.0) within about 100 "
-            "steps; a single direction orders 360 captions along a line, and nearby captions then tie or swap."
+            "steps; a single direction orders 360 captions along a line, and nearby captions then tie or "
+            "swap. The first full-profile run (6e594a9, 2000 steps, 5 seeds) fails the same way: ratios "
+            "0.83–0.88, final stable rank 1.000.",
+            profiles=("ci", "full"),
+            expected=lambda m: 0.7 <= m < 0.95,  # a partial alignment, not a failure to train
+            evidence="the stable-rank panel of the rich-caption figure and the summary table",
         )
         if arch == "mlp"
-        else None,
+        else NotReproduced(
+            "the first full-profile run (6e594a9, 2000 steps, 5 seeds; ci has 500 steps) ends at ratios "
+            "0.860–0.864 on every seed: the linear non-contrastive heads pass through the aligned, "
+            "unbalanced regime (renli-rich-nc-regime-linear holds on 5 of 5 seeds) and then keep "
+            "collapsing (class-mean condition number ×50–69 after the first aligned evaluation, "
+            "renli-rich-nc-cond-grows-linear) to one direction (final stable rank 1.004), and one "
+            "direction cannot keep 360 captions aligned, as for the 3-layer heads in ci. Thm. 4.3(a) "
+            "is about the alignment phase; the final-step measurement at 2000 steps is past it.",
+            profiles=("full",),
+            expected=lambda m: 0.7 <= m < 0.95,
+            evidence="the alignment and stable-rank panels of the rich-caption figure (linear row) and "
+            "the summary table",
+        ),
     )
     c_rich["srank", arch] = run.expect(
         f"renli-rich-srank-{arch}",
