@@ -46,6 +46,7 @@ from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
     check_on_mean,
+    check_on_pooled,
     holds_on_fraction,
     mean_minus_2se_above,
     mean_plus_2se_below,
@@ -56,6 +57,7 @@ __all__ = [
     "Revision",
     "holds_on_fraction",
     "check_on_mean",
+    "check_on_pooled",
     "mean_minus_2se_above",
     "mean_plus_2se_below",
     "OPTIONAL_FIELDS",
@@ -329,11 +331,36 @@ class Claim:
     decide: _v.SeedRule | None = None
     record: dict[str, Any] | None = field(default=None, repr=False)
 
-    def measure(self, measured: Any) -> dict[str, Any]:
-        """Record the measured value: writes JSON, glues it under the claim id, shows the verdict."""
+    def measure(self, measured: Any, per_seed: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Record the measured value: writes JSON, glues it under the claim id, shows the verdict.
+
+        ``per_seed`` (optional, ≥ 2 values): the same quantity computed from each seed alone, for
+        a claim decided on data pooled over seeds (:func:`check_on_pooled`, e.g. a grid whose cells
+        average the seeds). The verdict still comes from ``measured``; the record's ``seeds`` shows
+        the spread, the fraction of seeds on which the check holds and whether the margin to the
+        threshold is smaller than the spread.
+        """
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
-        self.record = _Record(self.registry.record(self, measured))
+        seeds = None
+        if per_seed is not None:
+            values = to_plain(list(per_seed))
+            if len(values) < 2:
+                raise ParameterError(f"claim {self.id!r}: per_seed needs ≥ 2 values, got {len(values)}")
+            if self.decide is not None and not self.decide.on_mean:
+                raise ParameterError(
+                    f"claim {self.id!r}: per_seed= is for claims decided on pooled data; this claim "
+                    f"declares the seed rule {self.decide.description!r}: use measure_seeds"
+                )
+            self.decide = self.decide or _v.check_on_pooled()
+            finite = _v.is_finite(values)
+            verdicts = [finite and self.check(v) for v in values]
+            center = (
+                measured if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
+            )
+            seeds = _v.seed_summary(values, verdicts, self.decide, self.check.expected, center=center)
+            seeds["_verdicts"] = verdicts
+        self.record = _Record(self.registry.record(self, measured, seeds=seeds))
         return self.record
 
     def measure_seeds(self, values: Sequence[Any], decide: _v.SeedRule | None = None) -> dict[str, Any]:
@@ -346,6 +373,11 @@ class Claim:
         values = to_plain(list(values))
         if len(values) < 2:
             raise ParameterError(f"claim {self.id!r}: measure_seeds needs ≥ 2 seeds, got {len(values)}")
+        if not all(isinstance(v, (int, float)) for v in values):
+            raise ParameterError(
+                f"claim {self.id!r}: measure_seeds needs numbers (it reports their mean), got {values!r}; "
+                "decide a non-numeric quantity on pooled data with measure(value, per_seed=...)"
+            )
         if self.decide is None:
             self.decide = decide or _v.holds_on_fraction(0.8)
         finite = _v.is_finite(values)
@@ -406,6 +438,9 @@ def _show(rec: dict[str, Any]) -> None:
         text += f" Over {s['n']} seeds: {s['mean']:.4g} ± {s['std']:.3g}, holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
         if s.get("margin_within_spread"):
             text += " The margin to the threshold is smaller than the seed spread."
+    elif rec.get("seeds") and _v.is_finite(rec["seeds"].get("values")):
+        s = rec["seeds"]
+        text += f" Over {s['n']} seeds: {', '.join(map(str, s['values']))}; holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
     if rec["status"] == "not-reproduced" and rec["note"]:
         text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
     elif rec.get("note_stale"):

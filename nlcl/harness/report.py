@@ -14,6 +14,7 @@ from typing import Any
 
 from nlcl.harness.claims import status_badge
 from nlcl.harness.paper_scale import load_full_records, stale_records
+from nlcl.harness.verdicts import is_finite
 
 __all__ = ["REPORT_MARKER", "merge_full", "published_verdict", "write_report"]
 
@@ -41,7 +42,9 @@ def _fmt_seeds(r: dict[str, Any]) -> str:
     if not s:
         return "single value" if r.get("kind", "reproduction") == "reproduction" else "—"
     if s.get("mean") is None:
-        return f"{s['n']} seeds, non-finite"
+        if not is_finite(s.get("values")):
+            return f"{s['n']} seeds, non-finite"
+        return f"{', '.join(map(str, s['values']))} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
     text = f"{s['mean']:.4g} ± {s['std']:.2g} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
     if s.get("margin_within_spread"):
         text += " ⚠️ margin < spread"

@@ -37,6 +37,7 @@ __all__ = [
     "SeedRule",
     "holds_on_fraction",
     "check_on_mean",
+    "check_on_pooled",
     "mean_minus_2se_above",
     "mean_plus_2se_below",
     "is_finite",
@@ -191,6 +192,19 @@ def check_on_mean() -> SeedRule:
     return SeedRule("check applied to the mean over seeds", lambda v, ok: False, on_mean=True)
 
 
+def check_on_pooled() -> SeedRule:
+    """The claim's check is applied to one quantity computed from all seeds together (e.g. a
+    grid of cells that are means over seeds, as a paper's figure averages them); the per-seed
+    values (the same quantity from each seed alone) are recorded to show the spread and the
+    fraction of seeds on which the check would hold, not to decide.
+    """
+    return SeedRule(
+        "check applied to the quantity of the seed-averaged data; per-seed values show the spread",
+        lambda v, ok: False,
+        on_mean=True,
+    )
+
+
 def _mean_se(values: list[float]) -> tuple[float, float]:
     n = len(values)
     mean = sum(values) / n
@@ -214,25 +228,39 @@ def mean_plus_2se_below(threshold: float) -> SeedRule:
     )
 
 
-def seed_summary(values: Sequence[Any], verdicts: Sequence[bool], rule: SeedRule, threshold: Any) -> dict:
+def seed_summary(
+    values: Sequence[Any],
+    verdicts: Sequence[bool],
+    rule: SeedRule,
+    threshold: Any,
+    center: float | None = None,
+) -> dict:
     """The ``seeds`` field of a record: n, mean, std, holds_fraction, values, rule, and whether the
-    margin between the mean and the check's threshold is smaller than the seed spread.
+    margin between the deciding value and the check's threshold is smaller than the seed spread.
+
+    The deciding value is the mean over seeds, or ``center`` when the claim is decided on another
+    aggregate (:func:`check_on_pooled`). Non-numeric values (e.g. the name of a winner) have no
+    mean, spread or margin: only n, holds_fraction, values and rule.
     """
-    nums = [float(v) for v in values]
-    n = len(nums)
-    mean = sum(nums) / n
-    std = math.sqrt(sum((v - mean) ** 2 for v in nums) / (n - 1)) if n > 1 else 0.0
-    out = {
+    n = len(values)
+    out: dict[str, Any] = {
         "n": n,
-        "mean": mean,
-        "std": std,
+        "mean": None,
+        "std": None,
         "holds_fraction": sum(bool(x) for x in verdicts) / n,
         "values": list(values),
         "rule": rule.description,
     }
+    if not all(isinstance(v, (int, float)) for v in values):
+        return out
+    nums = [float(v) for v in values]
+    mean = sum(nums) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in nums) / (n - 1)) if n > 1 else 0.0
+    out.update(mean=mean, std=std)
+    at = mean if center is None else float(center)
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and n > 1:
-        out["margin"] = mean - float(threshold)
-        out["margin_within_spread"] = abs(mean - float(threshold)) < std
+        out["margin"] = at - float(threshold)
+        out["margin_within_spread"] = abs(at - float(threshold)) < std
     return out
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "paper_table1",
     "summarize",
     "grid_predicates",
+    "grid_predicates_per_seed",
 ]
 
 
@@ -251,3 +252,20 @@ def grid_predicates(
     else:
         out["no_var_backprop_wins"] = out["table1_vs_paper"] = float("nan")
     return out
+
+
+def grid_predicates_per_seed(
+    fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, table1: pd.DataFrame
+) -> pd.DataFrame:
+    """:func:`grid_predicates` on each seed's runs alone: one row per seed, one column per quantity.
+
+    The claims of Tian (2023), Sec. 5 are decided on grids whose cells average the seeds (as the
+    paper's Figs. 9-11 and Table 1 do); these one-seed grids show how much each quantity moves
+    from seed to seed. The seeds are those present in every non-empty table; an empty table stays
+    empty (its quantities are NaN, as in :func:`grid_predicates`).
+    """
+    tables = (fig9, fig10, fig11, table1)
+    present = [set(t["seed"].unique().tolist()) for t in tables if len(t)]
+    seeds = sorted(set.intersection(*present)) if present else []
+    rows = [grid_predicates(*(t[t["seed"] == s] if len(t) else t for t in tables)) for s in seeds]
+    return pd.DataFrame(rows, index=pd.Index(seeds, name="seed"))

@@ -273,6 +273,37 @@ def test_check_on_mean_rule(tmp_path):
     assert rec["seeds"]["rule"] == "check applied to the mean over seeds"
 
 
+def test_measure_per_seed_decides_on_the_pooled_value(tmp_path):
+    """measure(value, per_seed=...): the verdict is the check on ``value`` (data pooled over seeds);
+    the seed values only show the spread, and a margin inside it is flagged."""
+    reg = registry(tmp_path)
+    a = reg.declare("a", source="s", statement="s", check=greater_than(0.0))
+    rec = a.measure(0.007, per_seed=[0.03, -0.02, 0.01])
+    assert rec["status"] == "pass" and rec["measured"] == 0.007
+    s = rec["seeds"]
+    assert s["n"] == 3 and s["holds_fraction"] == pytest.approx(2 / 3) and s["values"] == [0.03, -0.02, 0.01]
+    assert s["margin"] == pytest.approx(0.007) and s["margin_within_spread"]
+    assert s["rule"].startswith("check applied to the quantity of the seed-averaged data")
+    # The pooled value decides even when most seeds disagree.
+    b = reg.declare("b", source="s", statement="s", check=greater_than(0.0))
+    assert b.measure(-0.1, per_seed=[0.2, 0.3, -0.9])["status"] == "fail"
+    # Non-numeric quantities: no mean or margin, the fraction of seeds still counts.
+    c = reg.declare("c", source="s", statement="s", check=exactly("relu"))
+    rec = c.measure("relu", per_seed=["relu", "leaky_relu", "relu"])
+    assert rec["status"] == "pass" and rec["seeds"]["mean"] is None and "margin" not in rec["seeds"]
+    assert rec["seeds"]["holds_fraction"] == pytest.approx(2 / 3)
+    # A NaN seed makes the record invalid, as for measure_seeds.
+    d = reg.declare("d", source="s", statement="s", check=greater_than(0.0))
+    assert d.measure(1.0, per_seed=[1.0, float("nan")])["status"] == "invalid"
+    with pytest.raises(ParameterError, match="≥ 2 values"):
+        reg.declare("e", source="s", statement="s", check=greater_than(0.0)).measure(1.0, per_seed=[1.0])
+    f = reg.declare("f", source="s", statement="s", check=greater_than(0.0), decide=holds_on_fraction(0.8))
+    with pytest.raises(ParameterError, match="use measure_seeds"):
+        f.measure(1.0, per_seed=[1.0, 2.0])
+    with pytest.raises(ParameterError, match="needs numbers"):
+        reg.declare("g", source="s", statement="s", check=exactly("relu")).measure_seeds(["relu", "relu"])
+
+
 def test_run_expect_passes_kind_and_matches_explanation_setting(build_dir):
     import nlcl
     from nlcl.harness.claims import ClaimsFailed

@@ -93,6 +93,19 @@ def test_report_shows_seed_statistics_and_small_margins(tmp_path):
     }
     _, text = make_report(tmp_path, [rec("a", status="fail", seeds=seeds)])
     assert "0.01 ± 0.02 (n=3), holds on 67%" in text and "margin < spread" in text
+    names = {
+        "n": 3,
+        "mean": None,
+        "std": None,
+        "holds_fraction": 2 / 3,
+        "values": ["relu", "x", "relu"],
+        "rule": "r",
+    }
+    _, text = make_report(tmp_path, [rec("b", seeds=names)])
+    assert "relu, x, relu (n=3), holds on 67%" in text
+    nan = {**names, "values": [1.0, float("nan"), 1.0]}
+    _, text = make_report(tmp_path, [rec("c", status="invalid", seeds=nan)])
+    assert "3 seeds, non-finite" in text
 
 
 def test_report_paper_scale_verdict_beside_ci(tmp_path):

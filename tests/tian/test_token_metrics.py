@@ -163,6 +163,37 @@ def test_grid_predicates_missing_cells_give_nan():
     assert np.isnan(out["no_var_backprop_wins"]) and np.isnan(out["table1_vs_paper"])
 
 
+def test_grid_predicates_per_seed_is_grid_predicates_of_each_seed():
+    from nlcl.tian.token_metrics import grid_predicates, grid_predicates_per_seed
+
+    rng = np.random.default_rng(0)
+    cells = [(1, 1), (1, 3), (5, 1), (5, 3)]
+
+    def table(**fixed):
+        t = _grid_table({c: 0.5 for c in cells}, **fixed)
+        t["chi_plus"] = rng.uniform(0, 1, len(t))
+        t["chi_minus"] = rng.uniform(0, 0.5, len(t))
+        return t
+
+    fig9 = pd.concat([table(activation=a) for a in ("relu", "linear", "leaky_relu")])
+    fig10 = table(activation="relu")
+    fig11 = pd.concat([table(bn=b, zeta=10.0) for b in ("none", "vanilla")])
+    table1 = pd.concat([table(bn=b, zeta=10.0) for b in ("detached", "var", "mean", "vanilla")])
+    per = grid_predicates_per_seed(fig9, fig10, fig11, table1)
+    assert per.index.tolist() == [0, 1] and per.index.name == "seed"
+    for s in (0, 1):
+        want = grid_predicates(*(t[t.seed == s] for t in (fig9, fig10, fig11, table1)))
+        got = per.loc[s].to_dict()
+        assert got.keys() == want.keys()
+        for k, v in want.items():
+            assert got[k] == v or (isinstance(v, float) and np.isnan(v) and np.isnan(got[k]))
+    # Seeds present in every non-empty table only; an empty table stays empty.
+    empty = fig11.iloc[:0]
+    per = grid_predicates_per_seed(fig9, fig10[fig10.seed == 1], empty, empty)
+    assert per.index.tolist() == [1] and np.isnan(per.loc[1, "bn_minus_none_zeta10"])
+    assert grid_predicates_per_seed(fig9.iloc[:0], empty, empty, empty).empty
+
+
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 1000), st.sampled_from([1, 3, 5, 10]))
 def test_printed_prefactor_is_the_sum_over_p(seed, P):
