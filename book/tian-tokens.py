@@ -1018,8 +1018,8 @@ if len(spread):
 else:
     within = split = spread
     print("No grid with two or more seeds: no spread to show.")
-run.glue("tokens-margin-within-spread", ", ".join(f"`{c}`" for c in within.claim) or "none")
-run.glue("tokens-seeds-split", ", ".join(f"`{c}`" for c in split.claim) or "none")
+run.glue("tokens-margin-within-spread", ", ".join(within.claim) or "none")
+run.glue("tokens-seeds-split", ", ".join(split.claim) or "none")
 
 # %% [markdown]
 # Claims whose margin is smaller than the seed spread: {glue:text}`tokens-margin-within-spread`.
