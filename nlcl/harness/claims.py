@@ -42,6 +42,7 @@ from nlcl.harness.checks import (
     less_than,
     to_plain,
 )
+from nlcl.harness.claim_display import _measured, show_claim, show_markdown, status_badge
 from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
@@ -117,21 +118,6 @@ class ClaimsFailed(AssertionError):
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _measured(rec: dict[str, Any]) -> str:
-    s = rec.get("seeds")
-    if s and s.get("mean") is not None:
-        return f"{s['mean']:.4g} ± {s['std']:.2g} ({s['n']} seeds, {100 * s['holds_fraction']:.0f}% hold)"
-    return _format(rec["measured"])
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, list) and len(value) > 6:
-        return "[" + ", ".join(_format(v) for v in value[:6]) + ", …]"
-    return str(value)
 
 
 class ClaimRegistry:
@@ -268,7 +254,7 @@ class ClaimRegistry:
         if self.glue_values:
             _glue(claim.id, measured)
         if self.display_values:
-            _show(rec)
+            show_claim(rec)
         return rec
 
     def failed_required(self) -> list[dict[str, Any]]:
@@ -300,17 +286,6 @@ class ClaimRegistry:
                 rows.append(f"| `{r['id']}` | {r['source']} | {r['tolerance']} | {_measured(r)} | {status} |")
             out.append("\n".join(rows))
         return "\n\n".join(out)
-
-
-def status_badge(status: str, required: bool = True) -> str:
-    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced, ⛔ invalid (+ 'info')."""
-    label = {
-        "pass": "✅ pass",
-        "fail": "❌ fail",
-        "not-reproduced": "⚠️ not reproduced",
-        "invalid": "⛔ invalid",
-    }[status]
-    return label if required else f"{label} (info)"
 
 
 @dataclass
@@ -359,6 +334,7 @@ class Claim:
                 measured if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
             )
             seeds = _v.seed_summary(values, verdicts, self.decide, self.check.expected, center=center)
+            seeds["pooled"] = True
             seeds["_verdicts"] = verdicts
         self.record = _Record(self.registry.record(self, measured, seeds=seeds))
         return self.record
@@ -417,47 +393,6 @@ def _glue(name: str, value: Any) -> None:
     except ImportError:  # pragma: no cover - myst-nb is a dependency
         return
     glue(name, value, display=False)
-
-
-def _in_notebook() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover
-        return False
-    shell = get_ipython()
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def _show(rec: dict[str, Any]) -> None:
-    text = (
-        f"{status_badge(rec['status'], rec['required'])} — **{rec['id']}** ({rec['source']}): "
-        f"{rec['statement']} Check: {rec['tolerance']}; measured: {_format(rec['measured'])}."
-    )
-    if rec.get("seeds") and rec["seeds"].get("mean") is not None:
-        s = rec["seeds"]
-        text += f" Over {s['n']} seeds: {s['mean']:.4g} ± {s['std']:.3g}, holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
-        if s.get("margin_within_spread"):
-            text += " The margin to the threshold is smaller than the seed spread."
-    elif rec.get("seeds") and _v.is_finite(rec["seeds"].get("values")):
-        s = rec["seeds"]
-        text += f" Over {s['n']} seeds: {', '.join(map(str, s['values']))}; holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
-    if rec["status"] == "not-reproduced" and rec["note"]:
-        text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
-    elif rec.get("note_stale"):
-        text += f"\n\n> **Stale explanation**: this claim passed; its not-reproduced note no longer applies: {rec['note']}"
-    # The anchor the reproducibility page links to (the claim's place in its chapter).
-    anchor = f'<span id="claim-{rec["id"]}"></span>' if _in_notebook() else ""
-    show_markdown(anchor + text)
-
-
-def show_markdown(text: str) -> None:
-    """Display markdown as rich output in a notebook, as plain text elsewhere."""
-    if _in_notebook():
-        from IPython.display import Markdown, display
-
-        display(Markdown(text))
-    else:
-        print(text)
 
 
 def load_records(directory: str | os.PathLike) -> list[dict[str, Any]]:

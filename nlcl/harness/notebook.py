@@ -17,7 +17,9 @@ import json
 import logging
 import re
 import shutil
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,13 +74,10 @@ class ChapterNotFound(ParameterError):
 
 
 def _kernel_manager_class(log_path: Path, cwd: Path):
-    """A kernel manager whose kernel process starts in ``cwd`` and writes its own stderr (jupyter's
-    logging, e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path`` instead of
-    the terminal. Cell output (prints, warnings) is unaffected: it travels through the kernel's
-    messages. The working directory is given to the kernel process only: papermill's own ``cwd=``
-    changes the directory of this whole process, which races when ``nlcl book --jobs 2`` executes
-    two chapters in threads (one thread restores the other's directory, and the caller is left in
-    the book's root)."""
+    """A kernel manager whose kernel starts in ``cwd`` and writes its own stderr (jupyter's logging,
+    e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path``, not the terminal; cell
+    output travels through messages, unaffected. The directory is the kernel's only: papermill's
+    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads."""
     from jupyter_client.manager import AsyncKernelManager
 
     class _KernelManager(AsyncKernelManager):
@@ -92,6 +91,26 @@ def _kernel_manager_class(log_path: Path, cwd: Path):
 
 class Interrupted(KeyboardInterrupt):
     """The run was interrupted (Ctrl-C); its run folder is marked ``interrupted``."""
+
+
+class _CtrlC:
+    """Remembers a SIGINT (then raises KeyboardInterrupt as usual): under load a Ctrl-C can land
+    where the kernel client swallows it and the chapter runs on; :func:`run` checks ``seen`` after
+    execution. Main thread only (not in ``nlcl book --jobs N``'s threads)."""
+
+    def __init__(self) -> None:
+        self.seen, self._old = False, None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.seen = True
+        signal.default_int_handler(signum, frame)
+
+    def restore(self) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -351,6 +370,7 @@ def run_chapter(
     log_file = logging.FileHandler(run_dir / "log.txt")
     stream = logging.StreamHandler(sys.stdout)
     pm_logger = logging.getLogger("papermill")
+    ctrl_c = _CtrlC()
     try:
         import papermill as pm
 
@@ -393,6 +413,8 @@ def run_chapter(
             raise
         except Exception as exc:  # kernel died, timeout, ...
             ok, error = False, f"{type(exc).__name__}: {exc}"
+        if ctrl_c.seen:  # a Ctrl-C that the kernel machinery swallowed still ends the run
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         # the torn-down kernel leaves asyncio tasks whose "exception was never retrieved" would be
         # printed at exit: the run is over, one line says so
@@ -400,6 +422,7 @@ def run_chapter(
         runs.update_run(run_dir, chapter=path.stem, status="interrupted")
         raise Interrupted(f"{path.stem}: interrupted; partial run folder {run_dir}") from None
     finally:
+        ctrl_c.restore()
         pm_logger.removeHandler(log_file)
         pm_logger.removeHandler(stream)
         log_file.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nlcl.harness.claims import status_badge
+from nlcl.harness.claim_display import status_badge
 from nlcl.harness.paper_scale import load_full_records, stale_records
 from nlcl.harness.verdicts import is_finite
 

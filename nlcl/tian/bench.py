@@ -34,13 +34,8 @@ import torch
 from nlcl.core.device import describe_device, get_device
 from nlcl.core.validate import choice, positive_int
 from nlcl.tian.losses import LOSSES
-from nlcl.tian.token_grid import (
-    _build_stack,
-    _check_workers,
-    _stack_cost,
-    paper_grid,
-    runs_from_table,
-)
+from nlcl.tian.token_grid import paper_grid, runs_from_table
+from nlcl.tian.token_stacks import _build_stack, _check_workers, _stack_cost
 from nlcl.tian.token_training import ENGINES, train_batched
 
 __all__ = [

@@ -19,9 +19,9 @@ import torch
 
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.tian.losses import LOSSES
-from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF
+from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
+from nlcl.tian.token_stacks import _build_stack, _check_workers, _stack_cost
 from nlcl.tian.token_training import train_batched
-from nlcl.tian.tokens import make_token_worlds, sample_views
 
 __all__ = [
     "PAPER_BETAS",
@@ -256,63 +256,6 @@ def train_token_runs(
             .reset_index(drop=True)[["run", "step", "loss", "chi_plus", "chi_minus"]]
         )
     return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"), curves)
-
-
-def _check_workers(workers: int, device: torch.device) -> int:
-    """Validate a number of worker processes for ``device`` (more than one only on CPU)."""
-    workers = positive_int("workers", workers)
-    if workers > 1 and device.type != "cpu":
-        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
-    return workers
-
-
-def _stack_cost(n_runs: int, M: int) -> int:
-    """Relative cost of a stack of ``n_runs`` runs with M filters per RF (for scheduling only)."""
-    return n_runs * (M + 20)
-
-
-def _build_stack(
-    rs: Sequence[TokenRun],
-    *,
-    batch_size: int = 128,
-    K: int = 10,
-    n_tokens: int = 20,
-    G: int = 40,
-    n_fixed: int = 5,
-    out_dim: int = 20,
-    device: str | torch.device = "cpu",
-    dtype: torch.dtype = torch.float32,
-):
-    """The token worlds, the stacked model and ``data(step)`` of one stack of equal-M runs."""
-    device = torch.device(device)
-    world = make_token_worlds(
-        [r.seed for r in rs],
-        [r.P for r in rs],
-        [r.zeta for r in rs],
-        n_tokens=n_tokens,
-        K=K,
-        G=G,
-        n_fixed=n_fixed,
-    )
-    model = TwoLayerRF(
-        len(rs),
-        K,
-        n_tokens,
-        rs[0].M,
-        out_dim,
-        activation=[r.activation for r in rs],
-        bn=[r.bn for r in rs],
-        seeds=[r.seed for r in rs],
-        dtype=dtype,
-        device=device,
-    )
-    emb = world.embedding(dtype=dtype, device=device)
-
-    def data(step: int):
-        x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
-        return x1, x2
-
-    return world, model, data
 
 
 def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):

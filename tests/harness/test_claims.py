@@ -18,6 +18,7 @@ from nlcl.harness.claims import (
     at_most,
     between,
     check_on_mean,
+    check_on_pooled,
     exactly,
     greater_than,
     holds_on_fraction,
@@ -282,6 +283,8 @@ def test_measure_per_seed_decides_on_the_pooled_value(tmp_path):
     assert rec["status"] == "pass" and rec["measured"] == 0.007
     s = rec["seeds"]
     assert s["n"] == 3 and s["holds_fraction"] == pytest.approx(2 / 3) and s["values"] == [0.03, -0.02, 0.01]
+    assert s["pooled"] and a.decide == check_on_pooled() and a.decide.on_mean
+    assert "0.007 (seed-averaged; per seed: 0.006667 ± 0.025, 67% of 3 hold)" in reg.table_markdown()
     assert s["margin"] == pytest.approx(0.007) and s["margin_within_spread"]
     assert s["rule"].startswith("check applied to the quantity of the seed-averaged data")
     # The pooled value decides even when most seeds disagree.
@@ -333,15 +336,48 @@ def test_measured_record_shows_nothing_as_a_cell_result(tmp_path):
 
 
 def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
+    from nlcl.harness import claim_display
+
     shown = []
-    monkeypatch.setattr(claims, "show_markdown", shown.append)
+    monkeypatch.setattr(claim_display, "show_markdown", shown.append)
     reg = ClaimRegistry("chap", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False)
-    monkeypatch.setattr(claims, "_in_notebook", lambda: True)
+    monkeypatch.setattr(claim_display, "_in_notebook", lambda: True)
     reg.declare("fig8-relu", source="s", statement="s", check=at_least(1)).measure(2)
-    monkeypatch.setattr(claims, "_in_notebook", lambda: False)
+    monkeypatch.setattr(claim_display, "_in_notebook", lambda: False)
     reg.declare("other", source="s", statement="s", check=at_least(1)).measure(2)
     assert shown[0].startswith('<span id="claim-fig8-relu"></span>✅ pass')
     assert shown[1].startswith("✅ pass")
+
+
+def test_show_claim_prints_verdict_seeds_and_note(capsys):
+    from nlcl.harness.claim_display import show_claim
+
+    rec = {
+        "id": "x",
+        "source": "s",
+        "statement": "st.",
+        "tolerance": "> 0",
+        "measured": 0.007,
+        "status": "not-reproduced",
+        "required": True,
+        "note": "why",
+        "note_scope": "profile ci",
+        "seeds": {
+            "n": 3,
+            "mean": 0.01,
+            "std": 0.02,
+            "holds_fraction": 1 / 3,
+            "values": [0, 0.03, 0],
+            "rule": "r",
+        },
+    }
+    show_claim(rec)
+    out = capsys.readouterr().out
+    assert out.startswith("⚠️ not reproduced — **x** (s): st. Check: > 0; measured: 0.007.")
+    assert (
+        "Over 3 seeds: 0.01 ± 0.02, holds on 33% (r)." in out
+        and "**Not reproduced** (profile ci). why" in out
+    )
 
 
 def test_measured_records_show_nothing_as_a_cell_result(tmp_path):

@@ -276,6 +276,25 @@ def test_cli_two_concurrent_runs_see_only_their_own_results(tmp_path):
 
 
 @pytest.mark.slow
+def test_ctrl_c_is_remembered_even_if_swallowed():
+    """A SIGINT during a run is remembered: run() ends the run as interrupted even where the kernel
+    client caught the KeyboardInterrupt (it did so under load while the kernel was starting)."""
+    import os
+    import signal
+    import time
+
+    before = signal.getsignal(signal.SIGINT)
+    ctrl_c = notebook._CtrlC()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs between bytecodes
+        assert ctrl_c.seen
+    finally:
+        ctrl_c.restore()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_cli_ctrl_c_exits_130_and_marks_the_run_interrupted(tmp_path):
     import os
     import signal

@@ -10,6 +10,7 @@ from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
     check_on_mean,
+    check_on_pooled,
     holds_on_fraction,
     is_finite,
     mean_minus_2se_above,
@@ -61,6 +62,11 @@ def test_seed_rules_and_summary():
     assert mean_minus_2se_above(0.0).decide([1.0, 1.1, 0.9], [True] * 3)
     assert not mean_plus_2se_below(1.0).decide([0.5, 1.5], [True, False])
     assert check_on_mean().on_mean and isinstance(holds_on_fraction(), verdicts.SeedRule)
+    assert check_on_pooled().on_mean and "seed-averaged" in check_on_pooled().description
+    s = seed_summary([0.0, 0.02], [False, True], check_on_pooled(), 0.0, center=0.005)
+    assert s["margin"] == 0.005 and s["margin_within_spread"] and s["mean"] == 0.01
+    s = seed_summary(["relu", "x"], [True, False], check_on_pooled(), "relu")
+    assert s["mean"] is None and s["holds_fraction"] == 0.5 and "margin" not in s
     s = seed_summary([1.0, 3.0], [True, False], holds_on_fraction(0.5), 2.5)
     assert s["n"] == 2 and s["mean"] == 2.0 and s["holds_fraction"] == 0.5
     assert s["std"] == pytest.approx(math.sqrt(2)) and s["margin"] == -0.5 and s["margin_within_spread"]

@@ -1,0 +1,76 @@
+"""One stack of token-task runs (Tian 2023, Sec. 5): runs of equal M = βP trained together.
+
+:func:`_build_stack` makes the stack's token worlds (one per run), the stacked two-layer RF model
+and its minibatch sampler; :func:`nlcl.tian.token_grid.train_token_runs` and the benchmark
+(:mod:`nlcl.tian.bench`) train and time such stacks. Private helpers shared by those two modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from nlcl.core.validate import ParameterError, positive_int
+from nlcl.tian.rf_network import TwoLayerRF
+from nlcl.tian.tokens import make_token_worlds, sample_views
+
+__all__: list[str] = []
+
+
+def _check_workers(workers: int, device: torch.device) -> int:
+    """Validate a number of worker processes for ``device`` (more than one only on CPU)."""
+    workers = positive_int("workers", workers)
+    if workers > 1 and device.type != "cpu":
+        raise ParameterError(f"workers={workers} needs device='cpu' (got {device}); on a GPU use workers=1")
+    return workers
+
+
+def _stack_cost(n_runs: int, M: int) -> int:
+    """Relative cost of a stack of ``n_runs`` runs with M filters per RF (for scheduling only)."""
+    return n_runs * (M + 20)
+
+
+def _build_stack(
+    rs: Sequence,
+    *,
+    batch_size: int = 128,
+    K: int = 10,
+    n_tokens: int = 20,
+    G: int = 40,
+    n_fixed: int = 5,
+    out_dim: int = 20,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+):
+    """The token worlds, the stacked model and ``data(step)`` of one stack of equal-M runs
+    (``rs``: :class:`~nlcl.tian.token_grid.TokenRun`)."""
+    device = torch.device(device)
+    world = make_token_worlds(
+        [r.seed for r in rs],
+        [r.P for r in rs],
+        [r.zeta for r in rs],
+        n_tokens=n_tokens,
+        K=K,
+        G=G,
+        n_fixed=n_fixed,
+    )
+    model = TwoLayerRF(
+        len(rs),
+        K,
+        n_tokens,
+        rs[0].M,
+        out_dim,
+        activation=[r.activation for r in rs],
+        bn=[r.bn for r in rs],
+        seeds=[r.seed for r in rs],
+        dtype=dtype,
+        device=device,
+    )
+    emb = world.embedding(dtype=dtype, device=device)
+
+    def data(step: int):
+        x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
+        return x1, x2
+
+    return world, model, data
