@@ -117,7 +117,7 @@ import pandas as pd
 import seaborn as sns
 
 from nlcl.harness import results
-from nlcl.harness.claims import at_least, at_most, exactly, greater_than, is_true
+from nlcl.harness.claims import NotReproduced, at_least, at_most, exactly, greater_than, is_true
 from nlcl.tian.plots import plot_beta_curves, plot_filters
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
 from nlcl.tian.token_grid import (
@@ -385,6 +385,17 @@ SENS_NOT_REPRODUCED.update(
     }
 )
 
+# The explanations describe the paper-scale grids, which both profiles evaluate (ci reads the
+# committed full-profile artifacts, full trains them): they apply in both.
+GRID_EVIDENCE = (
+    "the paper-scale grids (Figs. 9-11, Table 1 below), the Fig. 5 filters and the training curves"
+)
+
+
+def grid_explanation(why):
+    return NotReproduced(why, profiles=("ci", "full"), evidence=GRID_EVIDENCE) if why else None
+
+
 claims = {}
 for cid, _key, source, statement, check, paper, fig in CLAIMS:
     claims[cid] = run.expect(
@@ -394,7 +405,7 @@ for cid, _key, source, statement, check, paper, fig in CLAIMS:
         check=check,
         paper=paper,
         required=required[fig] and cid not in INFORMATIONAL,
-        not_reproduced=NOT_REPRODUCED.get(cid),
+        not_reproduced=grid_explanation(NOT_REPRODUCED.get(cid)),
     )
 sens_claims = {}
 for cid, _key, source, statement, check, paper, fig in CLAIMS:
@@ -405,7 +416,7 @@ for cid, _key, source, statement, check, paper, fig in CLAIMS:
         check=check,
         paper=f"{paper} (the paper's setting is η = 2e-3)",
         required=False,
-        not_reproduced=SENS_NOT_REPRODUCED.get(cid),
+        not_reproduced=grid_explanation(SENS_NOT_REPRODUCED.get(cid)),
     )
 
 # %% [markdown]
@@ -414,7 +425,9 @@ for cid, _key, source, statement, check, paper, fig in CLAIMS:
 # `nlcl.tian.token_training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
 # them in stacks of equal $M$, each stack one vectorized computation over its runs (different
 # activations, losses, BatchNorm variants, $P$, $\zeta$ and seeds side by side). A run's data and
-# initialization depend only on its own seed, so the stacking does not change the results.
+# initialization depend only on its own seed, so the stacking changes the results only through
+# float rounding (which a few sigmoid runs amplify over 5000 steps: re-trained in other stacks,
+# 2 of the 240 Fig. 9 runs end at a visibly different $\bar\chi_+$).
 
 # %%
 grid = paper_grid(FIGURES, seeds=seeds, betas=P.betas, Ps=P.Ps, zetas=P.zetas, lr=P.lr, tau=P.tau)
@@ -435,7 +448,10 @@ if run.profile == "full":
             params={**grid_parameters(P.steps, P.lr, seeds), "figure": fig},
             profile="full",
             device=run.device_name,
-            notes="written by book/tian-tokens.py --profile full",
+            notes=(
+                f"{'complete' if is_complete(live_table[live_table.figure == fig], fig, P.lr) else 'PARTIAL'}"
+                " grid, written by book/tian-tokens.py --profile full"
+            ),
         )
 
 
