@@ -319,23 +319,16 @@ class Claim:
             raise ParameterError(f"claim {self.id!r} was already measured")
         seeds = None
         if per_seed is not None:
-            values = to_plain(list(per_seed))
-            if len(values) < 2:
-                raise ParameterError(f"claim {self.id!r}: per_seed needs ≥ 2 values, got {len(values)}")
+            values = self._seed_values(per_seed, "per_seed needs ≥ 2 values")
             if self.decide is not None and not self.decide.on_mean:
                 raise ParameterError(
                     f"claim {self.id!r}: per_seed= is for claims decided on pooled data; this claim "
                     f"declares the seed rule {self.decide.description!r}: use measure_seeds"
                 )
             self.decide = self.decide or _v.check_on_pooled()
-            finite = _v.is_finite(values)
-            verdicts = [finite and self.check(v) for v in values]
-            center = (
-                measured if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
-            )
-            seeds = _v.seed_summary(values, verdicts, self.decide, self.check.expected, center=center)
+            numeric = isinstance(measured, (int, float)) and not isinstance(measured, bool)
+            seeds = self._seed_summary(values, center=measured if numeric else None)
             seeds["pooled"] = True
-            seeds["_verdicts"] = verdicts
         self.record = _Record(self.registry.record(self, measured, seeds=seeds))
         return self.record
 
@@ -346,9 +339,7 @@ class Claim:
         """
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
-        values = to_plain(list(values))
-        if len(values) < 2:
-            raise ParameterError(f"claim {self.id!r}: measure_seeds needs ≥ 2 seeds, got {len(values)}")
+        values = self._seed_values(values, "measure_seeds needs ≥ 2 seeds")
         if not all(isinstance(v, (int, float)) for v in values):
             raise ParameterError(
                 f"claim {self.id!r}: measure_seeds needs numbers (it reports their mean), got {values!r}; "
@@ -356,24 +347,29 @@ class Claim:
             )
         if self.decide is None:
             self.decide = decide or _v.holds_on_fraction(0.8)
-        finite = _v.is_finite(values)
-        verdicts = [finite and self.check(v) for v in values]
-        seeds = (
-            _v.seed_summary(values, verdicts, self.decide, self.check.expected)
-            if finite
-            else {
-                "n": len(values),
-                "mean": None,
-                "std": None,
-                "holds_fraction": None,
-                "values": values,
-                "rule": self.decide.description,
-            }
-        )
-        seeds["_verdicts"] = verdicts
-        mean = seeds["mean"] if finite else float("nan")
+        seeds = self._seed_summary(values)
+        mean = seeds["mean"] if seeds["mean"] is not None else float("nan")
         self.record = _Record(self.registry.record(self, mean, seeds=seeds))
         return self.record
+
+    def _seed_values(self, values: Sequence[Any], need: str) -> list[Any]:
+        values = to_plain(list(values))
+        if len(values) < 2:
+            raise ParameterError(f"claim {self.id!r}: {need}, got {len(values)}")
+        return values
+
+    def _seed_summary(self, values: list[Any], center: float | None = None) -> dict[str, Any]:
+        """The record's ``seeds`` (with the per-seed verdicts the registry pops): the check applied
+        to each seed's value; no statistics when a value is NaN/inf (the record is then invalid)."""
+        finite = _v.is_finite(values)
+        verdicts = [finite and self.check(v) for v in values]
+        if finite:
+            seeds = _v.seed_summary(values, verdicts, self.decide, self.check.expected, center=center)
+        else:
+            seeds = {"n": len(values), "mean": None, "std": None, "holds_fraction": None, "values": values}
+            seeds["rule"] = self.decide.description
+        seeds["_verdicts"] = verdicts
+        return seeds
 
     @property
     def passed(self) -> bool:
