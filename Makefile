@@ -8,13 +8,14 @@ PROFILE ?= ci
 JOBS    ?= 2
 STAMP   := $(VENV)/.installed
 
-.PHONY: help setup book test linkcheck run bench list clean distclean
+.PHONY: help setup book test linkcheck run seed-sweep bench list clean distclean
 
 help:
 	@echo "make book              execute every chapter (PROFILE=$(PROFILE), JOBS=$(JOBS)) and build _build/html"
 	@echo "make test              run the test suite (PYTEST_ARGS='-m browser' for the browser test of the built site)"
 	@echo "make linkcheck         Sphinx's link check of the built book (after make book)"
 	@echo "make run CHAPTER=id ARGS='-p name value'   re-run one chapter with parameters"
+	@echo "make seed-sweep CHAPTER=id   run the chapter's ci profile at base seeds 0..4 into results/seed-sweeps/"
 	@echo "make list              list the chapters"
 	@echo "make bench             benchmark the token-task trainer (WORKERS=$(WORKERS) processes; ARGS='--quick')"
 	@echo "make clean             remove _build;  make distclean  also removes $(VENV)"
@@ -43,6 +44,10 @@ linkcheck: $(STAMP)
 run: $(STAMP)
 	@test -n "$(CHAPTER)" || (echo "usage: make run CHAPTER=<id> [ARGS='-p name value ...'] [PROFILE=ci|full]"; exit 2)
 	$(BIN)/nlcl run $(CHAPTER) --profile $(PROFILE) $(ARGS)
+
+seed-sweep: $(STAMP)
+	@test -n "$(CHAPTER)" || (echo "usage: make seed-sweep CHAPTER=<id> [ARGS='--seeds 0..9']"; exit 2)
+	OMP_NUM_THREADS=1 $(BIN)/python -m nlcl.harness.seed_sweeps $(CHAPTER) --workers $(WORKERS) $(ARGS)
 
 list: $(STAMP)
 	$(BIN)/nlcl list

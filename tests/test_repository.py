@@ -287,3 +287,18 @@ def test_committed_full_profile_records_are_current():
     assert not stale, "stale paper-scale records:\n" + "\n".join(
         f"  {c}: {w}" for c, w in sorted(stale.items())
     )
+
+
+def test_committed_seed_sweeps_are_current():
+    """Each chapter's verdicts across base seeds (results/seed-sweeps/) were swept with today's source.
+
+    After editing a chapter, re-run ``python -m nlcl.harness.seed_sweeps CHAPTER`` (or ``make seed-sweep
+    CHAPTER=...``) and commit the record.
+    """
+    from nlcl.harness import seed_sweeps
+
+    directory = ROOT / "results" / "seed-sweeps"
+    stale = seed_sweeps.stale_sweeps(directory, ROOT) if directory.is_dir() else {}
+    assert not stale, "stale seed-sweep records:\n" + "\n".join(
+        f"  {c}: {w}" for c, w in sorted(stale.items())
+    )

@@ -4,7 +4,9 @@ Written by ``nlcl book`` (:func:`nlcl.harness.site.build_book`) into the staged 
 Reproductions and checks are separate tables; only reproductions are counted in the headline.
 Each reproduction shows its ci verdict (with seed statistics where it was measured over seeds)
 beside its paper-scale verdict, read from the committed full-profile records
-``results/claims-full/<chapter>.json`` (:mod:`nlcl.harness.paper_scale`).
+``results/claims-full/<chapter>.json`` (:mod:`nlcl.harness.paper_scale`), and how each chapter's
+verdicts hold across base seeds, from the committed ci sweeps ``results/seed-sweeps/<chapter>.json``
+(:mod:`nlcl.harness.seed_sweeps`).
 """
 
 from __future__ import annotations
@@ -107,12 +109,13 @@ def write_report(
     destination: Path,
     chapter_order: list[str] | None = None,
     full_dir: Path | None = None,
+    sweeps_dir: Path | None = None,
 ) -> dict[str, int]:
     """Write the reproducibility report into ``template`` at :data:`REPORT_MARKER`: a headline
     counting reproductions only, a table of reproductions (ci verdict, seed statistics, paper-scale
     verdict), a table of checks, the explanations (scope, stale ones flagged), tolerance revisions,
-    ci/full differences and per-chapter run time. ``full_dir`` defaults to
-    ``<repository>/results/claims-full``. Returns the counts per ci status (reproductions only),
+    ci/full differences, verdicts across base seeds and per-chapter run time. ``full_dir`` defaults
+    to ``<repository>/results/claims-full``, ``sweeps_dir`` to ``<repository>/results/seed-sweeps``. Returns the counts per ci status (reproductions only),
     plus ``checks`` and ``reproduced`` (the published verdicts).
     """
     template = Path(template)
@@ -184,6 +187,20 @@ def write_report(
             f"{_fmt_value(r['measured'])} | {status_badge(r['status'], r['required'])} |"
         )
     lines += _sections(records, repro, full, order)
+    sweeps_dir = Path(sweeps_dir) if sweeps_dir is not None else full_dir.parent / "seed-sweeps"
+    if sweeps_dir.is_dir():
+        from nlcl.harness import seed_sweeps
+
+        sweeps = seed_sweeps.load_seed_sweeps(sweeps_dir)
+        try:
+            for chapter, why in seed_sweeps.stale_sweeps(
+                sweeps_dir, sweeps_dir.resolve().parent.parent
+            ).items():
+                sweeps[chapter]["stale"] = why
+        except FileNotFoundError:  # records outside a book: nothing to compare with
+            pass
+        if sweeps:
+            lines += seed_sweeps.report_lines(sweeps, order)
     if timings:
         lines += [
             "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -246,3 +247,30 @@ def test_linearization_gap_small_sweep():
         linearization_gap(x, xp, xn, widths=[1], activations=["tanh"], n_init=1, steps=1)
     with pytest.raises(ValueError, match="unknown activation"):
         linearization_gap(x, xp, xn, widths=[4], activations=["gelu"], n_init=1, steps=1)
+
+
+def test_initial_linearization_gap_equals_the_training_sweep_at_epoch_0():
+    """The forward-pass-only gap draws the same networks as linearization_gap's epoch 0."""
+    from nlcl.esser.collapse import initial_linearization_gap, linearization_gap
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(16, 2, generator=g, dtype=torch.float64)
+    x, xp, xn = make_pairs(x, generator=g)
+    kw = dict(widths=[4, 32], activations=["tanh", "sigmoid"], n_init=3, seed=5)
+    trained = linearization_gap(x, xp, xn, steps=2, record_every=2, **kw)
+    at_init = initial_linearization_gap(x, **kw)
+    assert list(at_init.columns) == ["activation", "h", "init", "gap"]
+    epoch0 = trained[trained.epoch == 0].drop(columns="epoch").reset_index(drop=True)
+    pd.testing.assert_frame_equal(at_init, epoch0)
+    # sigmoid keeps an order-one gap (½W₂ᵀ1), tanh's shrinks
+    wide = initial_linearization_gap(x, widths=[8, 512], activations=["tanh", "sigmoid"], n_init=200)
+    m = wide.groupby(["activation", "h"]).gap.mean()
+    assert m["tanh", 512] < m["tanh", 8] / 10 and m["sigmoid", 512] > 0.2
+    with pytest.raises(ValueError, match="h >= max"):
+        initial_linearization_gap(x, widths=[1], activations=["tanh"], n_init=1)
+    with pytest.raises(ValueError, match="n_init"):
+        initial_linearization_gap(x, widths=[4], activations=["tanh"], n_init=0)
+    with pytest.raises(ValueError, match="unknown activation"):
+        initial_linearization_gap(x, widths=[4], activations=["gelu"], n_init=1)
+    with pytest.raises(ValueError, match="expected"):
+        initial_linearization_gap(x[0], widths=[4], activations=["tanh"], n_init=1)
