@@ -74,6 +74,9 @@ activations: list | None = None  # nonlinearities of Fig. 2; None takes ["tanh",
 n_points: int | None = None  # half-moon points (Props. 1-2, Fig. 1); None takes the profile's size
 n_points_fig2: int | None = None  # half-moon points of the Fig. 2 sweep; None takes the profile's size
 n_init: int | None = None  # initialisations per experiment; None takes the profile's size
+n_init_gap: int | None = (
+    None  # initialisations of the Theorem 1 gap at initialisation (forward pass only); None takes the profile's size
+)
 widths: list | None = None  # hidden widths h of Fig. 2; None takes the profile's list
 steps: int | None = None  # gradient steps of Props. 1-3 and Fig. 1; None takes the profile's size
 d_random: int = 6  # dimension of Prop. 3's random symmetric C
@@ -110,6 +113,7 @@ run = nlcl.start(
         "n_points": {"range": [4, 100_000], "ci": 200, "full": 500},
         "n_points_fig2": {"range": [4, 100_000], "ci": 64, "full": 200},
         "n_init": {"range": [2, 1000], "ci": 3, "full": 10},
+        "n_init_gap": {"range": [10, 100_000], "ci": 200, "full": 1000},
         "widths": {
             "length": [1, 50],
             "items": {"type": "int", "range": [1, 100_000]},
@@ -157,6 +161,7 @@ from nlcl.esser.collapse import (
     KernelFeatureMap,
     collapse_ratio,
     init_two_layer,
+    initial_linearization_gap,
     linear_output,
     linearization_gap,
     two_layer_output,
@@ -171,7 +176,7 @@ from nlcl.harness.claims import (
     at_least,
     at_most,
     between,
-    check_on_mean,
+    check_on_pooled,
     greater_than,
     holds_on_fraction,
     less_than,
@@ -419,7 +424,11 @@ c_p2_opt.measure_seeds((final / lam[0]).tolist())
 # $-n\mathrm{Cov}(x)$ (relative error ≤ 0.05); for the raw (uncentred) half moons the paper's
 # $-n\mathbb{E}[xx^\top]$ is off by the predicted relative amount $\|\mu\mu^\top\|/\|\mathbb{E}[xx^\top]\|$
 # (within ±0.05). The Monte-Carlo experiment is repeated with `n_init` independent seeds (400 samples
-# each); both predictions must hold on at least 80% of the seeds.
+# each). Both predictions are about an expectation, so they are decided on the estimate pooled over
+# all seeds (the mean of the `n_init` × 400 samples); the error of each seed alone is recorded to show
+# the Monte-Carlo spread. (Until 2026-11-25 each prediction had to hold on ≥ 80% of the seeds; with 3
+# seeds in `ci` one seed's Monte-Carlo error of 0.059 failed the centred claim at base seed 41, while
+# the identity is exact. The tolerances are unchanged; the revision is recorded in the claims.)
 
 # %%
 FORMS = {
@@ -470,12 +479,21 @@ c_p3_span = run.expect(
     decide=holds_on_fraction(1.0),
     paper="eigenvectors of the most negative eigenvalues",
 )
+MC_POOLED = Revision(
+    "per Monte-Carlo seed, holds on ≥ 80% of the n_init seeds",
+    "the estimate pooled over all seeds (same tolerance)",
+    "the per-seed error is Monte-Carlo noise (0.03–0.06 with 400 samples) around an exact identity; "
+    "with 3 seeds in ci, one seed's 0.059 failed expected-ctilde-centred at base seed 41 (seed 17 passed); "
+    "the claim is about the expectation, which the pooled estimate measures",
+    "2026-11-25",
+)
 c_ec_centred = run.expect(
     "expected-ctilde-centred",
     source="Esser et al. 2024, 'Evolution of the differential equation'",
-    statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F over 400 fresh half-moon samples, per Monte-Carlo seed (holds on ≥ 80% of seeds).",
+    statement="‖mean C̃ + n·Cov(x)‖_F / ‖n·Cov(x)‖_F for the mean C̃ over all Monte-Carlo seeds (400 fresh half-moon samples each); per-seed errors show the spread.",
     check=at_most(0.05),
-    decide=holds_on_fraction(0.8),
+    decide=check_on_pooled(),
+    revised=[MC_POOLED],
     paper="E[C̃] = −n E[xxᵀ]",
 )
 
@@ -533,12 +551,13 @@ predicted_gap = float(torch.linalg.matrix_norm(torch.outer(mu, mu)) / torch.lina
 c_ec_uncentred = run.expect(
     "expected-ctilde-uncentred-gap",
     source="Esser et al. 2024, 'Evolution of the differential equation'",
-    statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05), per Monte-Carlo seed (holds on ≥ 80% of seeds).",
+    statement="Raw half moons: relative error of the paper's −n·E[xxᵀ] for the mean C̃ over all Monte-Carlo seeds equals the predicted ‖μμᵀ‖/‖E[xxᵀ]‖ (±0.05); per-seed errors show the spread.",
     check=approx(predicted_gap, atol=0.05),
-    decide=holds_on_fraction(0.8),
+    decide=check_on_pooled(),
+    revised=[MC_POOLED],
     paper="0 (stated for any data)",
 )
-ec_centred, ec_uncentred = [], []
+ec_centred, ec_uncentred, ec_means = [], [], []
 for mc_seed in range(P.n_init):
     rs = np.random.RandomState(seed + 1000 + mc_seed)
     mc_gen = torch.Generator().manual_seed(seed + 1000 + mc_seed)
@@ -554,9 +573,17 @@ for mc_seed in range(P.n_init):
     ec_uncentred.append(
         float(torch.linalg.matrix_norm(mean_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second))
     )
-c_ec_centred.measure_seeds(ec_centred)
+    ec_means.append(mean_ct)
+pooled_ct = torch.stack(ec_means).mean(0)  # every seed has the same number of samples
+c_ec_centred.measure(
+    float(torch.linalg.matrix_norm(pooled_ct + n_mc * cov) / torch.linalg.matrix_norm(n_mc * cov)),
+    per_seed=ec_centred,
+)
 run.glue("expected-ctilde-predicted-gap", round(predicted_gap, 3))
-c_ec_uncentred.measure_seeds(ec_uncentred)
+c_ec_uncentred.measure(
+    float(torch.linalg.matrix_norm(pooled_ct + n_mc * second) / torch.linalg.matrix_norm(n_mc * second)),
+    per_seed=ec_uncentred,
+)
 
 # %%
 p3 = pd.DataFrame(p3_rows, columns=["formulation", "step", "init", "loss"])
@@ -576,7 +603,7 @@ plt.show()
 # {glue:text}`prop3-errors`), and the scaled loss approaches it from above without reaching it
 # under fixed-step gradient descent. The
 # expectation identity holds in the form $-n\,\mathrm{Cov}(x)$ (error
-# {glue:text}`expected-ctilde-centred:.3f`, mean over seeds); for the uncentred half moons the paper's
+# {glue:text}`expected-ctilde-centred:.3f`, pooled over the Monte-Carlo seeds); for the uncentred half moons the paper's
 # $-n\mathbb{E}[xx^\top]$ is off by {glue:text}`expected-ctilde-uncentred-gap:.3f` (predicted
 # {glue:text}`expected-ctilde-predicted-gap`), the omitted $n\mu\mu^\top$. $\mathbb{E}[C]$ is negative
 # (semi-)definite either way, which is what the argument needs.
@@ -719,6 +746,18 @@ plt.show()
 # decided on the mean over initialisations (the gap of one initialisation is $\tfrac12|W_2^\top\mathbf 1|$
 # plus a small term, and $|W_2^\top\mathbf 1|$ is half-normal, so single initialisations can be small).
 #
+# **The sigmoid at initialisation needs many initialisations.** Because one initialisation's sigmoid
+# gap is dominated by $\tfrac12|W_2^\top\mathbf 1|$, a fresh half-normal draw at every width, the slope
+# of a single replicate scatters by about 0.25–0.3 around the slope of the mean gap, and three
+# replicates decide nothing: at base seed 17 one replicate's slope of −0.49 failed prediction 5, at
+# seed 41 all three passed. Predictions 5 and 6 are statements about the *expected* gap, and at
+# initialisation it needs no training: we draw `n_init_gap` initialisations per width (the same
+# Haar-random construction, a forward pass only, `nlcl.esser.collapse.initial_linearization_gap`),
+# decide prediction 5 on the slope of the mean gap and prediction 6 on the mean gap at the largest
+# width, and show the spread over ten blocks of `n_init_gap`/10 initialisations. (Revised on
+# 2026-11-25, after seeing the verdict flip between base seeds; the thresholds are unchanged and the
+# revision is recorded in both claims.)
+#
 # **Predictions** (the issue's reading of the paper, and our own analysis):
 #
 # 1. tanh: the gap shrinks with $h$ at initialisation (slope < 0) and after training (slope < 0).
@@ -741,9 +780,11 @@ plt.show()
 #    $O(1)$ at every width (for $z=1$, $W_2^\top\mathbf 1\sim\mathcal N(0,1)$, so its mean size is
 #    $\tfrac12\sqrt{2/\pi}\approx0.4$). The gap therefore decreases at small $h$ and then plateaus at
 #    an order-one value: a slope fit over small widths is slightly negative, but the gap does not
-#    vanish. Both slope claims keep their tolerance and are marked not reproduced, and we add the
+#    vanish. Both slope claims kept their tolerance and were marked not reproduced, and we added the
 #    claim that the theory actually makes: 6. the sigmoid gap at the largest width is order one,
-#    ≥ 0.1 (tanh's is below $10^{-3}$ there).
+#    ≥ 0.1 (tanh's is below $10^{-3}$ there). Since 2026-11-25 prediction 5 is measured on the mean
+#    gap over many initialisations (below), where the plateau makes the slope close to zero; the
+#    trained slope remains not reproduced.
 
 # %%
 has = set(ACTS)
@@ -821,19 +862,24 @@ slope_claims = {
     "sigmoid-init": run.expect(
         "thm1-sigmoid-no-shrink",
         source="Esser et al. 2024, Fig. 2",
-        statement="sigmoid (φ(0) ≠ 0): log-log slope of the gap vs h at initialisation, per replicate (holds on ≥ 80%).",
+        statement="sigmoid (φ(0) ≠ 0): log-log slope vs h of the mean gap over n_init_gap initialisations, at initialisation (decided on the pooled curve; ten blocks of initialisations show the spread).",
         check=at_least(-0.2),
-        decide=holds_on_fraction(0.8),
+        decide=check_on_pooled(),
+        revised=[
+            Revision(
+                "per replicate of the trained sweep (n_init: 3 in ci), holds on ≥ 80%; not reproduced "
+                "in ci with slope in (−0.5, −0.2)",
+                "slope of the mean gap over n_init_gap initialisations at initialisation (ci 200, full "
+                "1000), ≥ −0.2 unchanged; the not-reproduced note observed with 3 replicates removed",
+                "single-replicate slopes scatter by 0.25–0.3 (the gap is dominated by ½|W₂ᵀ1|, a fresh "
+                "half-normal draw at each width): the ci verdict flipped between base seeds (17: fail with "
+                "one replicate at −0.49; 41: pass). An exploratory run of the pooled slope with 200 "
+                "initialisations at seeds 0, 17, 41 gave −0.05, −0.03, −0.02",
+                "2026-11-25",
+            )
+        ],
         paper="does not vanish",
         required=fig2_paper and "sigmoid" in has,
-        not_reproduced=NotReproduced(
-            "first ci run: slope −0.24. The −¾W₂ᵀW₁x part of the gap shrinks like h^(−1/2) "
-            "while ½W₂ᵀ1 stays O(1): the gap plateaus instead of vanishing, and a slope fitted "
-            "over small widths is slightly negative; see thm1-sigmoid-order-one",
-            profiles=("ci",),
-            expected=lambda m: -0.5 < m < -0.2,  # slightly negative, not a vanishing gap
-            evidence="claim thm1-sigmoid-order-one (gap at the largest width) and the sigmoid curve of Fig. 2",
-        ),
     ),
     "sigmoid-end": run.expect(
         "thm1-sigmoid-grows-trained",
@@ -855,16 +901,22 @@ slope_claims = {
     "sigmoid-big": run.expect(
         "thm1-sigmoid-order-one",
         source="Esser et al. 2024, Fig. 2 (our decomposition, added after the first run)",
-        statement="sigmoid: mean over initialisations of the gap at the largest width, at initialisation (decided on the mean).",
+        statement="sigmoid: mean gap at the largest width over n_init_gap initialisations, at initialisation (ten blocks of initialisations show the spread).",
         check=at_least(0.1),
-        decide=check_on_mean(),
+        decide=check_on_pooled(),
         revised=[
             Revision(
                 "(no claim)",
                 "≥ 0.1",
                 "added after the first ci run measured slope −0.24 for thm1-sigmoid-no-shrink",
                 "2026-11-21",
-            )
+            ),
+            Revision(
+                "mean over the trained sweep's n_init replicates",
+                "mean over n_init_gap initialisations at initialisation (same threshold)",
+                "moved with thm1-sigmoid-no-shrink to the many-initialisation measurement",
+                "2026-11-25",
+            ),
         ],
         paper="does not vanish",
         required=fig2_paper and "sigmoid" in has,
@@ -906,11 +958,6 @@ def slopes(act, epoch):
     return np.array([loglog_slope(t.index.values, t[s].values) for s in sorted(t.columns)])
 
 
-def gap_at(act, epoch, h):
-    g = gaps[(gaps.activation == act) & (gaps.epoch == epoch) & (gaps.h == h)].sort_values("init")
-    return g.gap.tolist()
-
-
 measured = {}
 if "tanh" in has:
     measured.update({"tanh-init": slopes("tanh", 0), "tanh-end": slopes("tanh", last)})
@@ -920,13 +967,12 @@ if "relu" in has:
     if "tanh" in has:
         measured["relu-slower"] = measured["relu-init"] - measured["tanh-init"]
 if "sigmoid" in has:
-    measured.update({"sigmoid-init": slopes("sigmoid", 0), "sigmoid-end": slopes("sigmoid", last)})
-    measured["sigmoid-big"] = gap_at("sigmoid", 0, max(WIDTHS))
+    measured["sigmoid-end"] = slopes("sigmoid", last)
 measured = {k: np.asarray(v, dtype=float).tolist() for k, v in measured.items()}
 for key, claim in slope_claims.items():
     if key in measured:
         claim.measure_seeds(measured[key])
-    else:
+    elif key not in ("sigmoid-init", "sigmoid-big"):  # measured below, over n_init_gap initialisations
         claim.measure(float("nan"))
 run.glue(
     "fig2-slopes",
@@ -957,7 +1003,50 @@ fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap="viridis"), ax=axes[0, -1], l
 plt.show()
 
 # %% [markdown]
-# Fitted slopes of the mean gap over initialisations (log gap vs log $h$): {glue:text}`fig2-slopes` (sweep time {glue:text}`fig2-seconds` s).
+# **At initialisation, over many initialisations.** The mean gap over `n_init_gap` initialisations per
+# width (a forward pass each), with its standard error; this is where predictions 5 and 6 are decided.
+
+# %%
+gap0 = initial_linearization_gap(
+    x2, widths=WIDTHS, activations=ACTS, n_init=P.n_init_gap, seed=seed + 3, dtype=torch.float32
+)
+gap0 = gap0.assign(block=gap0["init"] % 10)
+
+
+def mean_curve_slope(df):
+    m = df.groupby("h").gap.mean()
+    return loglog_slope(m.index.values, m.values)
+
+
+if "sigmoid" in has:
+    sig0 = gap0[gap0.activation == "sigmoid"]
+    top = sig0[sig0.h == max(WIDTHS)]
+    slope_claims["sigmoid-init"].measure(
+        mean_curve_slope(sig0), per_seed=[mean_curve_slope(b) for _, b in sig0.groupby("block")]
+    )
+    slope_claims["sigmoid-big"].measure(
+        float(top.gap.mean()), per_seed=top.groupby("block").gap.mean().tolist()
+    )
+else:
+    slope_claims["sigmoid-init"].measure(float("nan"))
+    slope_claims["sigmoid-big"].measure(float("nan"))
+run.glue(
+    "thm1-init-slopes", "; ".join(f"{a}: {mean_curve_slope(gap0[gap0.activation == a]):.2f}" for a in ACTS)
+)
+fig, axes = nlcl.core.plotting.subplots(1, 1, width=5, height=3.4)
+ax = axes[0, 0]
+sns.lineplot(gap0, x="h", y="gap", hue="activation", marker="o", errorbar="se", ax=ax)
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.set_xlabel("hidden width $h$")
+ax.set_ylabel(r"mean $\|u^\phi_{(0)} - u^{\mathbb{I}}_{(0)}\|$")
+ax.set_title(f"Theorem 1 at initialisation, {P.n_init_gap} initialisations per width")
+plt.show()
+
+# %% [markdown]
+# Slopes of the mean gap at initialisation over the `n_init_gap` initialisations:
+# {glue:text}`thm1-init-slopes`. Fitted slopes of the mean gap over the trained sweep's
+# initialisations (log gap vs log $h$): {glue:text}`fig2-slopes` (sweep time {glue:text}`fig2-seconds` s).
 # tanh closes the gap fastest — faster than the theorem's rate, as the odd-symmetry argument
 # predicts — and still shrinks with $h$ after training, in line with Conjecture 1. The trained gaps
 # are noisier than the initial ones: for $z=1$ the constrained dynamics have two stable fixed

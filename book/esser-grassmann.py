@@ -195,17 +195,29 @@ c3_traj = run.expect(
             "≤ 0.1",
             "declared after an exploratory run (seed 0) measured 0.10 at h = 10: the threshold sits at that value",
             "2026-11-21",
-        )
+        ),
+        Revision(
+            "not-reproduced expectation: measured < 0.2",
+            "not-reproduced expectation: the measured distance equals the distance between the Stiefel "
+            "flow and Eq. 12 (max ‖q_Stiefel − q_(12)‖_F, computed in the same run) within 0.02",
+            "a ci sweep over base seeds 0–4 measured 0.33 (seed 1) and 0.21 (seed 3): the size of the "
+            "Stiefel–Grassmann difference depends on the initialisation, so a fixed bound taken from seed "
+            "0 failed the explanation where the explanation itself held; the explanation now predicts the "
+            "number in every run",
+            "2026-11-25",
+        ),
     ],
     not_reproduced=NotReproduced(
         "polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
         "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
         "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE; the first "
         "full-profile run (862e87e, 10 initialisations per width) failed the same way: 0.108, against "
-        "0.0046 for the Stiefel ODE (fig3-stiefel-tracks-gd)",
+        "0.0046 for the Stiefel ODE (fig3-stiefel-tracks-gd). If that is the cause, the measured distance "
+        "is the distance between the two flows from the same initialisations (fig3-stiefel-vs-grassmann "
+        "in the text), up to the 0.02 to which GD tracks the Stiefel flow",
         profiles=("ci", "full"),
-        expected=lambda m: m < 0.2,  # close to the exploratory 0.10, not a divergence
-        evidence="claim fig3-stiefel-tracks-gd and the right panel of the Fig. 3 reproduction",
+        expected=lambda m: abs(m - stiefel_vs_grassmann) <= 0.02,  # computed below, before measuring
+        evidence="claim fig3-stiefel-tracks-gd, the glued fig3-stiefel-vs-grassmann and the right panel of the Fig. 3 reproduction",
     ),
 )
 c3_stiefel = run.expect(
@@ -253,7 +265,7 @@ C = loss_matrix(x, x_pos, x_neg if P.loss == "contrastive" else None, loss=P.los
 lam, V = eigendecompose(C)
 run.glue("fig3-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
 rec = max(P.steps // 150, 1)
-fig3, loss_gap, traj_gap, stiefel_gap, solver_gap, fine_gap = {}, [], [], [], [], []
+fig3, loss_gap, traj_gap, stiefel_gap, solver_gap, fine_gap, flows_gap = {}, [], [], [], [], [], []
 for h in WIDTHS3:
     W1, W2 = init_two_layer(P.n_init, h, 2, P.z, generator=gen)
     q0 = outputs_on_eigenvectors(W1, W2, V)
@@ -289,10 +301,13 @@ for h in WIDTHS3:
             float(dist(gd["grassmann"].observed, q_ode).max()),
         )
     )
+    flows_gap.append(float(dist(q_stf, q_ode).max()))  # Stiefel flow vs Eq. 12, same initialisations
     solver_gap.append(float(dist(q_ode, q_ivp).max()))
     _, q_fine = discretized_dynamics(q0, lam, lr=P.lr / 10, steps=10 * P.steps, record_every=10 * rec)
     fine_gap.append(float(dist(q_fine, q_ivp).max()))
     fig3[h] = dict(t=t_rec, gd=gd["euclidean"], q_ode=q_ode, loss_ode=output_loss(q_ode, lam).numpy())
+stiefel_vs_grassmann = max(flows_gap)
+run.glue("fig3-stiefel-vs-grassmann", round(stiefel_vs_grassmann, 4))
 c3_loss.measure(max(loss_gap))
 c3_traj.measure(max(traj_gap))
 c3_stiefel.measure(max(stiefel_gap))
@@ -337,7 +352,9 @@ plt.show()
 # {glue:text}`fig3-same-final-loss:.1e` (relative to $|\lambda_1|$): both reach $\lambda_1$. The largest
 # distance between the gradient-descent and Eq. 12 trajectories is {glue:text}`fig3-trajectories-close:.3f`
 # (per width: {glue:text}`fig3-traj-by-width`), while the Stiefel ODE tracks polar-projected gradient
-# descent to {glue:text}`fig3-stiefel-tracks-gd:.4f`: the paper's ODE describes the Grassmannian flow
+# descent to {glue:text}`fig3-stiefel-tracks-gd:.4f`, and the Stiefel flow and Eq. 12 themselves, started
+# from the same outputs, are {glue:text}`fig3-stiefel-vs-grassmann` apart at most: the distance of gradient
+# descent to Eq. 12 is the distance between the two flows. The paper's ODE describes the Grassmannian flow
 # exactly and projected gradient descent approximately, with the same endpoint.
 #
 # ## Theorem 3: where the $z=1$ dynamics converge

@@ -141,6 +141,7 @@ from nlcl.harness.claims import (
     Revision,
     at_least,
     at_most,
+    between,
     check_on_mean,
     greater_than,
     holds_on_fraction,
@@ -1074,6 +1075,11 @@ plt.show()
 #    two modalities are aligned (smallest cosine ≥ 0.99) and $\kappa(U_A)$ is of order $\kappa$
 #    ($\kappa/2\le\kappa_\infty\le2\kappa$, every seed); 6. at the end of stage 2, $\kappa_\infty\le1.05$;
 #    7. the noise-to-signal ratio ends below its initial value.
+#
+# A window at one $\kappa$ does not test $\Theta(\kappa)$, whose constants the paper leaves open. Added on
+# 2026-11-25, after a ci sweep over base seeds had failed prediction 5 at three of five base seeds (numbers in
+# the claim's note): 8. (informational) the infinite-width stage 1 run at $\kappa/2$, $\kappa$ and $2\kappa$
+# gives a log-log slope of $\kappa_\infty$ against $\kappa$ in $[0.7, 1.3]$ (mean over seeds).
 
 # %%
 from nlcl.core.fits import loglog_slope
@@ -1160,6 +1166,16 @@ c_inf_align = run.expect(
     decide=holds_on_fraction(1.0),
     paper="aligned",
 )
+STAGE1_SWEEP = Revision(
+    "not reproduced in full only, while the seed mean stays in [½, 2]",
+    "not reproduced in ci and full wherever the same run measures κ∞ growing faster than κ "
+    "(infinite-stage1-kappa-scaling above 1.3)",
+    "a ci sweep over base seeds 0–4 failed the claim at seeds 2, 3, 4 (run means 2.67–4.66, per-seed up "
+    "to 6.9); an exploratory infinite-width run over 10 data seeds and κ = 2, 4, 8 showed κ∞/κ at the end "
+    "of stage 1 growing with κ (up to 2.3, 6.9, 11.7): the ratio depends on how far κ grows after "
+    "alignment, which the claim infinite-stage1-kappa-scaling now measures",
+    "2026-11-25",
+)
 c_inf_cond1 = run.expect(
     "infinite-stage1-condition",
     source="Ren & Li 2023, Lemma 5.1 / Lemma B.17",
@@ -1167,19 +1183,39 @@ c_inf_cond1 = run.expect(
     check=between(0.5, 2.0),
     decide=holds_on_fraction(1.0),
     paper="Θ(κ)",
+    revised=[STAGE1_SWEEP],
     not_reproduced=NotReproduced(
-        "The window [½, 2] is our constant; the paper's Θ(κ) states none. With the full profile's "
-        "five track seeds one seed (its permutation of σ_B) ends stage 1 at κ∞ ≈ 3.9 κ: after the pair "
-        "aligns the condition number keeps growing, as in non-contrastive training (result 1, "
-        "renli-nc-cond-grows), while the other seeds stay within the window. Observed in an earlier "
-        "full run (lost before it was committed) and in an infinite-width-only re-computation of the "
-        "five seeds (κ∞/κ = 0.58, 1.13, 1.13, 0.67, 3.91 at 600 stage-1 steps) before the committed "
-        "full run; applies only while the mean over seeds stays inside the window (a single seed "
-        "outside, not a systematic shift).",
-        profiles=("full",),
-        expected=lambda m: 0.5 <= m <= 2.0,
-        evidence="the per-seed κ∞ at the end of stage 1 (glue infinite-stage1-kappa) and the left panel of the tracking figure",
+        "The window [½, 2] is our constant; the paper's Θ(κ) states none. In this reconstruction κ∞ at the "
+        "end of stage 1 is not of order κ: it rises during stage 1 (to 7–8 κ before alignment on some data "
+        "seeds) and grows faster than κ across κ/2, κ, 2κ (claim infinite-stage1-kappa-scaling, slope about "
+        "2). κ∞/κ at the end of stage 1 was 0.58, 1.13, 1.13, 0.67, 3.91 for the full profile's five seeds "
+        "(600 stage-1 steps) and 4.9–6.9 on three of the seven data seeds of a ci sweep over base seeds 0–4 "
+        "(300 steps). Applies only where the same run measures a κ-scaling slope above 1.3.",
+        profiles=("ci", "full"),
+        expected=lambda m: kappa_scaling_mean > 1.3,
+        evidence="claim infinite-stage1-kappa-scaling, the per-seed κ∞ at the end of stage 1 (glue "
+        "infinite-stage1-kappa) and at alignment (glue infinite-align-kappa), and the left panel of the "
+        "tracking figure",
     ),
+)
+c_inf_scaling = run.expect(
+    "infinite-stage1-kappa-scaling",
+    source="Ren & Li 2023, Lemma 5.1 / Lemma B.17",
+    statement="Infinite width, end of stage 1: log-log slope of κ∞ against κ ∈ {κ/2, κ, 2κ}, per seed; "
+    "Θ(κ) means slope ≈ 1 (in [0.7, 1.3]); the mean over seeds decides.",
+    check=between(0.7, 1.3),
+    decide=check_on_mean(),
+    paper="Θ(κ)",
+    required=False,
+    revised=[
+        Revision(
+            "(no claim)",
+            "slope in [0.7, 1.3], informational",
+            "added after an exploratory infinite-width run (10 data seeds, κ = 2, 4, 8, 300 steps) had shown "
+            "κ∞/κ growing with κ; this is the test of Θ(κ) that a window at one κ is not",
+            "2026-11-25",
+        )
+    ],
 )
 c_inf_cond2 = run.expect(
     "infinite-stage2-balanced",
@@ -1188,7 +1224,34 @@ c_inf_cond2 = run.expect(
     check=at_most(1.05),
     decide=holds_on_fraction(1.0),
     paper="≈ 1",
+    revised=[
+        Revision(
+            "(no explanation)",
+            "not reproduced in ci (track_steps = 300) where every failing seed's κ∞ is still falling",
+            "a ci sweep over base seeds 0–4 failed the claim at seed 4: one data seed ended stage 2 at "
+            "κ∞ = 1.69, down from 2.81 five records earlier (the seed with the largest κ∞ after stage 1)",
+            "2026-11-25",
+        )
+    ],
+    not_reproduced=NotReproduced(
+        "Stage 2 is too short at ci size for the seed that leaves stage 1 with the largest condition "
+        "number: in a ci sweep over base seeds 0–4 one data seed ended at κ∞ = 1.69, still falling "
+        "(2.81 five records earlier); with the full profile's 600 steps per stage every seed balances. "
+        "Applies only where every failing seed's κ∞ is still decreasing over the last five records.",
+        profiles=("ci",),
+        setting={"track_steps": 300},
+        expected=lambda m: still_balancing(),
+        evidence="the per-seed final κ∞ (glue infinite-kappa-end-max) and the left panel of the tracking figure",
+    ),
 )
+
+
+def still_balancing():
+    """The explanation of infinite-stage2-balanced: every seed above 1.05 is still falling."""
+    bad = kappa_inf[-1] > 1.05
+    return bool(bad.any()) and bool((kappa_inf[-1][bad] < kappa_inf[-6][bad]).all())
+
+
 c_inf_nsr = run.expect(
     "infinite-noise-decreases",
     source="Ren & Li 2023, Lemmas 5.1 and 5.3",
@@ -1264,6 +1327,49 @@ cos = (
     ).sqrt()
 )
 c_inf_align.measure_seeds(cos.min(dim=-1).values.tolist())
+# κ∞ when the pair first aligns (all cosines ≥ 0.99), per seed; the end of stage 1 if it never does
+Gn_t = normalized_gram(G_inf[: i1 + 1], TR["r"], TR["r_xi"])
+cos_t = (
+    torch.diagonal(Gn_t[..., : TR["r"], K_t : K_t + TR["r"]], dim1=-2, dim2=-1)
+    / (
+        torch.diagonal(Gn_t[..., : TR["r"], : TR["r"]], dim1=-2, dim2=-1)
+        * torch.diagonal(Gn_t[..., K_t : K_t + TR["r"], K_t : K_t + TR["r"]], dim1=-2, dim2=-1)
+    ).sqrt()
+).amin(-1)  # (T1, seeds)
+aligned = cos_t >= 0.99
+i_align = torch.where(aligned.any(0), aligned.int().argmax(0), torch.tensor(i1))
+kappa_align = kappa_inf[i_align, torch.arange(S_t)]
+run.glue("infinite-align-kappa", ", ".join(f"{float(v):.2f}" for v in kappa_align))
+# Θ(κ): the same infinite-width stage 1 at κ/2 and 2κ
+kappa_grid = [P.kappa / 2, P.kappa, 2 * P.kappa]
+kappa_end1 = []
+for kap_ in kappa_grid:
+    d_ = make_data(TR["d"], TR["r"], TR["r_xi"], kap_, track_seeds, nu=P.nu, dtype=torch.float64)
+    _, G_ = gram_trajectory(
+        infinite_width_gram(d_),
+        input_scales(d_),
+        r=TR["r"],
+        r_xi=TR["r_xi"],
+        lam=P.lam,
+        steps_stage1=P.track_steps,
+        steps_stage2=0,
+        lr=P.lr,
+        beta1=P.beta1,
+        beta2=P.beta2,
+        record_every=P.track_steps,
+    )
+    kappa_end1.append(gram_condition_number(G_[-1], TR["r"], TR["r_xi"]).reshape(S_t))
+kappa_end1 = torch.stack(kappa_end1)  # (κ values, seeds)
+kappa_slopes = [loglog_slope(np.array(kappa_grid), kappa_end1[:, s_].numpy()) for s_ in range(S_t)]
+kappa_scaling_mean = float(np.mean(kappa_slopes))
+c_inf_scaling.measure_seeds(kappa_slopes)
+run.glue(
+    "infinite-stage1-by-kappa",
+    "; ".join(
+        f"κ = {k_:g}: κ∞/κ " + ", ".join(f"{float(v) / k_:.2f}" for v in kappa_end1[j])
+        for j, k_ in enumerate(kappa_grid)
+    ),
+)
 ratio1 = kappa_inf[i1] / P.kappa
 c_inf_cond1.measure_seeds(ratio1.tolist())
 c_inf_cond2.measure_seeds(kappa_inf[-1].tolist())
@@ -1325,8 +1431,12 @@ plt.show()
 # {glue:text}`tracking-widest-stage2`. The error does not grow during training — the balancing of stage 2
 # even contracts it — which is what Lemma 5.2's coupling argument guarantees. The infinite-width
 # dynamics themselves align in stage 1 (smallest cosine {glue:text}`infinite-cos-min:.4f`) with
-# a condition number of order $\kappa$ (end of stage 1: {glue:text}`infinite-stage1-kappa` for $\kappa$ =
-# `kappa`) and balance in stage 2 (largest final $\kappa_\infty$ {glue:text}`infinite-kappa-end-max:.4f`).
+# a condition number that is *not* simply of order $\kappa$: at the end of stage 1 it is
+# {glue:text}`infinite-stage1-kappa` for $\kappa$ = `kappa` (at alignment: {glue:text}`infinite-align-kappa`),
+# and it rises during stage 1 by a seed-dependent amount that grows with $\kappa$ (κ∞/κ at the end
+# of stage 1: {glue:text}`infinite-stage1-by-kappa`; fitted slope of $\log\kappa_\infty$ against $\log\kappa$
+# {glue:text}`infinite-stage1-kappa-scaling:.2f`, where $\Theta(\kappa)$ means 1). The dynamics balance in
+# stage 2 (largest final $\kappa_\infty$ {glue:text}`infinite-kappa-end-max:.4f`).
 # The recursion is the learner (check: {glue:text}`tracking-learner-is-gram:.1e`).
 
 # %% [markdown]

@@ -91,7 +91,7 @@ from IPython.display import display
 from scipy import stats
 
 from nlcl.core.activations import ACTIVATIONS, get_activation
-from nlcl.harness.claims import Revision, approx, at_most, greater_than, holds_on_fraction
+from nlcl.harness.claims import NotReproduced, Revision, approx, at_most, greater_than, holds_on_fraction
 from nlcl.tian.contrastive import (
     contrastive_covariance,
     energy,
@@ -315,7 +315,10 @@ c_feat.measure(float(np.abs(measured_err[-1]).max()))
 # mean of $\mathbb{C}_\alpha[\mathbf{g}]$ over the `n_repeats` batches agrees with $\mathbb{C}_\infty$ within its Monte
 # Carlo standard error: the largest $|z|$ over the three entries of the symmetric $2\times 2$ matrix,
 # $z = (\overline{\mathbb{C}}_\alpha - \mathbb{C}_\infty)/(\mathrm{sd}/\sqrt{R})$, is at most 3. Claims (b) and (c) are
-# measured per seed and hold if the check holds on **≥ 80 % of the seeds**. For information we also
+# measured per seed and hold if the check holds on **≥ 80 % of the seeds**. Claim (c) needs the full
+# profile: with 16 batches per $N$ (ci) the z-test has heavy tails and no power, and a ci sweep over base
+# seeds failed it on two of seven mixtures; it is declared *not reproduced* at ci size (the claim's
+# note gives the numbers) and decided at paper scale. For information we also
 # report the RMS relative error at the largest $N$ against the 10 % we had guessed before measuring
 # (a number that depends on the mixture's Monte Carlo constant, not a statement of the paper).
 
@@ -366,7 +369,29 @@ c_err = run.expect(
             "fluctuating part shrinks. Declared after those results were seen.",
             "2026-11-25",
         ),
+        Revision(
+            "required in ci, no explanation",
+            "not reproduced in ci (n_repeats = 16, n_max = 1024) with an explanation; full unchanged",
+            "a ci sweep over base seeds 0–4 failed the claim at seeds 3 and 4 (z 3.51 and 3.37 on two of "
+            "the 7 mixtures); an exploratory study (below) shows the 16-batch z-test has no power at ci size",
+            "2026-11-25",
+        ),
     ],
+    not_reproduced=NotReproduced(
+        "At ci size the z-test cannot decide. In a ci sweep over base seeds 0–4 (7 random mixtures) the "
+        "largest |z| at N = 1024 exceeded 3 on 2 mixtures (3.51, 3.37; holds on 2 of 3 seeds at base "
+        "seeds 3 and 4). An exploratory run over 8 mixtures with 16 batches per N found |z| ≈ 2 at every N "
+        "from 16 to 1024 (median 1.9, no trend in N): with 16 batches the t-statistic of a 2 × 2 matrix "
+        "mean has heavy tails, and its standard error (≈ 7 % of ‖C_∞‖ at N = 1024) hides any bias below "
+        "that. With 128 batches a finite-N bias does appear (|z| ≈ 4 at N = 16) and shrinks with N (1–3 at "
+        "N = 1024, 4 mixtures). The full profile (64 batches, N up to 4096) passes on all 5 mixtures "
+        "(|z| ≤ 1.3).",
+        profiles=("ci",),
+        setting={"n_repeats": 16, "n_max": 1024},
+        expected=lambda m: float(np.max(z_all)) < 6.0,  # a few standard errors, not a wrong limit
+        evidence="the right panel of the Lemma 2 figure, the per-seed table and the ci seed sweep on the "
+        "reproducibility page",
+    ),
 )
 c_rms = run.expect(
     "lemma2-rms-largest-n",

@@ -90,6 +90,7 @@ from scipy import optimize
 from nlcl.core.activations import get_activation
 from nlcl.harness.claims import (
     NotReproduced,
+    Revision,
     at_least,
     at_most,
     between,
@@ -494,11 +495,25 @@ c_b2sf = run.expect(
         "only 3 of 5 seeds (1.12, 0.26, 0.61, 0.19, 2.12; mean 0.86, sd 0.79). Gaussian α is less rough on "
         "average, but the seed-to-seed spread of ρ/λ_gap at the LMEs of a 400-sample draw is larger than the "
         "effect, so the paper's reading of Corollary 2 (Gaussian α gives fewer, smoother optima) does not hold "
-        "seed by seed at paper scale.",
-        profiles=("full",),
-        expected=lambda m: m < 1.0,  # below 1 on average; the seed rule is what fails
-        evidence="the per-seed values in the claims table (seeds column) and the Theorem 2 figure",
+        "seed by seed at paper scale. The ci profile (3 data seeds per run) shows the same: in a ci sweep over "
+        "base seeds 0–4 the claim held at seed 0 only; the per-seed ratios ranged from 0.12 to 3.85, on both "
+        "sides of 1 in every failing run (run means 0.79, 1.34, 0.52, 1.48).",
+        profiles=("ci", "full"),
+        # the explanation: no consistent direction, the ratios fall on both sides of 1
+        expected=lambda m: min(b2["scale_free"]) < 1.0 < max(b2["scale_free"]),
+        evidence="the per-seed values in the claims table (seeds column), the right panel of the Theorem 2 "
+        "figure and the ci seed sweep on the reproducibility page",
     ),
+    revised=[
+        Revision(
+            "not reproduced in full only, expected mean < 1",
+            "not reproduced in ci and full; expected: per-seed ratios on both sides of 1",
+            "a ci sweep over base seeds 0–4 failed the claim at seeds 1–4 with run means 0.52–1.48, so the "
+            "full-profile observation (spread larger than the effect) holds at ci size too, and the mean is "
+            "not the explanation's content",
+            "2026-11-25",
+        )
+    ],
 )
 
 # %%
@@ -863,9 +878,14 @@ c_eq11.measure(float(holds11.mean()))
 # first $K$ filters of a run form the $K$-filter network. A pattern is recovered when some filter
 # has $|\cos(\mathbf{w}_k, \mathbf{u}_m)| \ge 0.95$.
 #
-# **Prediction and tolerance.** (a) Linear: exactly 1 pattern recovered for every $K$ and seed
+# **Prediction and tolerance.** (a) Linear: one optimum, the top principal direction $\mathbf{v}_1$ of the
+# training sample (the top eigenvector of the constant matrix $\mathbb{C}_\alpha[\mathbf{x}]$): every filter, for every
+# $K$ and seed, ends with $|\cos(\mathbf{w}_k, \mathbf{v}_1)| \ge 0.95$, so at most one pattern is recovered
 # (required with uniform α, where $\mathbb{C}_\alpha[\mathbf{x}]$ is a constant matrix; a Gaussian α that depends on
-# $\mathbf{w}$ breaks that argument).
+# $\mathbf{w}$ breaks that argument). In the population $\mathbf{v}_1 = \mathbf{u}_1$; in a sample of `n_train`
+# points with $s_2/s_1 = 0.9$ it can tilt away from $\mathbf{u}_1$ (until 2026-11-25 the claim counted patterns
+# $\mathbf{u}_m$ recovered, which failed at base seed 3 where the tilted $\mathbf{v}_1$ matches no pattern; the
+# revision is recorded in the claim).
 # (b) Nonlinear: at $K$ = `k_max`, at least $M-1$ patterns recovered on average over seeds (all $M$
 # are LMEs here: $s_m^2(1-q)^2 > q$); (c) more than with $K = 1$. Required with ReLU at $q = 0.2$.
 
@@ -874,10 +894,22 @@ paper8 = run.at_paper("activation", "q")
 c_lin = run.expect(
     "nodes-linear-one-pattern",
     source="Tian 2023, Sec. 3 (linear case), Fig. 1 (b)",
-    statement="Linear h: largest number of patterns recovered over all K and seeds.",
-    check=exactly(1),
-    paper="1 (top PCA direction)",
+    statement="Linear h: smallest |cos| between a trained linear filter (any K, any seed) and the top "
+    "principal direction v₁ of the training sample (top eigenvector of the constant C_α[x]).",
+    check=at_least(0.95),
+    paper="1 optimum (top PCA direction)",
     required=P.alpha == "uniform",
+    revised=[
+        Revision(
+            "largest number of patterns u_m recovered (|cos| ≥ 0.95) over K and seeds = 1",
+            "smallest |cos(w_k, v₁)| over linear filters and seeds ≥ 0.95, v₁ the sample's top principal "
+            "direction (the patterns recovered stay in the figure and the text)",
+            "the paper's statement is one optimum, the top principal direction, which equals u₁ only in the "
+            "population; a ci sweep over base seeds 0–4 measured 0 patterns at seed 3, whose training sample "
+            "has a top principal direction away from every u_m",
+            "2026-11-25",
+        )
+    ],
 )
 c_many = run.expect(
     "nodes-relu-kmax",
@@ -927,6 +959,11 @@ for h in (act, "linear"):
     else:
         fn = lambda w, h=h: gate_matrix(v8, w, h)  # noqa: E731
     w_fin = train_filters(fn, w0_8, lr=0.5, steps=P.steps)
+    if h == "linear":
+        v1 = np.linalg.eigh(gate_matrix(v8, w0_8[0, 0], "linear"))[1][
+            :, -1
+        ]  # uniform α: A(w) = C_α[x], any w
+        lin_cos = np.abs(w_fin @ v1) / np.linalg.norm(w_fin, axis=-1)  # (seeds, K)
     hit = np.abs(w_fin @ U) >= 0.95  # (seeds, K, M)
     recovered[h] = np.stack([hit[:, :k].any(1).sum(-1) for k in ks], axis=1)  # (seeds, len(ks))
 
@@ -942,7 +979,9 @@ ax.set_title(f"{P.alpha} α, q = {P.q}, mean ± sd over {P.n_seeds} seeds")
 ax.legend()
 plt.show()
 
-c_lin.measure(int(recovered["linear"].max()))
+run.glue("nodes-linear-max-patterns", int(recovered["linear"].max()))
+run.glue("nodes-linear-v1-u1", round(float(np.abs(v1 @ U[:, 0])), 3))
+c_lin.measure(float(lin_cos.min()))
 c_many.measure_seeds(recovered[act][:, -1].astype(float))
 c_more.measure_seeds((recovered[act][:, -1] - recovered[act][:, 0]).astype(float))
 
@@ -1134,7 +1173,9 @@ c_b5_count.measure(int(n_max9[-1]))
 # * Power iteration converges near each pattern for every ε (largest final step
 #   {glue:text}`thm3-pi-converges:.1e`; largest $(1-\cos)/\varepsilon$ = {glue:text}`thm3-fixed-point-near-um:.3f`).
 # * With the nonlinearity, {glue:text}`nodes-relu-kmax:.2f` patterns are recovered on average at the
-#   largest $K$; the linear network never recovers more than {glue:text}`nodes-linear-one-pattern`.
+#   largest $K$; the linear network recovers at most {glue:text}`nodes-linear-max-patterns`: all its filters
+#   end on the sample's top principal direction ($|\cos| \ge$ {glue:text}`nodes-linear-one-pattern:.3f`), which is
+#   at $|\cos| =$ {glue:text}`nodes-linear-v1-u1` from $\mathbf{u}_1$.
 # * Full rotation augmentation flattens the landscape (relative range {glue:text}`b5-full-rotation-flat:.1e`,
 #   {glue:text}`b5-full-rotation-maxima` maxima, against {glue:text}`b5-no-augmentation-maxima` without) — an
 #   identity of the construction. With a finite rotation group the energy is not flat and the orbits of

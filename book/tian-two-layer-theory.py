@@ -759,7 +759,10 @@ plt.show()
 # **Predictions and tolerances** (each on ≥ 80% of seeds). (1) $\lambda^{bn}_{\text{sample}} - \max_k d_k^{bn} \ge 0$.
 # (2) $|\cos(\mathbf{s}^{bn}, \text{top eigenvector of } \mathbb{V}[\mathbf{f}_1^{bn}])| \ge 0.999$ (the tolerance of
 # `thm5-bns-eigenvector`). (3) $\|\dot{\mathbf{w}}_{\text{Eq. 178}} - \dot{\mathbf{w}}_{\text{autograd}}\|/\|\dot{\mathbf{w}}_{\text{autograd}}\| \le 0.05$
-# (the tolerance of `thm5-matches-autograd`).
+# (the tolerance of `thm5-matches-autograd`). At ci size ($10^5$ samples) parts (2) and (3) fail on the data
+# seeds whose eigengap $\lambda^{bn} - \max_k d_k^{bn}$ is small (a ci sweep over base seeds; numbers in the claims'
+# notes): there they are declared *not reproduced* in ci, and only if every failing seed has a smaller
+# eigengap than every passing one, the explanation's own prediction.
 
 # %%
 c_c31 = run.expect(
@@ -770,6 +773,14 @@ c_c31 = run.expect(
     decide=holds_on_fraction(0.8),
     paper="λ^bn ≥ max_k d_k^bn",
     required=paper_setting,
+)
+EIGENGAP_EXPLANATION = Revision(
+    "part 2: not reproduced in ci with expected mean |cos| ≥ 0.99; part 3: no explanation",
+    "both: not reproduced in ci (n_samples = 100000) where every failing seed has a smaller eigengap "
+    "than every passing seed",
+    "a ci sweep over base seeds 0–4 failed parts 2 and 3 on the data seeds with the smallest eigengaps "
+    "(part 2 mean 0.974 at seed 2, below the old expectation); the explanation now tests its own content",
+    "2026-11-25",
 )
 c_c32 = run.expect(
     "cor3-part2-eigenvector",
@@ -783,12 +794,15 @@ c_c32 = run.expect(
         "Observed in the first ci run of this claim (n_samples = 100000): two of three seeds agree to "
         "|cos| ≥ 0.9998, the third reaches 0.995. That seed has the smallest eigengap λ^bn − max_k d_k^bn "
         "(part 1, 0.04 against 0.2 for the others), where the top eigenvector of the sample V[f_1^bn] is most "
-        "sensitive to the O(N^(-1/2)) cross-RF covariances that Lemma 5 sets to zero.",
+        "sensitive to the O(N^(-1/2)) cross-RF covariances that Lemma 5 sets to zero. A ci sweep over base "
+        "seeds 0–4 (15 data seeds) showed the same at seeds 1 and 2: |cos| 0.9927 and 0.9227 on the seeds "
+        "with eigengaps 0.018 and 0.015, the smallest of their runs. The full profile (10⁶ samples) passes.",
         profiles=("ci",),
         setting={"n_samples": 100_000},
-        expected=lambda m: m >= 0.99,
+        expected=lambda m: fails_at_smallest_gaps([v >= 0.999 for v in c3["p2"]]),
         evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 2 side by side)",
     ),
+    revised=[EIGENGAP_EXPLANATION],
 )
 c_c33 = run.expect(
     "cor3-part3-dynamics",
@@ -798,7 +812,28 @@ c_c33 = run.expect(
     decide=holds_on_fraction(0.8),
     paper="equality (population)",
     required=paper_setting,
+    not_reproduced=NotReproduced(
+        "Observed in a ci sweep over base seeds 0–4 (n_samples = 100000, 15 data seeds): the relative error "
+        "was 0.068 and 0.204 on the two seeds with the smallest eigengaps λ^bn − max_k d_k^bn (0.018, 0.015) "
+        "and at most 0.05 on the others; Eq. 178 divides by λ^bn − d_k^bn, so the O(N^(-1/2)) sampling error "
+        "of the moments is amplified where the gap is small. The full profile (10⁶ samples) passes.",
+        profiles=("ci",),
+        setting={"n_samples": 100_000},
+        expected=lambda m: fails_at_smallest_gaps([v <= 0.05 for v in c3["p3"]]),
+        evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 3 side by side)",
+    ),
+    revised=[EIGENGAP_EXPLANATION],
 )
+
+
+def fails_at_smallest_gaps(ok):
+    """The explanation of cor3-part2/part3: every seed that fails has a smaller eigengap (part 1) than
+    every seed that passes (a parameter-free prediction that can fail)."""
+    gaps = c3["p1"]
+    bad = [g for g, o in zip(gaps, ok) if not o]
+    good = [g for g, o in zip(gaps, ok) if o]
+    return bool(bad) and (not good or max(bad) < min(good))
+
 
 # %%
 from nlcl.tian.rf_network import batch_norm  # noqa: E402
