@@ -26,7 +26,7 @@ from nlcl.core.validate import ParameterError
 from nlcl.harness import provenance
 from nlcl.harness.claims import to_plain
 
-__all__ = ["SCHEMA", "Artifact", "ArtifactMismatch", "results_dir", "save", "load", "records"]
+__all__ = ["SCHEMA", "Artifact", "ArtifactMismatch", "results_dir", "save", "load", "concat_seeds", "records"]
 
 SCHEMA = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -44,8 +44,12 @@ class Artifact:
     meta: dict[str, Any]
 
     def label(self) -> str:
-        """One line for captions: profile, device, commit and date of the stored run."""
+        """One line for captions: profile, device, commit and date of the stored run (of each part)."""
         m = self.meta
+        if m.get("parts"):
+            return " + ".join(
+                f"seeds {p['parameters']['seeds']}: {Artifact(self.table, p).label()}" for p in m["parts"]
+            )
         return f"{m['profile']} profile, {m['device']}, commit {m['commit']}, {m['date'][:10]}"
 
 
@@ -143,6 +147,45 @@ def load(
                 f"artifact {name!r} ({meta_path}) was produced with other parameters than the chapter's "
                 "code uses; re-run it with --profile full. Differences: " + "; ".join(diffs)
             )
+    return Artifact(table=table, meta=meta)
+
+
+def concat_seeds(parts: list[Artifact]) -> Artifact:
+    """One artifact from artifacts of the same grid trained at disjoint seeds (extra seeds trained later).
+
+    Every stored parameter except ``seeds`` must agree and the seeds must be disjoint, else
+    :class:`ArtifactMismatch`. The table holds the parts' rows in order, restricted to the columns
+    every part has (in the first part's order); ``meta`` is the first part's with ``parameters.seeds``
+    the union, ``rows``/``columns`` of the combined table and ``parts`` the provenance record of
+    each part, which :meth:`Artifact.label` names one by one.
+    """
+    if not parts:
+        raise ParameterError("concat_seeds needs at least one artifact, got none")
+    first = parts[0].meta["parameters"]
+    seen: list[int] = []
+    for part in parts:
+        params = part.meta["parameters"]
+        diffs = sorted(k for k in set(first) | set(params) if k != "seeds" and first.get(k) != params.get(k))
+        if diffs:
+            raise ArtifactMismatch(
+                f"artifact {part.meta.get('name')!r} differs from {parts[0].meta.get('name')!r} in "
+                f"{diffs}; only artifacts of one grid at different seeds can be combined"
+            )
+        overlap = sorted(set(seen) & set(params["seeds"]))
+        if overlap:
+            raise ArtifactMismatch(
+                f"artifact {part.meta.get('name')!r} repeats seeds {overlap}; the parts' seeds must be disjoint"
+            )
+        seen += list(params["seeds"])
+    common = [c for c in parts[0].table.columns if all(c in p.table.columns for p in parts)]
+    table = pd.concat([p.table[common] for p in parts], ignore_index=True)
+    meta = {
+        **parts[0].meta,
+        "parameters": {**first, "seeds": seen},
+        "columns": list(map(str, common)),
+        "rows": int(len(table)),
+        "parts": [p.meta for p in parts],
+    }
     return Artifact(table=table, meta=meta)
 
 

@@ -91,3 +91,27 @@ def test_records_reads_json_records_but_not_table_artifacts(tmp_path):
     }
     with pytest.raises(ParameterError, match="prefix"):
         results.records("../x")
+
+
+def test_concat_seeds_combines_disjoint_seeds_of_one_grid(tmp_path):
+    def part(seeds, extra_column=False, lr=0.01):
+        t = pd.DataFrame({"seed": seeds, "x": [float(s) for s in seeds]})
+        if extra_column:
+            t["y"] = 1.0
+        results.save(
+            f"g-{seeds[0]}", t, params={"lr": lr, "seeds": seeds}, profile="full", directory=tmp_path
+        )
+        return results.load(f"g-{seeds[0]}", directory=tmp_path)
+
+    a, b = part([0, 1, 2]), part([3, 4], extra_column=True)
+    both = results.concat_seeds([a, b])
+    assert both.table.seed.tolist() == [0, 1, 2, 3, 4] and list(both.table.columns) == ["seed", "x"]
+    assert both.meta["parameters"] == {"lr": 0.01, "seeds": [0, 1, 2, 3, 4]} and both.meta["rows"] == 5
+    assert both.label().startswith("seeds [0, 1, 2]: full profile") and " + seeds [3, 4]: " in both.label()
+    assert results.concat_seeds([a]).table.equals(a.table)
+    with pytest.raises(results.ArtifactMismatch, match=r"repeats seeds \[1\]"):
+        results.concat_seeds([a, part([1, 5])])
+    with pytest.raises(results.ArtifactMismatch, match=r"\['lr'\]"):
+        results.concat_seeds([a, part([7], lr=0.002)])
+    with pytest.raises(ParameterError, match="at least one"):
+        results.concat_seeds([])
