@@ -613,15 +613,45 @@ plt.show()
 #
 # **Prediction** (declared before the run; "linear" read as an exponent within a quarter of 1, i.e.
 # closer to 1 than to ½ or ³⁄₂): the median per-repeat slope lies in $[0.75, 1.25]$.
+#
+# **On a loaded machine** (found after the claim was declared, by the seed sweep at base seeds 0–4
+# and by the first full-profile run of this version, each beside two other single-threaded runs on
+# the 2-core CPU): the slope was 1.29 and 1.28 at ci seeds 2 and 3 and 1.27 in the full run, against
+# 0.95–1.21 at the other seeds. The arithmetic is linear in $h$, but the step's matrices outgrow the
+# cache at the largest widths ($h	imes d$ doubles: 32 MB at $h = 65536$, $d = 64$), and a process
+# sharing the CPU competes for cache and memory bandwidth, so there the measured time grows faster
+# than the arithmetic. If that is the cause, the step time is still linear between the two narrowest
+# widths: the not-reproduced explanation below expects exactly that (median per-repeat slope
+# between the two narrowest widths ≤ 1.25) and otherwise the claim fails. The slope between each
+# pair of consecutive widths is shown below the figure.
 
 # %%
 TIMING_WIDTHS = list(P.timing_widths)
+timing_diagnostics = {}  # filled by the timing cell below; read by the explanation's expectation
 c4_linear = run.expect(
     "fig4-gd-time-linear",
     source="Esser et al. 2024, Fig. 4 (left)",
     statement="Median over interleaved repeats of the per-repeat log-log slope of the time per projected-GD step (Eq. 11) vs h, at widths where the arithmetic dominates.",
     check=between(0.75, 1.25),
     paper="scales linearly with h",
+    not_reproduced=NotReproduced(
+        "on a loaded machine the largest widths, whose matrices outgrow the cache, run slower than "
+        "linear in h while the arithmetic stays linear: the seed sweep (beside two other runs on 2 cores) "
+        "measured 1.29 and 1.28 at ci seeds 2 and 3, and the first full-profile run of this version 1.27; "
+        "the explanation holds only if the step time is linear between the two narrowest widths",
+        profiles=("ci", "full"),
+        expected=lambda m: m > 1.25 and timing_diagnostics.get("narrow_slope", float("inf")) <= 1.25,
+        evidence="the run-time figure and the slope between consecutive widths below it (fig4-octave-slopes)",
+    ),
+    revised=[
+        Revision(
+            "no not-reproduced explanation",
+            "not reproduced where the slope exceeds 1.25 while the two narrowest widths scale linearly",
+            "the claim failed on a loaded 2-core machine (ci seeds 2, 3: 1.29, 1.28; full: 1.27); the "
+            "tolerance [0.75, 1.25] is unchanged",
+            "2026-11-26",
+        )
+    ],
 )
 
 # %%
@@ -641,7 +671,21 @@ timings = interleaved_timings(
 )
 timings["seconds"] /= 2  # per step
 slopes = per_repeat_slopes(timings)
+pair_slopes = {
+    (a, b): float(per_repeat_slopes(timings[timings.key.isin([a, b])]).median())
+    for a, b in zip(TIMING_WIDTHS[:-1], TIMING_WIDTHS[1:])
+}
+timing_diagnostics["narrow_slope"] = pair_slopes[tuple(TIMING_WIDTHS[:2])]
+run.glue("fig4-octave-slopes", "; ".join(f"{a} → {b}: {v:.2f}" for (a, b), v in pair_slopes.items()))
 c4_linear.measure(float(slopes.median()))
+run.glue(
+    "fig4-linear-verdict",
+    {
+        "pass": "the step time grows linearly with the width, as the paper says",
+        "not-reproduced": "not linear at the largest widths on this (loaded) machine, linear between the "
+        "two narrowest, as the not-reproduced explanation expects",
+    }.get(c4_linear.record["status"], f"{c4_linear.record['status']}: see the claim"),
+)
 within = int(((slopes >= 0.75) & (slopes <= 1.25)).sum())
 run.glue(
     "fig4-linear-spread",
@@ -672,9 +716,12 @@ plt.show()
 # %% [markdown]
 # At widths where the arithmetic dominates, a projected gradient step costs from
 # {glue:text}`fig4-ms-narrowest` ms to {glue:text}`fig4-ms-widest` ms and the median slope is
-# {glue:text}`fig4-gd-time-linear:.2f` ({glue:text}`fig4-linear-spread`): the step time grows linearly
-# with the width, as the paper says. At the small widths of Fig. 4 the same step is overhead-bound,
-# which is why its slope there is about ½.
+# {glue:text}`fig4-gd-time-linear:.2f` ({glue:text}`fig4-linear-spread`); verdict:
+# {glue:text}`fig4-linear-verdict`. At the small widths of Fig. 4 the same step is overhead-bound,
+# which is why its slope there is about ½. The median slope between consecutive widths (width →
+# width: slope) is {glue:text}`fig4-octave-slopes`: where it grows with the width, the largest
+# widths are slowed by the memory hierarchy rather than by more arithmetic (see "On a loaded
+# machine" above).
 
 # %% [markdown]
 # ## Summary
@@ -687,7 +734,9 @@ plt.show()
 # * Iterating the ODE is cheaper than training and independent of the width, and gives the same
 #   downstream accuracy on MNIST (Fig. 4).
 # * At widths where the arithmetic dominates, the time of a projected gradient step grows linearly
-#   with the width, as the paper says; at small widths it is overhead-bound.
+#   with the width, as the paper says, where its matrices fit in the cache; beyond, on a loaded
+#   machine, the memory hierarchy makes it grow faster (the claim's verdict in this run:
+#   {glue:text}`fig4-linear-verdict`); at small widths it is overhead-bound.
 #
 # **What's next.** The book's reproducibility report collects the claims of every chapter; the
 # Tian (2023) chapters study what the nonlinearity adds beyond these linear dynamics.
