@@ -761,6 +761,10 @@ plt.show()
 # **Predictions** (the issue's reading of the paper, and our own analysis):
 #
 # 1. tanh: the gap shrinks with $h$ at initialisation (slope < 0) and after training (slope < 0).
+#    After training the gap is measured to the nearest *equivalent* linear solution, $\min_R\|u^\phi -
+#    u^{\mathbb I}R\|$ over orthogonal maps $R$ of the output ($\pm u^{\mathbb I}$ for $z = 1$), which the loss
+#    cannot tell apart (revised on 2026-11-26 after a seed sweep: one replicate ended on the opposite
+#    fixed point, see the note below the figure).
 # 2. tanh at initialisation: slope *near* $-\tfrac12$, in $[-0.7, -0.3]$, "consistent with
 #    $\sqrt{\log^4h/h}$". Our analysis predicts otherwise: tanh is odd, $\phi(y)-y = O(y^3)$, the
 #    entries of $W_1x$ are $O(\|x\|/\sqrt h)$ and $W_2^\top$ projects a fixed vector onto a random
@@ -801,9 +805,23 @@ slope_claims = {
     "tanh-end": run.expect(
         "thm1-tanh-trained-shrinks",
         source="Esser et al. 2024, Conjecture 1 / Fig. 2",
-        statement=f"tanh: log-log slope of the gap vs h after {P.epochs} epochs, per replicate (holds on ≥ 80%).",
+        statement=f"tanh: log-log slope vs h of the gap to the nearest equivalent linear solution (u^𝕀 up to "
+        f"the output map R ∈ O(z) that leaves the loss unchanged; ±u^𝕀 for z = 1) after {P.epochs} epochs, "
+        "per replicate (holds on ≥ 80%).",
         check=less_than(0.0),
         decide=holds_on_fraction(0.8),
+        revised=[
+            Revision(
+                "slope of the gap ‖u^φ − u^𝕀‖",
+                "slope of the gap min_R ‖u^φ − u^𝕀R‖ over orthogonal maps R of the output (same threshold)",
+                "the ci seed sweep failed the claim at base seed 4 (mean slope −0.31, holds on 2 of 3 "
+                "replicates): one replicate ended at h = 640 on the opposite fixed point of the linear "
+                "network (gap 1.64; to −u^𝕀: 0.009, on the trend of the other widths). The loss depends on "
+                "the outputs only through inner products, so the two solutions are equivalent; measuring "
+                "to the nearest equivalent solution removes the symmetry, not the conjecture's content",
+                "2026-11-26",
+            )
+        ],
         paper="→ 0",
         required=fig2_paper and "tanh" in has,
     ),
@@ -952,15 +970,15 @@ def slope(act, epoch):
     return loglog_slope(s.index.values, s.values)
 
 
-def slopes(act, epoch):
-    """One slope per replicate (initialisation index), in init order."""
-    t = gaps[(gaps.activation == act) & (gaps.epoch == epoch)].pivot(index="h", columns="init", values="gap")
+def slopes(act, epoch, column="gap"):
+    """One slope per replicate (initialisation index), in init order, of ``column`` (gap or gap_aligned)."""
+    t = gaps[(gaps.activation == act) & (gaps.epoch == epoch)].pivot(index="h", columns="init", values=column)
     return np.array([loglog_slope(t.index.values, t[s].values) for s in sorted(t.columns)])
 
 
 measured = {}
 if "tanh" in has:
-    measured.update({"tanh-init": slopes("tanh", 0), "tanh-end": slopes("tanh", last)})
+    measured.update({"tanh-init": slopes("tanh", 0), "tanh-end": slopes("tanh", last, "gap_aligned")})
     measured.update({"tanh-half": measured["tanh-init"], "tanh-bound": measured["tanh-init"]})
 if "relu" in has:
     measured["relu-init"] = slopes("relu", 0)
@@ -969,6 +987,29 @@ if "relu" in has:
 if "sigmoid" in has:
     measured["sigmoid-end"] = slopes("sigmoid", last)
 measured = {k: np.asarray(v, dtype=float).tolist() for k, v in measured.items()}
+# the per-replicate curves behind the per-replicate slopes: gap at each width, at initialisation and
+# after training (rows: activation, epoch, initialisation; columns: h)
+fig2_per_init = gaps[gaps.epoch.isin([0, last])].pivot_table(
+    index=["activation", "epoch", "init"], columns="h", values="gap"
+)
+fig2_per_init["slope"] = [
+    loglog_slope(fig2_per_init.columns.values, r.values) for _, r in fig2_per_init.iterrows()
+]
+fig2_per_init["slope, aligned"] = [
+    loglog_slope(r.index.values, r.values)
+    for _, r in gaps[gaps.epoch.isin([0, last])]
+    .pivot_table(index=["activation", "epoch", "init"], columns="h", values="gap_aligned")
+    .iterrows()
+]
+flips = gaps[(gaps.epoch == last) & (gaps.gap > 2 * gaps.gap_aligned)]
+run.glue(
+    "fig2-flips",
+    ", ".join(
+        f"{r.activation} h = {r.h} (init {r.init}: {r.gap:.3g} → {r.gap_aligned:.3g})"
+        for r in flips.itertuples()
+    )
+    or "none",
+)
 for key, claim in slope_claims.items():
     if key in measured:
         claim.measure_seeds(measured[key])
@@ -978,6 +1019,7 @@ run.glue(
     "fig2-slopes",
     "; ".join(f"{a}: {slope(a, 0):.2f} at initialisation, {slope(a, last):.2f} after training" for a in ACTS),
 )
+fig2_per_init.style.format("{:.3g}")
 
 # %%
 fig, axes = nlcl.core.plotting.subplots(2, len(ACTS), width=3.6, height=3.0)
@@ -1052,7 +1094,10 @@ plt.show()
 # are noisier than the initial ones: for $z=1$ the constrained dynamics have two stable fixed
 # points $\pm e_1$ (Theorem 3, {doc}`esser-grassmann`), and a linear and a nonlinear network
 # started from the same weights can end on opposite ones, which makes the gap of the order of the
-# output itself (the jumps in the top row). ReLU shrinks more slowly at initialisation. Sigmoid, with $\phi(0)\ne0$ and $\phi'(0)\ne1$, keeps an order-one
+# output itself (the jumps in the top row). Trained gaps that the best orthogonal map of the output
+# shrinks by more than half (activation, width, initialisation: gap → aligned gap):
+# {glue:text}`fig2-flips`. The trained tanh claim is measured on the aligned gap; the table above
+# lists every replicate's gaps and both slopes. ReLU shrinks more slowly at initialisation. Sigmoid, with $\phi(0)\ne0$ and $\phi'(0)\ne1$, keeps an order-one
 # gap at large width (gap at the largest width: {glue:text}`thm1-sigmoid-order-one:.2f`): the theorem's
 # conditions on $\phi$ matter, although we do not see the paper's *growth* with width.
 #

@@ -55,6 +55,7 @@ __all__ = [
     "collapse_ratio",
     "linearization_gap",
     "initial_linearization_gap",
+    "procrustes_rotation",
 ]
 
 
@@ -206,6 +207,13 @@ def collapse_ratio(u: torch.Tensor) -> torch.Tensor:
     return ev[..., 1] / ev[..., 0]
 
 
+def procrustes_rotation(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """argmin over R ∈ O(z) of ‖a R − b‖_F for a, b of shape (…, n, z): the orthogonal Procrustes
+    solution U Vᵀ from the SVD aᵀb = U Σ Vᵀ (Schönemann 1966), batched over leading indices."""
+    u, _, vh = torch.linalg.svd(a.transpose(-1, -2) @ b)
+    return u @ vh
+
+
 def linearization_gap(
     x: Any,
     x_pos: Any,
@@ -233,9 +241,15 @@ def linearization_gap(
     epochs (epoch 0 is Theorem 1's initialisation). ``dtype=torch.float32`` halves the cost of
     wide sweeps.
 
+    The losses depend on the outputs only through inner products, so they are invariant under an
+    orthogonal map R ∈ O(z) of the output space (for z = 1: u ↦ −u), and two networks trained
+    from the same weights can settle on optima related by such an R. ``gap_aligned`` is the gap
+    after the best such R (:func:`procrustes_rotation`): the distance to the nearest equivalent
+    linear solution. It is at most ``gap``.
+
     Returns
     -------
-    A tidy DataFrame with columns ``activation, h, init, epoch, gap``. Chapter
+    A tidy DataFrame with columns ``activation, h, init, epoch, gap, gap_aligned``. Chapter
     ``book/esser-collapse.py``.
     """
 
@@ -285,6 +299,9 @@ def linearization_gap(
         )
         for act in activations:
             gap = torch.linalg.vector_norm(outputs[act][1] - lin, dim=-1).mean(dim=-1)  # (T, S)
+            aligned = torch.linalg.vector_norm(
+                outputs[act][1] - lin @ procrustes_rotation(lin, outputs[act][1]), dim=-1
+            ).mean(dim=-1)
             rows.append(
                 pd.DataFrame(
                     {
@@ -293,6 +310,7 @@ def linearization_gap(
                         "init": init_grid.ravel(),
                         "epoch": epoch_grid.ravel(),
                         "gap": gap.double().numpy().ravel(),
+                        "gap_aligned": aligned.double().numpy().ravel(),
                     }
                 )
             )

@@ -238,9 +238,10 @@ def test_linearization_gap_small_sweep():
     df = linearization_gap(
         x, xp, xn, widths=[4, 400], activations=["tanh", "linear"], n_init=4, steps=4, record_every=2
     )
-    assert list(df.columns) == ["activation", "h", "init", "epoch", "gap"]
+    assert list(df.columns) == ["activation", "h", "init", "epoch", "gap", "gap_aligned"]
     assert sorted(df.epoch.unique()) == [0, 2, 4]
     assert (df[df.activation == "linear"].gap.abs() < 1e-12).all()
+    assert (df.gap_aligned <= df.gap + 1e-12).all()
     init = df[(df.activation == "tanh") & (df.epoch == 0)].groupby("h").gap.mean()
     assert init[400] < init[4] / 10
     with pytest.raises(ValueError, match="h >= max"):
@@ -260,7 +261,7 @@ def test_initial_linearization_gap_equals_the_training_sweep_at_epoch_0():
     trained = linearization_gap(x, xp, xn, steps=2, record_every=2, **kw)
     at_init = initial_linearization_gap(x, **kw)
     assert list(at_init.columns) == ["activation", "h", "init", "gap"]
-    epoch0 = trained[trained.epoch == 0].drop(columns="epoch").reset_index(drop=True)
+    epoch0 = trained[trained.epoch == 0].drop(columns=["epoch", "gap_aligned"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(at_init, epoch0)
     # sigmoid keeps an order-one gap (½W₂ᵀ1), tanh's shrinks
     wide = initial_linearization_gap(x, widths=[8, 512], activations=["tanh", "sigmoid"], n_init=200)
@@ -274,3 +275,21 @@ def test_initial_linearization_gap_equals_the_training_sweep_at_epoch_0():
         initial_linearization_gap(x, widths=[4], activations=["gelu"], n_init=1)
     with pytest.raises(ValueError, match="expected"):
         initial_linearization_gap(x[0], widths=[4], activations=["tanh"], n_init=1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 10_000))
+def test_procrustes_rotation_recovers_an_orthogonal_map(z, seed):
+    """a R = b for orthogonal R: the Procrustes solution is R (it attains zero distance)."""
+    from nlcl.esser.collapse import procrustes_rotation
+
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(2, 12, z, generator=g, dtype=torch.float64)
+    R = torch.linalg.qr(torch.randn(2, z, z, generator=g, dtype=torch.float64))[0]
+    got = procrustes_rotation(a, a @ R)
+    assert torch.allclose(got.transpose(-1, -2) @ got, torch.eye(z, dtype=torch.float64).expand(2, z, z))
+    assert torch.allclose(a @ got, a @ R, atol=1e-9)
+    # z = 1: the sign of the output, u ↦ −u
+    assert torch.allclose(
+        procrustes_rotation(a[..., :1], -a[..., :1]), -torch.ones(2, 1, 1, dtype=torch.float64)
+    )
