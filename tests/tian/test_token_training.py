@@ -123,7 +123,8 @@ SCORE_COLUMNS = [
     [
         ("tian-tokens-full", 2e-3, [0, 1, 2]),
         ("tian-tokens-full-lr0.01", 1e-2, [0, 1, 2]),
-        ("tian-tokens-full-lr0.01-seeds3-4", 1e-2, [3, 4]),  # extra seeds, combined by the chapter
+        ("tian-tokens-full-seeds3-4", 2e-3, [3, 4]),  # extra seeds, combined by the chapter
+        ("tian-tokens-full-lr0.01-seeds3-4", 1e-2, [3, 4]),
     ],
 )
 @pytest.mark.parametrize("fig", ["fig9", "fig10", "fig11", "table1"])
