@@ -43,6 +43,13 @@ def train_grid(
     from nlcl.tian.token_grid import grid_parameters, paper_grid, runs_from_table, train_token_runs
 
     dev = get_device(device)
+    # what trained it: the device, and the processes when the grid is spread over Dask workers
+    if scheduler is not None:
+        where = f"{describe_device(dev)} per worker, Dask cluster at {scheduler}"
+    elif workers > 1:
+        where = f"{describe_device(dev)} per worker, {workers} Dask worker processes"
+    else:
+        where = describe_device(dev)
     # A terminated run (SIGTERM, e.g. `kill` or a batch scheduler) exits through the Dask client's
     # context manager, which stops the Dask worker processes instead of leaving them running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -66,7 +73,7 @@ def train_grid(
                 sub,
                 params=params,
                 profile=profile,
-                device=describe_device(dev),
+                device=where,
                 commit=commit,
                 notes=f"{len(sub)} of {total} runs done ({steps} steps each, {workers} worker process(es)); "
                 f"the whole grid ({len(table)} of {len(grid)} runs) took {wall:.0f} s wall so far; {done}",
@@ -84,5 +91,5 @@ def train_grid(
     )
     echo(
         f"{len(grid)} runs x {steps} steps in {res.wall_s:.0f} s wall "
-        f"({res.run_steps_per_s:.0f} run-steps/s, {workers} worker(s), {describe_device(dev)})"
+        f"({res.run_steps_per_s:.0f} run-steps/s, {where})"
     )

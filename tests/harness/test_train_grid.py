@@ -22,6 +22,10 @@ def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch)
     art = results.load("tiny-fig9")
     assert len(art.table) > 0 and art.meta["profile"] == "ci"
     assert "complete" in art.meta["notes"] and any("runs x 2 steps" in line for line in lines)
+    assert art.meta["device"].startswith("cpu") and "worker" not in art.meta["device"]
+    # trained on 2 Dask worker processes: the device field says so
+    train_grid(["fig9"], steps=1, seeds=[0], prefix="two", profile="ci", workers=2, echo=lines.append)
+    assert results.load("two-fig9").meta["device"].endswith("per worker, 2 Dask worker processes")
 
 
 def test_cli_bench_quick_writes_a_record(tmp_path, monkeypatch, capsys):
