@@ -17,3 +17,14 @@ def build_dir(tmp_path, monkeypatch):
     path = tmp_path / "_build"
     monkeypatch.setenv("NLCL_BUILD_DIR", str(path))
     return path
+
+
+@pytest.fixture()
+def one_chapter_repo(tmp_path, monkeypatch):
+    """A minimal book in the current directory: ``_toc.yml`` and one chapter ``book/ch.py``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NLCL_ROOT", raising=False)
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.py").write_text("# %%\n")
+    return tmp_path

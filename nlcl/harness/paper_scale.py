@@ -80,17 +80,7 @@ def stale_records(directory: Path, root: Path | None = None) -> dict[str, str]:
     """
     from nlcl.harness import provenance
 
-    out = {}
-    for chapter, rec in load_full_records(directory).items():
-        now = provenance.chapter_sha256(chapter, root)
-        then = rec.get("chapter_sha256")
-        if now is None:
-            out[chapter] = f"book/{chapter}.py no longer exists"
-        elif then is None:
-            out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
-        elif then != now:
-            out[chapter] = f"book/{chapter}.py changed since the run (commit {rec.get('commit')})"
-    return out
+    return provenance.stale_sources(load_full_records(directory), root, since="the run")
 
 
 def latest_full_run(chapter: str, root: Path | None = None) -> Path:
@@ -128,12 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     from nlcl.harness import provenance
 
     if args.check:
-        stale = stale_records(Path(args.out))
-        for chapter, why in sorted(stale.items()):
-            print(f"stale: {args.out}/{chapter}.json: {why}")
-        if not stale:
-            print(f"{args.out}: every record is current")
-        return 1 if stale else 0
+        return provenance.print_stale(args.out, stale_records(Path(args.out)))
     if not args.chapter:
         parser.error("give a chapter (or --check)")
 

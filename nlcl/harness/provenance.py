@@ -10,6 +10,7 @@ import datetime as _dt
 import os
 import platform
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ __all__ = [
     "library_versions",
     "file_sha256",
     "chapter_sha256",
+    "stale_sources",
+    "print_stale",
     "SOURCE_HASH_FILE",
     "collect",
 ]
@@ -120,6 +123,37 @@ def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str |
     """
     path = repo_root(root) / "book" / f"{chapter}.py"
     return file_sha256(path) if path.is_file() else None
+
+
+def stale_sources(
+    records: Mapping[str, Mapping[str, Any]], root: str | os.PathLike | None = None, *, since: str = "the run"
+) -> dict[str, str]:
+    """Committed records (chapter → record with ``chapter_sha256`` and ``commit``) that no longer
+    describe their chapter: chapter → reason. A record is current when its ``chapter_sha256``
+    equals that of today's ``book/<chapter>.py``; one without the hash, or of a chapter that no
+    longer exists, is stale too. ``since`` names what made the record in the reason ("the run",
+    "the sweep"). Used by :mod:`nlcl.harness.paper_scale` and :mod:`nlcl.harness.seed_sweeps`.
+    """
+    out = {}
+    for chapter, rec in records.items():
+        now = chapter_sha256(chapter, root)
+        then = rec.get("chapter_sha256")
+        if now is None:
+            out[chapter] = f"book/{chapter}.py no longer exists"
+        elif then is None:
+            out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
+        elif then != now:
+            out[chapter] = f"book/{chapter}.py changed since {since} (commit {rec.get('commit')})"
+    return out
+
+
+def print_stale(directory: str | os.PathLike, stale: Mapping[str, str]) -> int:
+    """The ``--check`` report of :func:`stale_sources`: one line per stale record; exit status 1 if any."""
+    for chapter, why in sorted(stale.items()):
+        print(f"stale: {directory}/{chapter}.json: {why}")
+    if not stale:
+        print(f"{directory}: every record is current")
+    return 1 if stale else 0
 
 
 def collect(

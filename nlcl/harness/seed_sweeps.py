@@ -91,17 +91,11 @@ def load_seed_sweeps(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def stale_sweeps(directory: Path, root: Path | None = None) -> dict[str, str]:
-    """Committed sweep records that no longer describe their chapter: chapter → reason."""
+    """Committed sweep records that no longer describe their chapter: chapter → reason
+    (:func:`nlcl.harness.provenance.stale_sources`)."""
     from nlcl.harness import provenance
 
-    out = {}
-    for chapter, rec in load_seed_sweeps(directory).items():
-        now = provenance.chapter_sha256(chapter, root)
-        if now is None:
-            out[chapter] = f"book/{chapter}.py no longer exists"
-        elif rec.get("chapter_sha256") != now:
-            out[chapter] = f"book/{chapter}.py changed since the sweep (commit {rec.get('commit')})"
-    return out
+    return provenance.stale_sources(load_seed_sweeps(directory), root, since="the sweep")
 
 
 def claim_stability(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -201,12 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     root = provenance.repo_root()
     if args.check:
-        stale = stale_sweeps(Path(args.out), root)
-        for chapter, why in sorted(stale.items()):
-            print(f"stale: {args.out}/{chapter}.json: {why}")
-        if not stale:
-            print(f"{args.out}: every record is current")
-        return 1 if stale else 0
+        return provenance.print_stale(args.out, stale_sweeps(Path(args.out), root))
     if not args.chapter:
         parser.error("give a chapter (or --check)")
     seeds = parse_values("seed", args.seeds)

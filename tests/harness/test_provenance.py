@@ -62,3 +62,20 @@ def test_git_commit_ignores_changes_under_results(monkeypatch, tmp_path):
     assert provenance.git_commit(tmp_path) == clean  # a rewritten artifact is an output, not code
     (tmp_path / "code.py").write_text("x = 2\n")
     assert provenance.git_commit(tmp_path) == clean + "+dirty"
+
+
+def test_stale_sources_and_print_stale(one_chapter_repo, capsys):
+    sha = provenance.chapter_sha256("ch", one_chapter_repo)
+    records = {
+        "ch": {"chapter_sha256": sha, "commit": "c"},
+        "gone": {"chapter_sha256": sha, "commit": "c"},
+    }
+    assert provenance.stale_sources(records, one_chapter_repo) == {"gone": "book/gone.py no longer exists"}
+    records["ch"] = {"chapter_sha256": "0" * 64, "commit": "abc"}
+    stale = provenance.stale_sources(records, one_chapter_repo, since="the sweep")
+    assert stale["ch"] == "book/ch.py changed since the sweep (commit abc)"
+    assert "no chapter_sha256" in provenance.stale_sources({"ch": {}}, one_chapter_repo)["ch"]
+    assert provenance.print_stale("out", stale) == 1
+    assert "stale: out/ch.json: book/ch.py changed since the sweep" in capsys.readouterr().out
+    assert provenance.print_stale("out", {}) == 0
+    assert "out: every record is current" in capsys.readouterr().out

@@ -211,12 +211,8 @@ def test_report_marks_a_stale_full_record(tmp_path):
     assert "**stale**: the record has no chapter_sha256" in text
 
 
-def test_check_cli_names_stale_records(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("NLCL_ROOT", raising=False)
-    (tmp_path / "_toc.yml").write_text("root: intro\n")
-    (tmp_path / "book").mkdir()
-    (tmp_path / "book" / "ch.py").write_text("# %%\n")
+def test_check_cli_names_stale_records(one_chapter_repo, capsys):
+    tmp_path = one_chapter_repo
     write_full(tmp_path, "ch", [rec("a", status="pass")])
     capsys.readouterr()
     assert paper_scale.main(["--check", "--out", str(tmp_path / "full")]) == 1

@@ -95,12 +95,8 @@ def test_load_rejects_a_file_that_is_not_a_sweep_record(tmp_path):
         seed_sweeps.load_seed_sweeps(tmp_path)
 
 
-def test_check_cli(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("NLCL_ROOT", raising=False)
-    (tmp_path / "_toc.yml").write_text("root: intro\n")
-    (tmp_path / "book").mkdir()
-    (tmp_path / "book" / "ch.py").write_text("# %%\n")
+def test_check_cli(one_chapter_repo, capsys):
+    tmp_path = one_chapter_repo
     out = tmp_path / "sw"
     out.mkdir()
     (out / "ch.json").write_text(json.dumps(make_record()))
