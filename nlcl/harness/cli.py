@@ -108,6 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=1, help="Dask LocalCluster processes on CPU (e.g. the number of cores)"
     )
     grid.add_argument("--scheduler", default=None, help="address of a running Dask scheduler instead")
+    grid.add_argument(
+        "--bn-moments",
+        choices=("view", "pooled"),
+        default="view",
+        help="BatchNorm moments per view (default, as the released code) or pooled over both views "
+        "(App. D, Eqs. 164-165: trains only the BatchNorm runs of fig11/table1)",
+    )
 
     sweep = sub.add_parser(
         "sweep", help="run one chapter over a grid of parameters on a Dask cluster (local or remote)"
@@ -161,6 +168,7 @@ def _cmd_train_grid(args: argparse.Namespace) -> int:
         profile=args.profile,
         workers=args.workers,
         scheduler=args.scheduler,
+        bn_moments=args.bn_moments,
     )
     return 0
 

@@ -29,6 +29,7 @@ def train_grid(
     profile: str = "full",
     workers: int = 1,
     scheduler: str | None = None,
+    bn_moments: str = "view",
     echo=print,
 ) -> None:
     """Train ``figures`` of the paper grid and save ``results/<prefix>-<figure>.csv/.json``.
@@ -36,6 +37,8 @@ def train_grid(
     ``nlcl train-grid --figures table1 fig9 --steps 5000 --prefix tian-tokens-full`` writes the
     artifacts ``book/tian-tokens.py`` reads. ``workers`` > 1 trains on a Dask ``LocalCluster``;
     ``scheduler`` (an address) on a running Dask cluster (:func:`nlcl.core.cluster.dask_client`).
+    ``bn_moments="pooled"`` trains the BatchNorm runs of fig11/table1 with moments pooled over both
+    views (:func:`nlcl.tian.token_grid.paper_grid`).
     """
     from nlcl.core.device import describe_device, get_device
     from nlcl.harness import results
@@ -56,7 +59,7 @@ def train_grid(
     # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
     # smallest M first, and every figure's finished rows are saved after each stack, so an
     # interrupted run leaves honest subsets (all cells up to some M = βP), labeled as such.
-    grid = paper_grid(list(figures), seeds=list(seeds), lr=lr)
+    grid = paper_grid(list(figures), seeds=list(seeds), lr=lr, bn_moments=bn_moments)
     t_start = time.perf_counter()
     commit = git_commit()  # the code as it was when training started
 
@@ -66,7 +69,7 @@ def train_grid(
         for fig in figures:
             sub = table[table.figure == fig].reset_index(drop=True)
             total = int((grid.figure == fig).sum())
-            params = {**grid_parameters(steps, lr, list(seeds)), "figure": fig}
+            params = {**grid_parameters(steps, lr, list(seeds), bn_moments), "figure": fig}
             done = "complete" if len(sub) == total else "PARTIAL: an honest subset of the grid"
             results.save(
                 f"{prefix}-{fig}",

@@ -23,6 +23,11 @@ var        no      yes
 detached   no      no
 ========== ======= ========
 
+Where the moments come from: the four names above take (μ_k, σ_k²) *per view* (x and x' are
+two forward calls, as in the paper's released code); the same four with the prefix ``pooled-``
+(``pooled-vanilla``, ``pooled-mean``, ``pooled-var``, ``pooled-detached``) take them over the 2N
+samples of both views together, as the analysis of App. D (Eqs. 164-165) writes the batch.
+
 Explained in the chapters ``book/tian-tokens.py`` and ``book/tian-two-layer-theory.py``.
 """
 
@@ -41,6 +46,7 @@ from nlcl.tian.tokens import TokenBatch
 __all__ = [
     "BN_VARIANTS",
     "BN_BACKPROP",
+    "BN_POOLED",
     "ACTIVATIONS_2LAYER",
     "rf_preactivation",
     "split_receptive_fields",
@@ -57,6 +63,9 @@ BN_BACKPROP: dict[str, tuple[bool, bool] | None] = {
     "var": (False, True),
     "detached": (False, False),
 }
+BN_BACKPROP.update({f"pooled-{name}": spec for name, spec in list(BN_BACKPROP.items()) if spec is not None})
+#: The variants whose moments pool the 2N samples of both views (App. D, Eqs. 164-165).
+BN_POOLED: frozenset[str] = frozenset(name for name in BN_BACKPROP if name.startswith("pooled-"))
 BN_VARIANTS: tuple[str, ...] = tuple(BN_BACKPROP)
 
 #: Activations used in the two-layer experiments (Fig. 9/10): four homogeneous + sigmoid control.
@@ -249,7 +258,8 @@ class TwoLayerRF:
         """All intermediate quantities of the forward pass (Sec. 4, Eq. 109; App. D, Eq. 164).
 
         ``views`` splits the N samples into that many equal groups (e.g. x and x' stacked) whose
-        BatchNorm statistics are computed separately, as when each view is a forward call.
+        BatchNorm statistics are computed separately, as when each view is a forward call; the
+        ``pooled-*`` variants (:data:`BN_POOLED`) take their statistics over all N samples instead.
         """
         views = positive_int("views", views)
         pre = rf_preactivation(self.W, x)
@@ -262,7 +272,8 @@ class TwoLayerRF:
             hid.append(h)
             spec = BN_BACKPROP[bn]
             if spec is not None:
-                hv = h.reshape(h.shape[0], views, N // views, K * M)
+                groups = 1 if bn in BN_POOLED else views
+                hv = h.reshape(h.shape[0], groups, N // groups, K * M)
                 h = batch_norm(hv, spec[0], spec[1], self.bn_eps).reshape(h.shape)
             nrm.append(h)
         hidden = hid[0] if len(hid) == 1 else torch.cat(hid, 0)

@@ -23,7 +23,12 @@ from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
 from nlcl.tian.token_stacks import _build_stack, _check_workers, _stack_cost
 from nlcl.tian.token_training import train_batched
 
+#: Where BatchNorm takes its moments in :func:`paper_grid`: per view (released code) or pooled
+#: over both views (App. D, Eqs. 164-165).
+BN_MOMENTS: tuple[str, ...] = ("view", "pooled")
+
 __all__ = [
+    "BN_MOMENTS",
     "PAPER_BETAS",
     "PAPER_PS",
     "SIGN_SYMMETRIC",
@@ -363,6 +368,7 @@ def paper_grid(
     zetas: Sequence[float] = (2.0, 5.0, 10.0),
     lr: float = 2e-3,
     tau: float = 0.1,
+    bn_moments: str = "view",
 ) -> pd.DataFrame:
     """The runs of Tian (2023) Figs. 9, 10, 11 and Table 1, one row per run with its figure.
 
@@ -373,7 +379,13 @@ def paper_grid(
 
     Every (β, P, seed) of ``betas`` × ``Ps`` × ``seeds``.  Columns: ``figure`` and the
     :class:`TokenRun` fields.  With the defaults: 240 + 240 + 288 + 192 = 960 runs.
+
+    ``bn_moments="pooled"`` gives the BatchNorm runs only, with the ``pooled-*`` variant of each
+    (moments over the 2N samples of both views, App. D Eqs. 164-165; see
+    :mod:`nlcl.tian.rf_network`): fig11's vanilla half and all of table1.  The runs without
+    BatchNorm do not depend on where the moments come from, so they are not repeated.
     """
+    choice("bn_moments", bn_moments, BN_MOMENTS)
     rows = []
     for fig in figures:
         choice("figures", fig, ("fig9", "fig10", "fig11", "table1"))
@@ -385,6 +397,8 @@ def paper_grid(
             combos = [dict(bn=b, zeta=float(z)) for z in zetas for b in ("none", "vanilla")]
         else:
             combos = [dict(bn=b, zeta=10.0) for b in ("detached", "var", "mean", "vanilla")]
+        if bn_moments == "pooled":
+            combos = [{**c, "bn": f"pooled-{c['bn']}"} for c in combos if c.get("bn", "none") != "none"]
         for c in combos:
             for beta in betas:
                 for P in Ps:
@@ -414,12 +428,17 @@ def runs_from_table(table: pd.DataFrame) -> list[TokenRun]:
     return out
 
 
-def grid_parameters(steps: int, lr: float = 2e-3, seeds: Sequence[int] = (0, 1, 2)) -> dict:
+def grid_parameters(
+    steps: int, lr: float = 2e-3, seeds: Sequence[int] = (0, 1, 2), bn_moments: str = "view"
+) -> dict:
     """The parameters recorded with a paper-grid artifact (and checked when a chapter loads it).
 
     Everything that determines the runs of :func:`paper_grid` trained by :func:`train_token_runs`
-    with its defaults (Tian 2023, Sec. 5 and App. E.2), plus ``steps``, ``lr`` and the ``seeds``.
+    with its defaults (Tian 2023, Sec. 5 and App. E.2), plus ``steps``, ``lr`` and the ``seeds``;
+    ``bn_moments`` is recorded only when it is ``"pooled"`` (artifacts before it existed are per view).
     """
+    choice("bn_moments", bn_moments, BN_MOMENTS)
+    extra = {"bn_moments": "pooled"} if bn_moments == "pooled" else {}
     return dict(
         steps=int(steps),
         batch_size=128,
@@ -437,4 +456,5 @@ def grid_parameters(steps: int, lr: float = 2e-3, seeds: Sequence[int] = (0, 1, 
         Ps=list(PAPER_PS),
         zetas=[2.0, 5.0, 10.0],
         activations=list(ACTIVATIONS_2LAYER),
+        **extra,
     )

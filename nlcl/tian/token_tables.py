@@ -8,7 +8,9 @@ embeddings, x_k = u_a.  Everything the network computes per sample at RF k is th
 * activations      H = h(P)                                     (the nonlinearity on the table)
 * BatchNorm        per view v, with c_{kva} = #{n : a_{n,k} = a} the token counts of the batch,
                    μ = Σ_a (c/N) H,  σ² = Σ_a (c/N) (H − μ)²,  Y = (H − μ)/√(σ² + ε)
-                   (App. D, Eqs. 164-165: the batch statistics are count-weighted table sums)
+                   (App. D, Eqs. 164-165: the batch statistics are count-weighted table sums);
+                   the ``pooled-*`` variants use the counts of both views, (c_{k1a} + c_{k2a}) / 2N,
+                   so μ, σ² and Y are the same for both views
 * top layer        Z[k, v, a] = Σ_m Y[k, v, a, m] v_km ∈ R^{d_out}
 * output           o_n = Σ_k Z[k, v, a_{n,k}],  f_n = o_n / ‖o_n‖
 
@@ -35,7 +37,7 @@ import torch
 
 from nlcl.core.validate import ParameterError, choice
 from nlcl.tian.losses import LOSSES
-from nlcl.tian.rf_network import BN_BACKPROP, TwoLayerRF, segments
+from nlcl.tian.rf_network import BN_BACKPROP, BN_POOLED, TwoLayerRF, segments
 from nlcl.tian.tokens import TokenBatch
 
 __all__ = ["token_counts", "token_step"]
@@ -103,7 +105,8 @@ def token_step(
     """Per-run contrastive loss and its gradients (∂/∂W, ∂/∂V) on a token batch, in table space.
 
     ``x`` holds the two views stacked along the sample axis (``index`` (R, 2N, K), as
-    :func:`nlcl.tian.token_training.train_batched` passes them); BatchNorm statistics are per view.  The
+    :func:`nlcl.tian.token_training.train_batched` passes them); BatchNorm statistics are per view
+    (over both views for the ``pooled-*`` variants).  The
     values equal ``contrastive_loss(model(x.dense(), views=2) …)`` and its autograd gradients up
     to rounding (Tian 2023, Sec. 4 Eq. 109, App. D Eqs. 164-165, Eq. 1).  ``loss`` is one name of
     :data:`nlcl.tian.losses.LOSSES` or one per run; ``tau`` a float or a per-run tensor (R,).
@@ -156,11 +159,14 @@ def token_step(
         if counts is None:
             counts = token_counts(idx, T, 2, W.dtype)[..., None] / N  # (R, K, 2, T, 1)
         p = counts[sl]
+        if bn in BN_POOLED:  # one set of moments for both views: weights (c₁ + c₂) / 2N
+            p = p.mean(2, keepdim=True)
         mu = (p * h).sum(3, keepdim=True)
         c = h - mu
         s = torch.rsqrt((p * c * c).sum(3, keepdim=True) + model.bn_eps)
-        Y[sl] = c * s
-        bn_saved[sl.start] = s
+        y = c * s
+        Y[sl] = y
+        bn_saved[sl.start] = (s, y, p)
     Vk = Vw.reshape(R, O, K, M).permute(0, 2, 3, 1)  # (R, K, M, O): v_km
     Z = torch.matmul(Y.reshape(R, K, 2 * T, M), Vk)  # (R, K, 2T, O)
     # o_n = Σ_k Z[k, v, a_{n,k}]: rows ((r K + k) 2 + v) T + a of Z
@@ -212,7 +218,9 @@ def token_step(
         if spec is None:
             dh = dy.sum(2)
         else:
-            s, y, p = bn_saved[sl.start], Y[sl], counts[sl]
+            s, y, p = bn_saved[sl.start]
+            if bn in BN_POOLED:  # y is shared by the views: its gradient is the sum of theirs
+                dy = dy.sum(2, keepdim=True)
             dc = dy * s
             if spec[0]:  # through μ
                 dc = dc - p * (s * dy.sum(3, keepdim=True))

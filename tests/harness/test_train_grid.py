@@ -15,7 +15,9 @@ def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch)
     monkeypatch.setattr(
         token_grid,
         "paper_grid",
-        lambda figures, seeds, lr: real(figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1]),
+        lambda figures, seeds, lr, **kw: real(
+            figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1], **kw
+        ),
     )
     lines = []
     train_grid(["fig9"], steps=2, seeds=[0], prefix="tiny", profile="ci", echo=lines.append)
@@ -26,6 +28,13 @@ def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch)
     # trained on 2 Dask worker processes: the device field says so
     train_grid(["fig9"], steps=1, seeds=[0], prefix="two", profile="ci", workers=2, echo=lines.append)
     assert results.load("two-fig9").meta["device"].endswith("per worker, 2 Dask worker processes")
+    # pooled BatchNorm moments: only the BN runs, and the artifact records the choice
+    train_grid(
+        ["table1"], steps=1, seeds=[0], prefix="pooled", profile="ci", bn_moments="pooled", echo=lines.append
+    )
+    art = results.load("pooled-table1")
+    assert set(art.table.bn) == {"pooled-detached", "pooled-var", "pooled-mean", "pooled-vanilla"}
+    assert art.meta["parameters"]["bn_moments"] == "pooled"
 
 
 def test_cli_bench_quick_writes_a_record(tmp_path, monkeypatch, capsys):

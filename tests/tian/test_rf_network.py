@@ -5,7 +5,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlcl.tian.rf_network import BN_BACKPROP, BN_VARIANTS, TwoLayerRF, batch_norm, rf_preactivation, segments
+from nlcl.tian.rf_network import (
+    BN_BACKPROP,
+    BN_POOLED,
+    BN_VARIANTS,
+    TwoLayerRF,
+    batch_norm,
+    rf_preactivation,
+    segments,
+)
 from nlcl.tian.tokens import TokenBatch, make_token_worlds, sample_views
 
 
@@ -110,6 +118,20 @@ def test_bad_arguments_raise(kwargs, match):
     base = dict(n_runs=2, K=2, d=3, M=2)
     with pytest.raises(ValueError, match=match):
         TwoLayerRF(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("bn", ["vanilla", "mean", "var", "detached"])
+def test_pooled_batchnorm_takes_the_moments_of_both_views(bn):
+    """App. D, Eqs. 164-165: the pooled variants normalize the 2N samples of x and x' together."""
+    x = torch.randn(1, 12, 2, 3, dtype=torch.float64)
+    per_view = TwoLayerRF(1, 2, 3, 2, bn=bn, dtype=torch.float64)
+    pooled = TwoLayerRF(1, 2, 3, 2, bn=f"pooled-{bn}", dtype=torch.float64)
+    assert BN_BACKPROP[f"pooled-{bn}"] == BN_BACKPROP[bn] and f"pooled-{bn}" in BN_POOLED
+    h = per_view.forward_all(x).hidden
+    expected = batch_norm(h, eps=per_view.bn_eps)  # one group: every sample of both views
+    assert torch.allclose(pooled.forward_all(x, views=2).normalized, expected)
+    assert torch.allclose(per_view.forward_all(x, views=1).normalized, expected)
+    assert not torch.allclose(per_view.forward_all(x, views=2).normalized, expected)
 
 
 def test_views_must_divide_batch():

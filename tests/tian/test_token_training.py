@@ -5,7 +5,14 @@ import torch
 
 from nlcl.core.validate import ParameterError
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.token_grid import TokenRun, TrainResult, paper_grid, runs_from_table, train_token_runs
+from nlcl.tian.token_grid import (
+    TokenRun,
+    TrainResult,
+    grid_parameters,
+    paper_grid,
+    runs_from_table,
+    train_token_runs,
+)
 from nlcl.tian.token_training import sgd_momentum_step, train_batched
 
 
@@ -95,6 +102,19 @@ def test_paper_grid_size_and_round_trip():
     assert runs[0] == TokenRun(**{k: grid.iloc[0][k] for k in TokenRun.__dataclass_fields__})
     with pytest.raises(ValueError, match="figures"):
         paper_grid(["fig4x"])
+
+
+def test_paper_grid_pooled_moments_has_the_batchnorm_runs_only():
+    view = paper_grid(["fig11", "table1"])
+    pooled = paper_grid(["fig11", "table1"], bn_moments="pooled")
+    bn_runs = view[view.bn != "none"].reset_index(drop=True)
+    assert len(pooled) == len(bn_runs) == 144 + 192
+    assert (pooled.bn == "pooled-" + bn_runs.bn).all()
+    assert pooled.drop(columns="bn").equals(bn_runs.drop(columns="bn"))
+    assert "bn_moments" not in grid_parameters(5000)
+    assert grid_parameters(5000, bn_moments="pooled")["bn_moments"] == "pooled"
+    with pytest.raises(ValueError, match="bn_moments"):
+        paper_grid(["fig11"], bn_moments="both")
 
 
 ARTIFACT_COLUMNS = [
