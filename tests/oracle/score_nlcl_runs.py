@@ -67,16 +67,12 @@ def patterns(generators: torch.Tensor) -> list[list[int]]:
     return [[int(a) for a in row] for row in generators.tolist()]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=CONFIG["steps"])
-    ap.add_argument("--out", type=Path, default=RECORD)
-    ap.add_argument("--progress", action="store_true", help="a progress bar on stderr")
-    args = ap.parse_args()
-    torch.set_num_threads(1)
+def score_runs(
+    cells: list[tuple[str, str, str]], seeds: list[int], steps: int = CONFIG["steps"], progress: bool = False
+) -> tuple[list[dict], float, float]:
+    """Train nlcl on ``cells`` (loss, bn, activation) × ``seeds`` at :data:`CONFIG` and score every run
+    both ways; returns (rows, largest |released normaliser − check_result|, training wall seconds)."""
     c = CONFIG
-    seeds = list(range(args.seeds))
     runs = [
         TokenRun(
             activation=a,
@@ -89,13 +85,13 @@ def main() -> None:
             lr=c["lr"],
             tau=c["tau"],
         )
-        for loss, bn, a in GRID
+        for loss, bn, a in cells
         for s in seeds
     ]
     t0 = time.perf_counter()
     res = train_token_runs(
         runs,
-        args.steps,
+        steps,
         batch_size=c["batch_size"],
         momentum=c["momentum"],
         weight_decay=c["weight_decay"],
@@ -105,7 +101,7 @@ def main() -> None:
         n_fixed=c["n_fixed"],
         out_dim=c["out_dim"],
         keep_weights=range(len(runs)),
-        progress=args.progress,
+        progress=progress,
     )
     wall = time.perf_counter() - t0
     worlds = make_token_worlds(
@@ -139,6 +135,20 @@ def main() -> None:
                 final_loss=round(float(row.final_loss), 6),
             )
         )
+    return rows, worst, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=CONFIG["steps"])
+    ap.add_argument("--out", type=Path, default=RECORD)
+    ap.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    c = CONFIG
+    seeds = list(range(args.seeds))
+    rows, worst, wall = score_runs(GRID, seeds, args.steps, args.progress)
     if worst > SCORING_TOL:
         raise SystemExit(f"normaliser='released' differs from check_result by {worst:.2e} > {SCORING_TOL}")
     commit = subprocess.run(
