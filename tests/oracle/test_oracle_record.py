@@ -87,3 +87,65 @@ def test_one_oracle_run_and_one_nlcl_cell_reproduce_the_record():
     for r, (_, t) in zip(rows, table.iterrows()):
         for key in ("chi_plus", "chi_minus", "chi_plus_released", "chi_minus_released"):
             assert t[key] == pytest.approx(r[key], abs=1e-5), key
+
+
+def _cell(d_plus, tol_plus, d_minus, tol_minus):
+    return dict(
+        diff_released_chi_plus=d_plus,
+        tol_released_chi_plus=tol_plus,
+        diff_released_chi_minus=d_minus,
+        tol_released_chi_minus=tol_minus,
+    )
+
+
+def _fresh(m_o, m_n, se=0.005):
+    """compare_cell-like output for χ̄− only differing (χ̄+ equal)."""
+    return dict(
+        oracle_chi_plus=0.5,
+        oracle_chi_plus_se=se,
+        nlcl_released_chi_plus=0.5,
+        nlcl_released_chi_plus_se=se,
+        oracle_chi_minus=m_o,
+        oracle_chi_minus_se=se,
+        nlcl_released_chi_minus=m_n,
+        nlcl_released_chi_minus_se=se,
+        diff_released_chi_plus=0.0,
+        diff_released_chi_minus=m_n - m_o,
+    )
+
+
+def test_replication_rule():
+    from replicate_differing import differing_cells, replication
+
+    record_cell = _cell(0.0, 0.03, -0.05, 0.02)  # differed in χ̄−, nlcl lower
+    again = replication(record_cell, _fresh(0.20, 0.15))
+    assert again == dict(differed_in=["chi_minus"], differs_again_in=["chi_minus"], replicates=True)
+    # differs again but with the opposite sign: not a replication
+    assert replication(record_cell, _fresh(0.15, 0.20))["replicates"] is False
+    # within the tolerance on the fresh seeds: not a replication
+    assert replication(record_cell, _fresh(0.20, 0.19))["replicates"] is False
+    cells = [dict(verdict_released="agrees"), dict(verdict_released="differs")]
+    assert differing_cells(dict(cells=cells)) == [cells[1]]
+
+
+def test_replication_record_matches_the_comparison_record():
+    from replicate_differing import OUT, differing_cells, replication
+
+    if not OUT.is_file():
+        pytest.skip("no replication record committed")
+    rep = json.loads(OUT.read_text())
+    record = json.loads(RECORD.read_text())
+    assert [(c["loss"], c["bn"], c["activation"]) for c in rep["cells"]] == [
+        (c["loss"], c["bn"], c["activation"]) for c in differing_cells(record)
+    ]
+    assert rep["nlcl_released_scoring_max_abs_diff"] <= 1e-5
+    for c in rep["cells"]:
+        assert c["fresh"]["oracle_seeds"] == c["fresh"]["nlcl_seeds"] == rep["fresh_seeds"]
+        full = next(
+            r
+            for r in record["cells"]
+            if (r["loss"], r["bn"], r["activation"]) == (c["loss"], c["bn"], c["activation"])
+        )
+        assert not set(rep["fresh_seeds"]) & set(full["oracle_seeds"] + full["nlcl_seeds"])
+        rule = replication(full, c["fresh"])
+        assert {k: c[k] for k in rule} == rule
