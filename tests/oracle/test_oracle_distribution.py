@@ -16,7 +16,12 @@ from released_trainer import OracleConfig, train_and_score
 from nlcl.tian.token_grid import TokenRun, train_token_runs
 
 CELLS = [("quadratic", "none", "relu"), ("quadratic", "mean", "quadratic"), ("infonce", "none", "relu")]
-SEEDS, STEPS, P, BETA, OUT, N = (0, 1, 2), 300, 3, 2, 20, 64
+#: 20 seeds per trainer and cell.  With 3 seeds (0-2; until 2026-11-26) two cells failed: χ̄+ of
+#: quadratic/no BN/ReLU, oracle 0.649 ± 0.038 vs nlcl 0.755 ± 0.014, and of quadratic/BN mean/x²,
+#: 0.546 ± 0.033 vs 0.627 ± 0.020.  At seeds 3-19 the first reversed its sign (0.717 ± 0.007 vs
+#: 0.691 ± 0.010) and the second agreed: at 300 steps one seed's χ̄+ under the quadratic loss spreads
+#: too much for 3 seeds.  The seeds 20-39, chosen before they were run, agree in all three cells.
+SEEDS, STEPS, P, BETA, OUT, N = tuple(range(20, 40)), 300, 3, 2, 20, 64
 
 
 def _mean_se(v):
@@ -25,27 +30,7 @@ def _mean_se(v):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "loss,bn,activation",
-    [
-        pytest.param(
-            *CELLS[0],
-            marks=pytest.mark.xfail(
-                reason="open (issue 18): at this reduced configuration (300 steps, P = 3, β = 2, 3 seeds) "
-                "χ̄+ oracle 0.649 ± 0.038 vs nlcl 0.755 ± 0.014 (2026-11-25); not investigated",
-                strict=False,
-            ),
-        ),
-        pytest.param(
-            *CELLS[1],
-            marks=pytest.mark.xfail(
-                reason="open (issue 18): fails at this reduced configuration (2026-11-25); not investigated",
-                strict=False,
-            ),
-        ),
-        CELLS[2],
-    ],
-)
+@pytest.mark.parametrize("loss,bn,activation", CELLS)
 def test_nlcl_and_the_oracle_agree_over_seeds(loss, bn, activation):
     torch.set_num_threads(1)
     oracle = [
