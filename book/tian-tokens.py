@@ -190,9 +190,10 @@ EXTRA_SEEDS = {
 }
 
 
-def load_one(name, fig, lr):
+def load_one(name, fig, lr, steps=5000):
+    """The artifact ``name`` if it was trained at ``lr`` for ``steps`` on the paper's grid (any seeds)."""
     stored_seeds = results.load(name).meta["parameters"]["seeds"]
-    return results.load(name, params={**grid_parameters(5000, lr, stored_seeds), "figure": fig})
+    return results.load(name, params={**grid_parameters(steps, lr, stored_seeds), "figure": fig})
 
 
 def load_artifact(prefix, fig, lr):
@@ -224,11 +225,11 @@ def load_extra_for_live(fig):
     """In the full profile, the committed extra seeds trained with this run's settings, or None."""
     name = f"{EXTRA_SEEDS['tian-tokens-full']}-{fig}"
     try:
-        stored_seeds = results.load(name).meta["parameters"]["seeds"]
-        extra = results.load(name, params={**grid_parameters(P.steps, P.lr, stored_seeds), "figure": fig})
+        extra = load_one(name, fig, P.lr, P.steps)
     except (FileNotFoundError, results.ArtifactMismatch) as err:
         print(f"{name}: extra seeds not used ({str(err)[:160]})")
         return None
+    stored_seeds = extra.meta["parameters"]["seeds"]
     if set(stored_seeds) & set(seeds):
         print(f"{name}: extra seeds {stored_seeds} overlap this run's seeds {seeds}: not used")
         return None
