@@ -186,8 +186,8 @@ def write_report(
             f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['statement'])} | {_cell(r['tolerance'])} | "
             f"{_fmt_value(r['measured'])} | {status_badge(r['status'], r['required'])} |"
         )
-    lines += _sections(records, repro, full, order)
     sweeps_dir = Path(sweeps_dir) if sweeps_dir is not None else full_dir.parent / "seed-sweeps"
+    sweeps: dict[str, dict[str, Any]] = {}
     if sweeps_dir.is_dir():
         from nlcl.harness import seed_sweeps
 
@@ -199,8 +199,9 @@ def write_report(
                 sweeps[chapter]["stale"] = why
         except FileNotFoundError:  # records outside a book: nothing to compare with
             pass
-        if sweeps:
-            lines += seed_sweeps.report_lines(sweeps, order)
+    lines += _sections(records, repro, full, order, sweeps)
+    if sweeps:
+        lines += seed_sweeps.report_lines(sweeps, order)
     if timings:
         lines += [
             "",
@@ -222,7 +223,20 @@ def write_report(
     return counts
 
 
-def _sections(records, repro, full, order) -> list[str]:
+def _explained_at_other_seeds(record: dict[str, Any], sweeps: dict[str, dict[str, Any]]) -> list[int]:
+    """The base seeds at which a current seed sweep of the record's chapter reports the claim as
+    not reproduced (its explanation applied there), or []."""
+    sweep = sweeps.get(record.get("chapter"), {})
+    if not sweep or sweep.get("stale"):
+        return []
+    return sorted(
+        int(r["seed"])
+        for r in sweep.get("rows", [])
+        if r["claim"] == record["id"] and r["status"] == "not-reproduced"
+    )
+
+
+def _sections(records, repro, full, order, sweeps=None) -> list[str]:
     lines: list[str] = []
     notes = [r for r in records if r.get("note") and r["status"] == "not-reproduced"]
     if notes:
@@ -230,7 +244,25 @@ def _sections(records, repro, full, order) -> list[str]:
         for r in notes:
             scope = f" *(observed in: {r['note_scope']})*" if r.get("note_scope") else ""
             lines.append(f"- `{r['id']}` ({{doc}}`{r['chapter']}`){scope}: {r['note']}")
-    stale = [r for r in records if r.get("note_stale")]
+    flagged = [r for r in records if r.get("note_stale")]
+    elsewhere = {r["id"]: _explained_at_other_seeds(r, sweeps or {}) for r in flagged}
+    stale = [r for r in flagged if not elsewhere[r["id"]]]
+    seed_scoped = [r for r in flagged if elsewhere[r["id"]]]
+    if seed_scoped:
+        lines += [
+            "",
+            "## Explanations that apply at other base seeds",
+            "",
+            "These claims pass in this build, so they are reported as reproduced; at the listed base "
+            "seeds of the chapter's current seed sweep they are not reproduced, and their explanation "
+            "is the one that applies there.",
+            "",
+        ]
+        lines += [
+            f"- `{r['id']}` ({{doc}}`{r['chapter']}`; not reproduced at base seeds "
+            f"{', '.join(map(str, elsewhere[r['id']]))}): {r['note']}"
+            for r in seed_scoped
+        ]
     if stale:
         lines += [
             "",

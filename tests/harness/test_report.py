@@ -81,6 +81,36 @@ def test_report_flags_stale_explanation_and_revisions(tmp_path):
     assert "(tolerance revised)" in text
 
 
+def test_report_separates_explanations_that_apply_at_other_base_seeds(tmp_path):
+    """A passing claim with an explanation is stale unless a current seed sweep shows it not
+    reproduced at some base seed: then the report says at which."""
+    sweeps = tmp_path / "sweeps"
+    sweeps.mkdir()
+    rows = [
+        {"seed": s, "claim": cid, "kind": "reproduction", "required": True, "status": st, "measured": 1}
+        for s, statuses in (
+            (0, ("pass", "pass")),
+            (1, ("not-reproduced", "pass")),
+            (2, ("not-reproduced", "pass")),
+        )
+        for cid, st in zip(("a", "b"), statuses)
+    ]
+    (sweeps / "ch.json").write_text(
+        json.dumps({"chapter": "ch", "profile": "ci", "seeds": [0, 1, 2], "rows": rows})
+    )
+    template = tmp_path / "t.md"
+    template.write_text(report.REPORT_MARKER + "\n")
+    records = [rec("a", note="why a", note_stale=True), rec("b", note="why b", note_stale=True)]
+    report.write_report(
+        records, {}, template, tmp_path / "out.md", ["ch"], full_dir=tmp_path / "none", sweeps_dir=sweeps
+    )
+    text = (tmp_path / "out.md").read_text()
+    other = text.index("## Explanations that apply at other base seeds")
+    stale = text.index("## Stale explanations")
+    assert other < text.index("why a") < stale < text.index("why b")
+    assert "not reproduced at base seeds 1, 2" in text
+
+
 def test_report_shows_seed_statistics_and_small_margins(tmp_path):
     seeds = {
         "n": 3,
