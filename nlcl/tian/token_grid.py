@@ -20,7 +20,7 @@ import torch
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
-from nlcl.tian.token_stacks import _build_stack, _check_workers, _stack_cost
+from nlcl.tian.token_stacks import _build_stack, _check_workers, _result_table, _stack_cost
 from nlcl.tian.token_training import train_batched
 
 #: Where BatchNorm takes its moments in :func:`paper_grid`: per view (released code) or pooled
@@ -341,21 +341,6 @@ def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
             }
         )
     return scores, last.double().cpu().numpy(), Wf, curve
-
-
-def _result_table(runs, scores, final) -> pd.DataFrame:
-    table = pd.DataFrame([asdict(r) for r in runs])
-    table["M"] = [r.M for r in runs]
-    table["chi_plus"] = scores[:, 0]
-    table["chi_minus"] = scores[:, 1]
-    table["final_loss"] = final
-    table["chi_plus_released"] = scores[:, 2]
-    table["chi_minus_released"] = scores[:, 3]
-    table["chi_plus_symmetric"] = scores[:, 4]
-    table["chi_minus_symmetric"] = scores[:, 5]
-    table["chi_plus_printed"] = scores[:, 6]
-    table["chi_minus_printed"] = scores[:, 7]
-    return table
 
 
 def paper_grid(

@@ -8,7 +8,9 @@ and its minibatch sampler; :func:`nlcl.tian.token_grid.train_token_runs` and the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 
+import pandas as pd
 import torch
 
 from nlcl.core.validate import ParameterError, positive_int
@@ -74,3 +76,17 @@ def _build_stack(
         return x1, x2
 
     return world, model, data
+
+
+def _result_table(runs, scores, final) -> pd.DataFrame:
+    """One row per run: its fields, M, χ̄± (book's scoring), the final loss, then the released,
+    sign-symmetric and printed χ̄± (``scores`` columns 0-7, :func:`nlcl.tian.token_grid._train_stack`)."""
+    table = pd.DataFrame([asdict(r) for r in runs])
+    table["M"] = [r.M for r in runs]
+    table["chi_plus"] = scores[:, 0]
+    table["chi_minus"] = scores[:, 1]
+    table["final_loss"] = final
+    for j, name in enumerate(("released", "symmetric", "printed")):
+        table[f"chi_plus_{name}"] = scores[:, 2 + 2 * j]
+        table[f"chi_minus_{name}"] = scores[:, 3 + 2 * j]
+    return table
