@@ -128,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             build / "claims" / f"{args.chapter}.json",
             build / "provenance" / f"{args.chapter}.json",
         )
+        if not prov.is_file():  # `nlcl book` keeps each chapter's run folder under <build>/runs/
+            folder = build / "runs" / args.chapter
+            claims, prov = folder / "claims" / f"{args.chapter}.json", folder / "provenance.json"
     else:
         folder = Path(args.run) if args.run else latest_full_run(args.chapter)
         claims, prov = folder / "claims" / f"{args.chapter}.json", folder / "provenance.json"

@@ -254,3 +254,16 @@ def test_check_cli_names_stale_records(one_chapter_repo, capsys):
     (tmp_path / "full" / "ch.json").write_text(json.dumps(record))
     assert paper_scale.main(["--check", "--out", str(tmp_path / "full")]) == 0
     assert "every record is current" in capsys.readouterr().out
+
+
+def test_full_record_from_a_book_build_reads_the_chapter_run_folder(tmp_path):
+    """`nlcl book --profile full` keeps each chapter's run under <build>/runs/<chapter>/."""
+    folder = tmp_path / "build" / "runs" / "ch"
+    (folder / "claims").mkdir(parents=True)
+    (folder / "claims" / "ch.json").write_text(json.dumps([{**rec("a"), "profile": "full"}]))
+    prov = {"profile": "full", "commit": "f00", "date": "2026-11-26", "device": "cpu", "wall_time_s": 3.0}
+    (folder / "provenance.json").write_text(json.dumps(prov))
+    out = tmp_path / "full"
+    assert paper_scale.main(["--build", str(tmp_path / "build"), "--out", str(out), "ch"]) == 0
+    saved = json.loads((out / "ch.json").read_text())
+    assert saved["wall_time_s"] == 3.0 and saved["claims"][0]["id"] == "a"
