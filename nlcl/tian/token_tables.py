@@ -164,9 +164,8 @@ def token_step(
         mu = (p * h).sum(3, keepdim=True)
         c = h - mu
         s = torch.rsqrt((p * c * c).sum(3, keepdim=True) + model.bn_eps)
-        y = c * s
-        Y[sl] = y
-        bn_saved[sl.start] = (s, y, p)
+        Y[sl] = c * s
+        bn_saved[sl.start] = (s, p)
     Vk = Vw.reshape(R, O, K, M).permute(0, 2, 3, 1)  # (R, K, M, O): v_km
     Z = torch.matmul(Y.reshape(R, K, 2 * T, M), Vk)  # (R, K, 2T, O)
     # o_n = Σ_k Z[k, v, a_{n,k}]: rows ((r K + k) 2 + v) T + a of Z
@@ -218,9 +217,10 @@ def token_step(
         if spec is None:
             dh = dy.sum(2)
         else:
-            s, y, p = bn_saved[sl.start]
+            s, p = bn_saved[sl.start]
+            y = Y[sl]
             if bn in BN_POOLED:  # y is shared by the views: its gradient is the sum of theirs
-                dy = dy.sum(2, keepdim=True)
+                y, dy = y[:, :, :1], dy.sum(2, keepdim=True)
             dc = dy * s
             if spec[0]:  # through μ
                 dc = dc - p * (s * dy.sum(3, keepdim=True))
