@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from compare_oracle import RECORD, agrees, compare_cell, git_commit  # noqa: E402
-from run_oracle_grid import _run, key  # noqa: E402
+from run_oracle_grid import cached_keys, train  # noqa: E402
 
 ROOT = HERE.parents[1]
 CACHE = ROOT / "results" / "tian-tokens-oracle-replication-runs.jsonl"
@@ -71,9 +70,7 @@ def main() -> None:
         raise SystemExit(f"{RECORD} is not complete ({record['status']}): finish run_oracle_grid.py first")
     cells = differing_cells(record)
     print(f"{len(cells)} differing cell(s): {[(c['loss'], c['bn'], c['activation']) for c in cells]}")
-    done = set()
-    if CACHE.exists():
-        done = {key(json.loads(line)) for line in CACHE.read_text().splitlines() if line.strip()}
+    done = cached_keys(CACHE)
     jobs = [
         dict(loss=c["loss"], bn=c["bn"], activation=c["activation"], seed=s, niter=STEPS)
         for s in FRESH_SEEDS
@@ -81,11 +78,7 @@ def main() -> None:
         if (c["loss"], c["bn"], c["activation"], s, STEPS) not in done
     ]
     print(f"{len(jobs)} oracle runs to train ({len(done)} cached)", flush=True)
-    with mp.get_context("spawn").Pool(args.processes) as pool:
-        for res in pool.imap(_run, jobs):
-            with CACHE.open("a") as fh:
-                fh.write(json.dumps(res, sort_keys=True) + "\n")
-            print(res["loss"], res["bn"], res["activation"], res["seed"], f"({res['wall_s']} s)", flush=True)
+    train(jobs, args.processes, CACHE)
     oracle = [json.loads(line) for line in CACHE.read_text().splitlines() if line.strip()]
 
     import torch

@@ -57,9 +57,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=CACHE)
     args = ap.parse_args()
     cells = BOLD if args.cells == "bold" else BOLD + [c for c in GRID if c not in BOLD]
-    done = set()
-    if args.cache.exists():
-        done = {key(json.loads(line)) for line in args.cache.read_text().splitlines() if line.strip()}
+    done = cached_keys(args.cache)
     # Seed-major: every cell gets its first seeds before any cell gets more.
     jobs = [
         dict(loss=loss, bn=bn, activation=a, seed=s, niter=args.steps)
@@ -68,9 +66,21 @@ def main() -> None:
         if (loss, bn, a, s, args.steps) not in done
     ]
     print(f"{len(jobs)} oracle runs to train ({len(done)} cached)", flush=True)
-    with mp.get_context("spawn").Pool(args.processes) as pool:
+    train(jobs, args.processes, args.cache)
+
+
+def cached_keys(cache: Path) -> set:
+    """The keys of the runs already in ``cache`` (empty when it does not exist)."""
+    if not cache.exists():
+        return set()
+    return {key(json.loads(line)) for line in cache.read_text().splitlines() if line.strip()}
+
+
+def train(jobs: list[dict], processes: int, cache: Path) -> None:
+    """Train ``jobs`` on ``processes`` processes, appending each finished run to ``cache``."""
+    with mp.get_context("spawn").Pool(processes) as pool:
         for res in pool.imap(_run, jobs):
-            with args.cache.open("a") as fh:
+            with cache.open("a") as fh:
                 fh.write(json.dumps(res, sort_keys=True) + "\n")
             print(
                 res["loss"],
