@@ -884,6 +884,16 @@ ACT_SHORT = {
     "linear": "linear",
     "sigmoid": "sigmoid",
 }
+
+
+def cell_name(loss, bn, activation):
+    """A cell of issue 18's grid as the tables show it, e.g. "quadratic, BN mean, x²"."""
+    return (
+        f"{'InfoNCE' if loss == 'infonce' else 'quadratic'}, "
+        f"{'BN mean' if bn == 'mean' else 'no BN'}, {ACT_SHORT[activation]}"
+    )
+
+
 oracle_claims = {
     "scoring-identity": run.expect(
         "tokens-released-normaliser-is-check-result",
@@ -926,10 +936,7 @@ if oracle_record is None:
         run.glue(f"tokens-oracle-{g}", "n/a")
 else:
     oc = pd.DataFrame(oracle_record["cells"])
-    oc["cell"] = [
-        f"{'InfoNCE' if lo == 'infonce' else 'quadratic'}, {'BN mean' if b == 'mean' else 'no BN'}, {ACT_SHORT[a]}"
-        for lo, b, a in zip(oc.loss, oc.bn, oc.activation)
-    ]
+    oc["cell"] = [cell_name(lo, b, a) for lo, b, a in zip(oc.loss, oc.bn, oc.activation)]
     oc["n_oracle"] = oc.oracle_seeds.map(len)
 
     def pm(col, rows=oc):
@@ -1030,38 +1037,31 @@ if replication is None or oracle_record is None:
     run.glue("tokens-oracle-replicates", "n/a")
     run.glue("tokens-oracle-same-sign", "n/a")
 else:
-    rep_rows = []
+    rep_rows, same_sign = [], []
     for c in replication["cells"]:
-        name = (
-            f"{'InfoNCE' if c['loss'] == 'infonce' else 'quadratic'}, "
-            f"{'BN mean' if c['bn'] == 'mean' else 'no BN'}, {ACT_SHORT[c['activation']]}"
-        )
+        name = cell_name(c["loss"], c["bn"], c["activation"])
         for sc in c["differed_in"]:
             label = "χ̄+" if sc == "chi_plus" else "χ̄−"
+            before, after = c["record"][f"diff_released_{sc}"], c["fresh"][f"diff_released_{sc}"]
             rep_rows.append(
                 {
                     "cell": name,
                     "score": label,
-                    "seeds 0-4: nlcl − oracle (tol)": f"{c['record'][f'diff_released_{sc}']:+.3f} "
-                    f"({c['record'][f'tol_released_{sc}']:.3f})",
-                    "seeds 5-9: nlcl − oracle (tol)": f"{c['fresh'][f'diff_released_{sc}']:+.3f} "
-                    f"({c['fresh'][f'tol_released_{sc}']:.3f})",
+                    "seeds 0-4: nlcl − oracle (tol)": f"{before:+.3f} ({c['record'][f'tol_released_{sc}']:.3f})",
+                    "seeds 5-9: nlcl − oracle (tol)": f"{after:+.3f} ({c['fresh'][f'tol_released_{sc}']:.3f})",
                     "replicates": sc in c["differs_again_in"],
                 }
             )
+            if (before > 0) == (after > 0):
+                same_sign.append(f"{name} {label}")
     display(pd.DataFrame(rep_rows).set_index(["cell", "score"]) if rep_rows else "no differing cell")
-    same_sign = [
-        f"{r['cell']} {r['score']}"
-        for r in rep_rows
-        if r["seeds 0-4: nlcl − oracle (tol)"][0] == r["seeds 5-9: nlcl − oracle (tol)"][0]
-    ]
     run.glue("tokens-oracle-same-sign", ", ".join(same_sign) or "none")
     n_rep = sum(bool(c["replicates"]) for c in replication["cells"])
     c_replicates.measure(n_rep)
     run.glue(
         "tokens-oracle-replicates",
         "; ".join(
-            f"{c['loss']}, BN {c['bn']}, {c['activation']}" for c in replication["cells"] if c["replicates"]
+            cell_name(c["loss"], c["bn"], c["activation"]) for c in replication["cells"] if c["replicates"]
         )
         or f"none of {len(replication['cells'])}",
     )
