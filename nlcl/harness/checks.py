@@ -47,12 +47,17 @@ class Check:
     """A predicate on the measured value with a human-readable description.
 
     ``expected`` is the reference value shown as the paper's value in the report; ``description``
-    is the tolerance column ("≥ 8", "= 2", "0.382 ± 0.01").
+    is the tolerance column ("≥ 8", "= 2", "0.382 ± 0.01"). ``bounds`` are the thresholds of a
+    numeric check: one for a one-sided check (``at_least(8)``: ``(8,)``), the two ends of the
+    interval for a two-sided one (``between``, ``approx``), none otherwise; the margin of a claim
+    measured over seeds is its distance to the nearest bound
+    (:func:`nlcl.harness.verdicts.seed_summary`).
     """
 
     description: str
     expected: Any
     predicate: Callable[[Any], bool] = field(repr=False, compare=False)
+    bounds: tuple[float, ...] = ()
 
     def __call__(self, measured: Any) -> bool:
         if isinstance(measured, float) and math.isnan(measured):
@@ -74,25 +79,25 @@ def _number(name: str, value: Any) -> float:
 def at_least(value: float) -> Check:
     """measured >= value."""
     v = _number("value", value)
-    return Check(f"≥ {v:g}", v, lambda m: m >= v)
+    return Check(f"≥ {v:g}", v, lambda m: m >= v, (v,))
 
 
 def at_most(value: float) -> Check:
     """measured <= value."""
     v = _number("value", value)
-    return Check(f"≤ {v:g}", v, lambda m: m <= v)
+    return Check(f"≤ {v:g}", v, lambda m: m <= v, (v,))
 
 
 def greater_than(value: float) -> Check:
     """measured > value."""
     v = _number("value", value)
-    return Check(f"> {v:g}", v, lambda m: m > v)
+    return Check(f"> {v:g}", v, lambda m: m > v, (v,))
 
 
 def less_than(value: float) -> Check:
     """measured < value."""
     v = _number("value", value)
-    return Check(f"< {v:g}", v, lambda m: m < v)
+    return Check(f"< {v:g}", v, lambda m: m < v, (v,))
 
 
 def exactly(value: Any) -> Check:
@@ -111,7 +116,8 @@ def approx(value: float, *, rtol: float = 0.0, atol: float = 0.0) -> Check:
         parts.append(f"± {atol:g}")
     if rtol:
         parts.append(f"± {100 * rtol:g}%")
-    return Check(f"{v:g} {' + '.join(parts)}", v, lambda m: abs(m - v) <= atol + rtol * abs(v))
+    tol = atol + rtol * abs(v)
+    return Check(f"{v:g} {' + '.join(parts)}", v, lambda m: abs(m - v) <= tol, (v - tol, v + tol))
 
 
 def between(low: float, high: float) -> Check:
@@ -119,7 +125,7 @@ def between(low: float, high: float) -> Check:
     lo, hi = _number("low", low), _number("high", high)
     if lo > hi:
         raise ParameterError(f"between(low={lo}, high={hi}): low must be <= high")
-    return Check(f"∈ [{lo:g}, {hi:g}]", (lo + hi) / 2, lambda m: lo <= m <= hi)
+    return Check(f"∈ [{lo:g}, {hi:g}]", (lo + hi) / 2, lambda m: lo <= m <= hi, (lo, hi))
 
 
 def is_true() -> Check:

@@ -364,7 +364,9 @@ class Claim:
         finite = _v.is_finite(values)
         verdicts = [finite and self.check(v) for v in values]
         if finite:
-            seeds = _v.seed_summary(values, verdicts, self.decide, self.check.expected, center=center)
+            # the margin is measured to the check's bounds (the nearest one of an interval)
+            threshold = self.check.bounds or self.check.expected
+            seeds = _v.seed_summary(values, verdicts, self.decide, threshold, center=center)
         else:
             seeds = {"n": len(values), "mean": None, "std": None, "holds_fraction": None, "values": values}
             seeds["rule"] = self.decide.description

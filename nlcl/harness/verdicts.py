@@ -239,8 +239,12 @@ def seed_summary(
     margin between the deciding value and the check's threshold is smaller than the seed spread.
 
     The deciding value is the mean over seeds, or ``center`` when the claim is decided on another
-    aggregate (:func:`check_on_pooled`). Non-numeric values (e.g. the name of a winner) have no
-    mean, spread or margin: only n, holds_fraction, values and rule.
+    aggregate (:func:`check_on_pooled`). ``threshold`` is a number (the margin is the deciding value
+    minus it) or the two bounds ``(low, high)`` of an interval check (``between``, ``approx``): the
+    margin is then the signed distance to the *nearest* bound (positive inside the interval), so a
+    value near the centre of a wide interval is not flagged and one near an edge is. Non-numeric
+    values (e.g. the name of a winner) have no mean, spread or margin: only n, holds_fraction,
+    values and rule.
     """
     n = len(values)
     out: dict[str, Any] = {
@@ -258,10 +262,29 @@ def seed_summary(
     std = math.sqrt(sum((v - mean) ** 2 for v in nums) / (n - 1)) if n > 1 else 0.0
     out.update(mean=mean, std=std)
     at = mean if center is None else float(center)
-    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and n > 1:
-        out["margin"] = at - float(threshold)
-        out["margin_within_spread"] = abs(at - float(threshold)) < std
+    margin = _margin(at, threshold)
+    if margin is not None and n > 1:
+        out["margin"] = margin
+        out["margin_within_spread"] = abs(margin) < std
     return out
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _margin(at: float, threshold: Any) -> float | None:
+    """``at`` minus a numeric threshold; for bounds ``(low, high)`` the signed distance to the
+    nearest one (positive inside); ``(t,)`` is the threshold ``t``; None when not numeric."""
+    if isinstance(threshold, (tuple, list)):
+        if len(threshold) == 1:
+            threshold = threshold[0]
+        elif len(threshold) == 2 and all(_number(b) for b in threshold):
+            low, high = sorted(float(b) for b in threshold)
+            return min(at - low, high - at)
+        else:
+            return None
+    return at - float(threshold) if _number(threshold) else None
 
 
 def now_date() -> str:

@@ -388,3 +388,23 @@ def test_measured_records_show_nothing_as_a_cell_result(tmp_path):
     b = reg.declare("b", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, 2.0])
     for rec in (a, b):
         assert hasattr(rec, "_ipython_display_") and rec["status"] == "pass"
+
+
+def test_checks_carry_their_bounds():
+    assert between(-0.7, -0.3).bounds == (-0.7, -0.3) and at_least(8).bounds == (8,)
+    assert approx(2.0, atol=0.1, rtol=0.05).bounds == pytest.approx((1.8, 2.2))
+    assert less_than(1).bounds == (1,) and exactly("relu").bounds == () and is_true().bounds == ()
+
+
+def test_interval_claim_margin_flag_uses_the_nearest_bound(tmp_path):
+    """A claim over seeds with an interval check: near the centre the margin is large (no flag),
+    near an edge it is inside the spread (flag), as the report shows it."""
+    reg = registry(tmp_path)
+    centre = reg.declare("centre", source="s", statement="s", check=between(-0.7, -0.3))
+    rec = centre.measure_seeds([-0.52, -0.48, -0.50006])
+    assert rec["status"] == "pass" and not rec["seeds"]["margin_within_spread"]
+    edge = reg.declare("edge", source="s", statement="s", check=between(-0.7, -0.3))
+    rec = edge.measure_seeds([-0.33, -0.29, -0.31])
+    assert rec["seeds"]["margin"] == pytest.approx(0.01) and rec["seeds"]["margin_within_spread"]
+    near = reg.declare("near", source="s", statement="s", check=approx(1.0, atol=0.1))
+    assert near.measure_seeds([1.08, 1.12, 1.07])["seeds"]["margin_within_spread"]

@@ -78,3 +78,21 @@ def test_seed_rules_and_summary():
 def test_seed_summary_mean_is_between_extremes(values):
     s = seed_summary(values, [True] * len(values), holds_on_fraction(), 0.0)
     assert min(values) - 1e-9 <= s["mean"] <= max(values) + 1e-9 and s["std"] >= 0
+
+
+def test_margin_of_an_interval_is_the_distance_to_the_nearest_bound():
+    """Issue 26 §4: for a two-sided check the margin is measured to the nearest bound, not to the
+    interval's centre: a value at the centre (lemma5-residual-rate's −0.50002 in [−0.7, −0.3]) is
+    not flagged, one near an edge with the same spread is."""
+    rule = holds_on_fraction()
+    centre = seed_summary([-0.52, -0.48, -0.50006], [True] * 3, rule, (-0.7, -0.3))
+    assert centre["mean"] == pytest.approx(-0.50002) and centre["std"] == pytest.approx(0.02, rel=1e-3)
+    assert centre["margin"] == pytest.approx(0.19998) and not centre["margin_within_spread"]
+    edge = seed_summary([-0.32, -0.28, -0.30], [True, False, True], rule, (-0.7, -0.3))
+    assert edge["margin"] == pytest.approx(0.0) and edge["margin_within_spread"]
+    below = seed_summary([-0.74, -0.70], [False, True], rule, (-0.7, -0.3))
+    assert below["margin"] == pytest.approx(-0.02) and below["margin_within_spread"]
+    # one bound: the threshold itself; bounds given in either order
+    assert seed_summary([1.0, 3.0], [True, False], rule, (2.5,))["margin"] == -0.5
+    assert seed_summary([0.0, 1.0], [True, True], rule, (1.0, 0.0))["margin"] == 0.5
+    assert "margin" not in seed_summary([0.0, 1.0], [True, True], rule, ("a", "b"))
