@@ -14,12 +14,14 @@ __all__ = ["status_badge", "show_claim", "show_markdown"]
 
 
 def status_badge(status: str, required: bool = True) -> str:
-    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced, ⛔ invalid (+ 'info')."""
+    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced, ⛔ invalid, ⏱️ not gated
+    (a timing claim measured beside other chapters) (+ 'info')."""
     label = {
         "pass": "✅ pass",
         "fail": "❌ fail",
         "not-reproduced": "⚠️ not reproduced",
         "invalid": "⛔ invalid",
+        _v.NOT_GATED: "⏱️ not gated",
     }[status]
     return label if required else f"{label} (info)"
 
@@ -72,6 +74,8 @@ def show_claim(rec: dict[str, Any]) -> None:
     elif rec.get("seeds") and _v.is_finite(rec["seeds"].get("values")):
         s = rec["seeds"]
         text += f" Over {s['n']} seeds: {', '.join(map(str, s['values']))}; holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
+    if rec["status"] == _v.NOT_GATED:
+        text += f"\n\n> **Not gated**: {rec.get('gate_note')}."
     if rec["status"] == "not-reproduced" and rec["note"]:
         text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
     elif rec.get("note_stale"):

@@ -13,7 +13,8 @@ Each measurement appends one JSON object to ``_build/claims/<chapter>.json`` wit
 called, after every claim has been recorded. A claim that fails may be recorded as
 ``not-reproduced`` only together with an explanation that applies where it failed
 (:class:`~nlcl.harness.verdicts.NotReproduced`: profiles, parameter setting, expected failure);
-a NaN/inf measurement is ``invalid``. Claims are of kind ``reproduction`` or ``check``; stochastic
+a NaN/inf measurement is ``invalid``; a timing claim (``timing=True``) measured beside other
+chapters is ``not-gated`` (shown with its outcome, never failing the run). Claims are of kind ``reproduction`` or ``check``; stochastic
 claims are measured over seeds with :meth:`Claim.measure_seeds`. The rules are in
 :mod:`nlcl.harness.verdicts`.
 """
@@ -82,7 +83,7 @@ __all__ = [
     "status_badge",
 ]
 
-STATUSES = ("pass", "fail", "not-reproduced", "invalid")
+STATUSES = ("pass", "fail", "not-reproduced", "invalid", _v.NOT_GATED)
 RECORD_FIELDS = (
     "id",
     "chapter",
@@ -104,7 +105,9 @@ RECORD_FIELDS = (
     "note_scope",
     "note_stale",
 )
-OPTIONAL_FIELDS = ("seeds", "full")  # present when measured over seeds / merged with a full run
+# present when measured over seeds / merged with a full run / a timing claim (outcome and
+# gate_note when it was not gated)
+OPTIONAL_FIELDS = ("seeds", "full", "timing", "outcome", "gate_note")
 
 
 class ClaimsFailed(AssertionError):
@@ -125,6 +128,8 @@ class ClaimRegistry:
 
     The file is rewritten (atomically) after every claim, so a chapter that crashes half-way still
     leaves the claims it measured. Creating a registry clears the chapter's previous file.
+    ``concurrent`` (default: from the environment, :func:`nlcl.harness.verdicts.concurrent_run`):
+    other chapters run at the same time, so timing claims are shown but not gated.
     """
 
     def __init__(
@@ -137,8 +142,10 @@ class ClaimRegistry:
         directory: str | os.PathLike,
         glue: bool = True,
         display: bool = True,
+        concurrent: bool | None = None,
     ) -> None:
         self.chapter = chapter
+        self.concurrent = _v.concurrent_run() if concurrent is None else bool(concurrent)
         self.profile = profile
         self.device = device
         self.commit = commit
@@ -174,8 +181,13 @@ class ClaimRegistry:
         kind: str = "reproduction",
         revised: Sequence[_v.Revision] = (),
         decide: _v.SeedRule | None = None,
+        timing: bool = False,
     ) -> Claim:
-        """Declare a claim before measuring it; returns a :class:`Claim` to ``.measure()`` later."""
+        """Declare a claim before measuring it; returns a :class:`Claim` to ``.measure()`` later.
+
+        ``timing=True`` marks a verdict on measured wall-clock time: in a run beside other chapters
+        it is recorded as ``not-gated`` (see :mod:`nlcl.harness.verdicts`).
+        """
         if not isinstance(id, str) or not id or any(c.isspace() for c in id):
             raise ParameterError(f"claim id={id!r} must be a non-empty string without spaces")
         if id in self._declared:
@@ -208,6 +220,7 @@ class ClaimRegistry:
             kind=kind,
             revised=revisions,
             decide=decide,
+            timing=bool(timing),
         )
 
     def record(self, claim: Claim, measured: Any, seeds: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -249,6 +262,11 @@ class ClaimRegistry:
         }
         if seeds is not None:
             rec["seeds"] = seeds
+        if claim.timing:
+            rec["timing"] = True
+            if self.concurrent and status != "invalid":  # a NaN time is a bug wherever it runs
+                rec["outcome"], rec["status"] = status, _v.NOT_GATED
+                rec["gate_note"] = _v.not_gated_note(status)
         self.records.append(rec)
         self._write()
         if self.glue_values:
@@ -304,6 +322,7 @@ class Claim:
     kind: str = "reproduction"
     revised: list[dict[str, str]] = field(default_factory=list)
     decide: _v.SeedRule | None = None
+    timing: bool = False
     record: dict[str, Any] | None = field(default=None, repr=False)
 
     def measure(self, measured: Any, per_seed: Sequence[Any] | None = None) -> dict[str, Any]:

@@ -43,8 +43,21 @@ __all__ = [
 
 DASHBOARD_MARKER = "<!-- nlcl:claims-dashboard -->"
 #: Verdicts in display order, with their labels.
-STATUS_LABELS = {"pass": "pass", "not-reproduced": "not reproduced", "fail": "fail", "invalid": "invalid"}
-STATUS_COLORS = {"pass": "#029e73", "not-reproduced": "#de8f05", "fail": "#d55e00", "invalid": "#949494"}
+STATUS_LABELS = {
+    "pass": "pass",
+    "not-reproduced": "not reproduced",
+    "fail": "fail",
+    "invalid": "invalid",
+    "not-gated": "not gated",  # a timing claim measured beside other chapters (see _gate_note)
+}
+STATUS_COLORS = {
+    "pass": "#029e73",
+    "not-reproduced": "#de8f05",
+    "fail": "#d55e00",
+    "invalid": "#949494",
+    "not-gated": "#56b4e9",
+}
+_ALWAYS_COUNTED = ("pass", "not-reproduced", "fail")  # the others are named only when present
 PROFILES = ("ci", "full")
 MISSING = "—"
 _PAPERS = {"tian": "Tian 2023", "esser": "Esser et al. 2024", "renli": "Ren & Li 2023"}
@@ -143,6 +156,7 @@ def claim_rows(
                 "status": rec["status"],
                 "profile": rec.get("profile") or "ci",
                 "note": rec.get("note"),
+                "gate_note": rec.get("gate_note"),
                 "revised": rec.get("revised") or [],
                 "commit": rec.get("commit"),
                 "href": f"{rec['chapter']}.html#claim-{rec['id']}",
@@ -249,6 +263,13 @@ def _verdict_cells(row: Mapping[str, Any], profile: str) -> str:
     )
 
 
+def _gate_note(row: Mapping[str, Any]) -> str:
+    """Why a timing claim's verdict is not gated in this build (its ``gate_note``), or ""."""
+    if row.get("status") != "not-gated" or not row.get("gate_note"):
+        return ""
+    return f'<details class="nlcl-note"><summary>not gated: why</summary>{_e(row["gate_note"])}</details>'
+
+
 def _revisions(revised: Sequence[Any]) -> str:
     if not revised:
         return ""
@@ -307,6 +328,7 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
         note = ""
         if r.get("note") and r["status"] != "pass":
             note = f'<details class="nlcl-note"><summary>why</summary>{_math(r["note"])}</details>'
+        note += _gate_note(r)
         body.append(
             f"<tr {attrs}>"
             f'<td data-sort="{_e(r["id"])}"><a href="{_e(r["href"])}"><code>{_e(r["id"])}</code></a>'
@@ -365,7 +387,7 @@ def write_dashboard(
             "Claims per chapter and verdict (profile `"
             + rows[0]["profile"]
             + "`). "
-            + ", ".join(f"{n} {STATUS_LABELS[s]}" for s, n in counts.items() if n or s != "invalid")
+            + ", ".join(f"{n} {STATUS_LABELS[s]}" for s, n in counts.items() if n or s in _ALWAYS_COUNTED)
             + ".",
             ":::",
             "",

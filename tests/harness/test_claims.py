@@ -90,6 +90,7 @@ def test_record_fields_and_json(tmp_path):
         "fail",
         "not-reproduced",
         "invalid",
+        "not-gated",
     }
     c = reg.declare("c1", source="Tian 2023, Fig. 8", statement="s", check=at_least(8))
     rec = c.measure(np.int64(9))
@@ -408,3 +409,50 @@ def test_interval_claim_margin_flag_uses_the_nearest_bound(tmp_path):
     assert rec["seeds"]["margin"] == pytest.approx(0.01) and rec["seeds"]["margin_within_spread"]
     near = reg.declare("near", source="s", statement="s", check=approx(1.0, atol=0.1))
     assert near.measure_seeds([1.08, 1.12, 1.07])["seeds"]["margin_within_spread"]
+
+
+def test_timing_claim_is_not_gated_beside_other_chapters(tmp_path, monkeypatch):
+    """Issue 26 §6: a timing claim measured while other chapters run (NLCL_CONCURRENT=1) is shown
+    with status not-gated, its outcome and the reason, and never fails the run; alone it gates."""
+    from nlcl.harness import verdicts
+
+    monkeypatch.setenv(verdicts.CONCURRENT_ENV, "1")
+    reg = registry(tmp_path / "book")
+    assert reg.concurrent
+    slow = reg.declare("slope", source="s", statement="s", check=between(0.75, 1.25), timing=True)
+    rec = slow.measure(1.29)
+    assert rec["status"] == "not-gated" and rec["outcome"] == "fail" and rec["timing"]
+    assert "other chapters ran" in rec["gate_note"] and "nlcl run" in rec["gate_note"]
+    assert set(rec) == set(RECORD_FIELDS) | {"timing", "outcome", "gate_note"}
+    assert set(rec) <= set(RECORD_FIELDS) | set(claims.OPTIONAL_FIELDS)
+    ok = reg.declare("fast", source="s", statement="s", check=greater_than(1.0), timing=True)
+    assert ok.measure(15.0)["outcome"] == "pass" and ok.record["status"] == "not-gated"
+    nan = reg.declare("nan", source="s", statement="s", check=greater_than(1.0), timing=True)
+    assert nan.measure(float("nan"))["status"] == "invalid"  # a NaN time is a bug wherever it runs
+    other = reg.declare("other", source="s", statement="s", check=greater_than(1.0))
+    assert other.measure(0.5)["status"] == "fail"  # not a timing claim: gated as always
+    assert [r["id"] for r in reg.failed_required()] == ["nan", "other"]
+    assert "⏱️ not gated" in reg.table_markdown() and status_badge("not-gated", False).endswith("(info)")
+    # alone (nlcl run, nlcl book --jobs 1) the same claim is decided as usual
+    monkeypatch.setenv(verdicts.CONCURRENT_ENV, "0")
+    alone = registry(tmp_path / "alone")
+    rec = alone.declare("slope", source="s", statement="s", check=between(0.75, 1.25), timing=True).measure(
+        1.29
+    )
+    assert rec["status"] == "fail" and rec["timing"] and "outcome" not in rec
+    assert [r["id"] for r in alone.failed_required()] == ["slope"]
+    explicit = ClaimRegistry(
+        "c",
+        profile="ci",
+        device="cpu",
+        commit="x",
+        directory=tmp_path / "e",
+        glue=False,
+        display=False,
+        concurrent=True,
+    )
+    assert (
+        explicit.concurrent
+        and not verdicts.concurrent_run({})
+        and verdicts.concurrent_run({"NLCL_CONCURRENT": "yes"})
+    )

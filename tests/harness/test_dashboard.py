@@ -96,6 +96,7 @@ def test_summary_counts_by_kind():
         "not-reproduced": 0,
         "fail": 0,
         "invalid": 1,
+        "not-gated": 0,
     }
 
 
@@ -140,7 +141,7 @@ def test_write_dashboard(tmp_path):
     counts = write_dashboard(
         RECORDS, {"tian-fig8-landscape": {"seconds": 3.0, "ok": True}}, page, tmp_path / "_static", ORDER
     )
-    assert counts == {"pass": 3, "not-reproduced": 1, "fail": 0, "invalid": 1}
+    assert counts == {"pass": 3, "not-reproduced": 1, "fail": 0, "invalid": 1, "not-gated": 0}
     text = page.read_text()
     assert (
         DASHBOARD_MARKER not in text and "```{raw} html" in text and ":::{figure} claims-summary.svg" in text
@@ -179,3 +180,20 @@ def test_statuses_cover_the_claims_module():
 )
 def test_formatting(value, text):
     assert dashboard._fmt(value) == text
+
+
+def test_dashboard_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
+    why = "timing claim measured while other chapters ran on the same machine (NLCL_CONCURRENT=1)"
+    records = [*RECORDS, _record("t-timing", status="not-gated", outcome="fail", timing=True, gate_note=why)]
+    rows = claim_rows(records, ORDER)
+    out = dashboard_html(rows)
+    assert 'data-status-ci="not-gated"' in out and ">not gated</span>" in out
+    assert "not gated: why</summary>" + why in out
+    assert out.count("not gated: why") == 1  # only the not-gated row
+    page = tmp_path / "r.md"
+    page.write_text("# T\n" + dashboard.DASHBOARD_MARKER + "\n")
+    counts = write_dashboard(records, {}, page, tmp_path / "s", ORDER)
+    assert counts["not-gated"] == 1 and "1 not gated" in page.read_text()
+    page.write_text("# T\n" + dashboard.DASHBOARD_MARKER + "\n")
+    write_dashboard(RECORDS, {}, page, tmp_path / "s", ORDER)
+    assert "not gated" not in page.read_text()  # named only when present, like invalid

@@ -267,3 +267,23 @@ def test_full_record_from_a_book_build_reads_the_chapter_run_folder(tmp_path):
     assert paper_scale.main(["--build", str(tmp_path / "build"), "--out", str(out), "ch"]) == 0
     saved = json.loads((out / "ch.json").read_text())
     assert saved["wall_time_s"] == 3.0 and saved["claims"][0]["id"] == "a"
+
+
+def test_report_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
+    """Issue 26 §6: a timing claim measured beside other chapters is shown as not gated, with what
+    its check gave and why; it is counted apart from pass/fail and is not a ci/full difference."""
+    note = "timing claim measured while other chapters ran on the same machine"
+    records = [
+        rec("a"),
+        rec("t", status="not-gated", outcome="fail", timing=True, gate_note=note, measured=1.29),
+    ]
+    counts, text = make_report(tmp_path, records)
+    assert counts["not-gated"] == 1 and counts["fail"] == 0 and counts["pass"] == 1
+    assert "1 fail" not in text and "1 timing claim not gated (see below)" in text
+    assert "| ⏱️ not gated (check gave fail, not gated) |" in text
+    section = text[text.index("## Timing claims not gated in this build") :]
+    assert "`t`" in section and "measured 1.29" in section and note in section
+    assert report.published_verdict(records[1]) == "not-gated"
+    # the section is absent when every timing claim was gated
+    _, text = make_report(tmp_path, [rec("a"), rec("t", timing=True)])
+    assert "not gated" not in text

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
+from nlcl.harness import sweep
 from nlcl.harness.cli import main
 from nlcl.harness.sweep import SweepResult, expand_grid, parse_values, point_key, run_sweep, summarize_sweep
 
@@ -143,3 +144,22 @@ def test_sweep_against_a_separately_started_scheduler(tmp_path):
             if p is not None:
                 p.terminate()
                 p.wait(timeout=30)
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+def test_sweep_point_tells_the_kernel_whether_other_points_run_beside_it(tmp_path, monkeypatch, concurrent):
+    """Points of a sweep that run at the same time share the CPU: their timing claims are shown,
+    not gated (NLCL_CONCURRENT=1 in the kernel's environment); a point run alone gates them."""
+    from nlcl.harness import notebook, verdicts
+
+    monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path))  # restored after the test
+    monkeypatch.setenv(verdicts.CONCURRENT_ENV, "")
+    seen = {}
+
+    def fake_run_chapter(chapter, **kw):
+        seen["concurrent"] = verdicts.concurrent_run()
+        return notebook.ChapterResult(chapter, tmp_path / "x.ipynb", 0.0, True)
+
+    monkeypatch.setattr(notebook, "run_chapter", fake_run_chapter)
+    out = sweep._run_point("ch", {}, "ci", str(tmp_path / "p"), str(tmp_path), concurrent)
+    assert out["ok"] and seen["concurrent"] is concurrent
