@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 import signal
@@ -73,17 +74,20 @@ class ChapterNotFound(ParameterError):
     """The requested chapter is not in the book; the message lists the available chapters."""
 
 
-def _kernel_manager_class(log_path: Path, cwd: Path):
+def _kernel_manager_class(log_path: Path, cwd: Path, env: dict[str, str] | None = None):
     """A kernel manager whose kernel starts in ``cwd`` and writes its own stderr (jupyter's logging,
     e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path``, not the terminal; cell
     output travels through messages, unaffected. The directory is the kernel's only: papermill's
-    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads."""
+    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads. ``env``
+    adds variables to this kernel's environment only (not this process's), for the same reason."""
     from jupyter_client.manager import AsyncKernelManager
 
     class _KernelManager(AsyncKernelManager):
         async def start_kernel(self, **kw: Any) -> None:
             kw.setdefault("stderr", open(log_path, "ab"))  # noqa: SIM115 (the kernel holds it)
             kw.setdefault("cwd", str(cwd))
+            if env:
+                kw["env"] = {**kw.get("env", os.environ), **env}
             await super().start_kernel(**kw)
 
     return _KernelManager
@@ -341,6 +345,7 @@ def run_chapter(
     log_output: bool = False,
     run_dir: str | Path | None = None,
     echo=None,
+    env: dict[str, str] | None = None,
 ) -> ChapterResult:
     """Execute one chapter with papermill into its own run folder. Usage errors raise before
     anything runs; Ctrl-C raises :class:`Interrupted` after marking the folder ``interrupted``.
@@ -348,7 +353,8 @@ def run_chapter(
     ``run_dir`` (default: a new folder under ``runs/<chapter>/``) is emptied and receives the run
     record, claims and provenance; the notebook goes to ``output`` (default: ``<run_dir>/notebook.ipynb``).
     Returns a :class:`ChapterResult`; a chapter that raised (including failed required claims)
-    gives ``ok=False`` with the failing code cell's number and the error text.
+    gives ``ok=False`` with the failing code cell's number and the error text. ``env``: variables
+    added to the kernel's environment (``nlcl book`` sets ``NLCL_CONCURRENT`` and thread counts).
     """
     root = (root or provenance.repo_root()).resolve()
     path, values = prepare(chapter, parameters, profile, root)
@@ -399,7 +405,7 @@ def run_chapter(
                 # papermill fails a cell whose output arrives more than 4 s after it finished;
                 # on a loaded machine that happens to healthy cells
                 iopub_timeout=IOPUB_TIMEOUT_S,
-                kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log", root),
+                kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log", root, env),
             )
         except pm.PapermillExecutionError as exc:
             if exc.ename == "KeyboardInterrupt":

@@ -16,13 +16,12 @@ import shutil
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import yaml
 
 from nlcl.core.validate import choice, positive_int
-from nlcl.harness import provenance
+from nlcl.harness import provenance, schedule
 from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
 from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
@@ -68,8 +67,29 @@ def _stage_sources(root: Path, staging: Path, keep_notebooks: bool = False) -> N
     )
 
 
-def _merge_results(build: Path, results: dict[str, ChapterResult], profile: str, full: bool) -> dict:
-    """Write each executed chapter's claims into ``_build/claims`` and merge ``timings.json``;
+def _chapter_env(task, jobs: int, n_chapters: int, threads: int) -> dict[str, str]:
+    """The kernel environment of one chapter of the book: whether other chapters may run beside it
+    (``NLCL_CONCURRENT``: timing claims are then shown, not gated) and, for a chapter given several
+    slots, the torch threads of each of its workers (those of one slot, as in one process)."""
+    from nlcl.harness.verdicts import CONCURRENT_ENV
+    from nlcl.tian.token_grid import WORKER_THREADS_ENV
+
+    alone = n_chapters == 1 or task.slots >= jobs  # nothing else can hold a slot meanwhile
+    env = {CONCURRENT_ENV: "0" if alone else "1"}
+    if task.slots > 1:
+        env[WORKER_THREADS_ENV] = str(threads)
+    return env
+
+
+def _merge_results(
+    build: Path,
+    results: dict[str, ChapterResult],
+    profile: str,
+    full: bool,
+    slots: dict[str, int] | None = None,
+) -> dict:
+    """Write each executed chapter's claims into ``_build/claims`` and merge ``timings.json``
+    (with the worker processes each chapter had, which :mod:`nlcl.harness.schedule` reads back);
     chapters not executed now keep their earlier files (unless this is a full build)."""
     claims_dir = build / "claims"
     if full and claims_dir.exists():
@@ -84,7 +104,13 @@ def _merge_results(build: Path, results: dict[str, ChapterResult], profile: str,
             timings = {}
     for name, r in results.items():
         (claims_dir / f"{name}.json").write_text(json.dumps(r.claims, indent=2, ensure_ascii=False) + "\n")
-        timings[name] = {"seconds": round(r.seconds, 2), "ok": r.ok, "profile": profile, "cell": r.cell}
+        timings[name] = {
+            "seconds": round(r.seconds, 2),
+            "ok": r.ok,
+            "profile": profile,
+            "cell": r.cell,
+            "workers": (slots or {}).get(name, 1),
+        }
     timings_file.write_text(json.dumps(timings, indent=2) + "\n")
     return timings
 
@@ -134,36 +160,47 @@ def build_book(
     echo(
         f"nlcl book: executing {len(todo)} chapters (profile {profile}, {jobs} at a time, {threads} threads each)"
     )
+    # Longest chapters first, by the last timing record; a chapter with a parallel loop may get
+    # several slots (worker processes), each worker with the threads of one slot (schedule.py).
+    costs, sources = schedule.load_costs(list(todo), build, root, profile)
+    plan = schedule.make_plan(list(todo), costs, jobs, schedule.parallel_chapters(todo), sources)
+    echo(f"nlcl book: {plan.describe()}")
     results: dict[str, ChapterResult] = {}
+    slots = {t.chapter: t.slots for t in plan.tasks}
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {
-            pool.submit(
-                run_chapter,
-                path,
-                profile=profile,
-                output=staging / path.relative_to(root).with_suffix(".ipynb"),
-                root=root,
-                progress_bar=False,
-                run_dir=build / "runs" / name,
-            ): name
-            for name, path in todo.items()
-        }
-        with tqdm(total=len(futures), desc="chapters", unit="ch", disable=None) as bar:
-            for fut in as_completed(futures):
-                name = futures[fut]
-                try:
-                    res = fut.result()
-                except Exception as exc:  # parameter errors etc.
-                    res = ChapterResult(name, Path(), 0.0, False, f"{type(exc).__name__}: {exc}")
-                results[name] = res
-                mark = "ok  " if res.ok else "FAIL"
-                passed = sum(c["status"] == "pass" for c in res.claims)
-                bar.write(
-                    f"  {mark} {name:<32} {res.seconds:6.1f} s  claims: {passed}/{len(res.claims)} pass"
-                )
-                bar.update()
-    timings = _merge_results(build, results, profile, full=not only)
+
+    def run(task: schedule.Task) -> ChapterResult:
+        path = todo[task.chapter]
+        return run_chapter(
+            path,
+            parameters=task.parameters,
+            profile=profile,
+            output=staging / path.relative_to(root).with_suffix(".ipynb"),
+            root=root,
+            progress_bar=False,
+            run_dir=build / "runs" / task.chapter,
+            env=_chapter_env(task, jobs, len(todo), threads),
+        )
+
+    with tqdm(total=len(todo), desc="chapters", unit="ch", disable=None) as bar:
+
+        def done(task: schedule.Task, fut) -> None:
+            name = task.chapter
+            try:
+                res = fut.result()
+            except Exception as exc:  # parameter errors etc.
+                res = ChapterResult(name, Path(), 0.0, False, f"{type(exc).__name__}: {exc}")
+            results[name] = res
+            mark = "ok  " if res.ok else "FAIL"
+            passed = sum(c["status"] == "pass" for c in res.claims)
+            workers = f" ({task.slots} workers)" if task.slots > 1 else ""
+            bar.write(
+                f"  {mark} {name:<32} {res.seconds:6.1f} s  claims: {passed}/{len(res.claims)} pass{workers}"
+            )
+            bar.update()
+
+        schedule.execute(plan.tasks, jobs, run, done)
+    timings = _merge_results(build, results, profile, full=not only, slots=slots)
     every = chapters(root)
     staged = {n for n, p in every.items() if (staging / p.relative_to(root).with_suffix(".ipynb")).is_file()}
     _stage_toc(root, staging, staged | set(todo))

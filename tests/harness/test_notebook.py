@@ -496,3 +496,29 @@ def test_build_book_only_keeps_the_other_chapters(tmp_path, monkeypatch):
     report = (build / "staging" / "book" / "reproducibility.md").read_text()
     assert "tiny-two" in report and "tiny-chapter" in report
     assert not (root / "runs").exists()  # the book writes only _build
+
+
+def test_kernel_manager_adds_env_to_this_kernel_only(tmp_path, monkeypatch):
+    """run_chapter(env=...) reaches the kernel's environment (nlcl book's NLCL_CONCURRENT, thread
+    counts) without touching this process's, which other chapters' threads share."""
+    import asyncio
+    import os
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    seen = {}
+
+    async def fake_start(self, **kw):
+        seen.update(kw)
+
+    monkeypatch.setattr(AsyncKernelManager, "start_kernel", fake_start)
+    monkeypatch.setenv("NLCL_TEST_OUTER", "kept")
+    cls = notebook._kernel_manager_class(tmp_path / "k.log", tmp_path, {"NLCL_CONCURRENT": "1"})
+    asyncio.run(cls().start_kernel())
+    seen["stderr"].close()
+    assert seen["env"]["NLCL_CONCURRENT"] == "1" and seen["env"]["NLCL_TEST_OUTER"] == "kept"
+    assert "NLCL_CONCURRENT" not in os.environ and seen["cwd"] == str(tmp_path)
+    seen.clear()
+    asyncio.run(notebook._kernel_manager_class(tmp_path / "k.log", tmp_path)().start_kernel())
+    seen["stderr"].close()
+    assert "env" not in seen  # no env given: jupyter's default (this process's environment)

@@ -1,0 +1,204 @@
+"""Tests for nlcl.harness.schedule (issue 28 §3): ``nlcl book`` starts the longest chapters first by
+the last timing record and gives a chapter with a parallel loop more workers where that finishes
+sooner. No chapter is executed: the runner is mocked."""
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nlcl.core.validate import ParameterError
+from nlcl.harness import schedule, site, verdicts
+from nlcl.harness.notebook import ChapterResult, chapters
+from nlcl.harness.schedule import Task, execute, load_costs, make_plan, simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
+#: The committed full-profile build's chapter times (results/book-full-bench-cpu.json, 2 cores).
+FULL = json.loads((ROOT / "results" / "book-full-bench-cpu.json").read_text())["chapters"]
+
+
+def test_longest_first_by_the_timing_record():
+    costs = {"a": 10.0, "b": 300.0, "c": 50.0, "d": 50.0}
+    plan = make_plan(["a", "b", "c", "d"], costs, 2)
+    assert [t.chapter for t in plan.tasks] == ["b", "c", "d", "a"]  # ties keep the TOC order
+    assert all(t.slots == 1 and t.parameters == {} for t in plan.tasks)
+    assert plan.makespan == simulate(plan.tasks, 2) == 300.0
+
+
+def test_unknown_chapters_start_first_in_toc_order_and_no_record_is_toc_order():
+    plan = make_plan(["a", "new", "b", "other"], {"a": 1.0, "b": 5.0}, 2)
+    assert [t.chapter for t in plan.tasks] == ["new", "other", "b", "a"]
+    plan = make_plan(["x", "y", "z"], {}, 2)
+    assert [t.chapter for t in plan.tasks] == ["x", "y", "z"] and plan.makespan is None
+    assert "table-of-contents order" in plan.describe()
+
+
+def test_the_committed_full_build_record_gives_a_shorter_schedule_than_toc_order():
+    """With the full profile's times, the table-of-contents order predicts the 2,298 s the build took
+    (results/book-full-bench-cpu.json: chapters_executed_s 2297.7); longest first predicts 2,187 s.
+    Two workers for tian-tokens from the start would take longer (its 1-worker time fits beside the
+    other chapters), so the plan keeps it on one."""
+    toc = list(chapters(ROOT))
+    assert set(toc) == set(FULL)
+    assert simulate([Task(c, 1, FULL[c]) for c in toc], 2) == pytest.approx(2297.1, abs=1)
+    plan = make_plan(toc, FULL, 2, {"tian-tokens": 256}, {c: "bench" for c in toc})
+    assert plan.tasks[0] == Task("tian-tokens", 1, FULL["tian-tokens"])
+    assert plan.makespan == pytest.approx(2187.3, abs=1) and plan.alternatives[(2,)] > plan.makespan
+    assert "longest first by bench" in plan.describe() and "2187 s" in plan.describe()
+
+
+def test_a_parallel_chapter_gets_the_idle_cores_when_that_finishes_sooner():
+    # alone (nlcl book --only tian-tokens --jobs 2): both cores
+    plan = make_plan(["tian-tokens"], FULL, 2, {"tian-tokens": 256})
+    assert plan.tasks == [Task("tian-tokens", 2, FULL["tian-tokens"] / (2 * schedule.PARALLEL_EFFICIENCY))]
+    assert plan.tasks[0].parameters == {"workers": 2}
+    # the parallel chapter is the critical path: it takes both slots first, the others follow
+    costs = {"grid": 1000.0, "a": 200.0, "b": 100.0}
+    plan = make_plan(["a", "grid", "b"], costs, 2, {"grid": 8})
+    assert [(t.chapter, t.slots) for t in plan.tasks] == [("grid", 2), ("a", 1), ("b", 1)]
+    assert plan.makespan == pytest.approx(1000 / (2 * 0.89) + 200)
+    # its declared maximum of workers is respected, and jobs=1 never gives more than one
+    assert make_plan(["a", "grid", "b"], costs, 4, {"grid": 3}).tasks[0].slots == 3
+    assert all(t.slots == 1 for t in make_plan(["a", "grid", "b"], costs, 1, {"grid": 8}).tasks)
+    # without a timing record there is nothing to decide on: one worker
+    assert make_plan(["grid", "a"], {"a": 1.0}, 2, {"grid": 8}).tasks[0] == Task("grid", 1, None)
+
+
+def test_the_plan_is_deterministic():
+    costs = {c: float(len(c) * 37 % 101) for c in FULL}
+    plans = [make_plan(list(FULL), costs, 3, {"tian-tokens": 256}) for _ in range(3)]
+    assert plans[0].tasks == plans[1].tasks == plans[2].tasks
+
+
+def test_simulate_waits_for_the_slots_a_chapter_holds():
+    tasks = [Task("a", 1, 10.0), Task("gang", 2, 5.0), Task("b", 1, 1.0)]
+    assert simulate(tasks, 2) == 16.0  # gang waits for a; b for gang
+    with pytest.raises(ParameterError, match="3 slots of 2"):
+        simulate([Task("x", 3, 1.0)], 2)
+
+
+def test_load_costs_prefers_the_last_build_then_the_committed_record(tmp_path):
+    build, root = tmp_path / "_build", tmp_path / "repo"
+    (root / "results").mkdir(parents=True)
+    build.mkdir()
+    bench = {"chapters": {"a": 100.0, "b": 200.0, "c": 300.0, "d": "n/a"}}
+    (root / "results" / "book-full-bench-cpu.json").write_text(json.dumps(bench))
+    timings = {
+        "a": {"seconds": 50.0, "ok": True, "profile": "full"},
+        "b": {"seconds": 20.0, "ok": False, "profile": "full"},  # failed: its time says little
+        "c": {"seconds": 30.0, "ok": True, "profile": "ci"},  # another profile
+        "t": {"seconds": 100.0, "ok": True, "profile": "full", "workers": 2},
+    }
+    (build / "timings.json").write_text(json.dumps(timings))
+    costs, sources = load_costs(["a", "b", "c", "d", "t"], build, root, "full")
+    assert costs == {"a": 50.0, "b": 200.0, "c": 300.0, "t": pytest.approx(178.0)}
+    assert sources["a"] == "_build/timings.json" and sources["b"] == "results/book-full-bench-cpu.json"
+    assert load_costs(["a"], build, root, "ci") == ({}, {})  # no ci record: table-of-contents order
+    (build / "timings.json").write_text("{not json")
+    assert load_costs(["a"], build, root, "full")[0] == {"a": 100.0}
+
+
+def test_parallel_chapters_are_those_with_a_workers_parameter():
+    found = schedule.parallel_chapters({"tian-tokens": ROOT / "book" / "tian-tokens.py", "tiny": TINY})
+    assert found == {"tian-tokens": 256}
+
+
+def test_execute_starts_in_plan_order_and_never_holds_more_slots_than_jobs():
+    tasks = [Task("gang", 2), Task("a"), Task("b"), Task("c"), Task("gang2", 2), Task("d")]
+    lock, state = threading.Lock(), {"held": 0, "most": 0}
+    started, ended = [], []
+
+    def run(task):
+        with lock:
+            started.append(task.chapter)
+            state["held"] += task.slots
+            state["most"] = max(state["most"], state["held"])
+        time.sleep(0.02 if task.chapter != "a" else 0.06)
+        with lock:
+            state["held"] -= task.slots
+        if task.chapter == "c":
+            raise RuntimeError("boom")
+        return task.chapter
+
+    def done(task, fut):
+        ended.append((task.chapter, fut.exception() is None))
+
+    execute(tasks, 2, run, done)
+    assert started == [t.chapter for t in tasks] and state["most"] == 2
+    assert sorted(ended) == sorted((t.chapter, t.chapter != "c") for t in tasks)
+    assert ended.index(("gang", True)) == 0  # it held both slots: nothing ran beside it
+    with pytest.raises(ParameterError, match="slots=3"):
+        execute([Task("x", 3)], 2, run, done)
+
+
+def _mini_book(tmp_path) -> Path:
+    """Three copies of the tiny chapter; one declares a parallel loop (``workers``)."""
+    root = tmp_path / "book_root"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text((ROOT / "_config.yml").read_text())
+    (root / "book" / "reproducibility.md").write_text((ROOT / "book" / "reproducibility.md").read_text())
+    (root / "book" / "intro.md").write_text("# Mini\n")
+    names = ["ch-short", "ch-grid", "ch-long"]
+    for name in names:
+        text = TINY.read_text().replace('"tiny-chapter"', f'"{name}"')
+        if name == "ch-grid":
+            text = text.replace(
+                "make_nan: bool = False  # measure a NaN (an invalid claim)\n",
+                "make_nan: bool = False  # measure a NaN (an invalid claim)\n"
+                "workers: int = 1  # processes of the parallel loop\n",
+            ).replace('"scale": {', '"workers": {"range": [1, 4]},\n        "scale": {')
+        (root / "book" / f"{name}.py").write_text(text)
+    toc = {
+        "format": "jb-book",
+        "root": "book/intro",
+        "parts": [
+            {"caption": "C", "chapters": [{"file": f"book/{n}"} for n in names]},
+            {"caption": "R", "chapters": [{"file": "book/reproducibility"}]},
+        ],
+    }
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc))
+    return root
+
+
+def test_build_book_runs_the_plan_with_a_mocked_runner(tmp_path, monkeypatch):
+    """build_book orders by the previous build's timings, passes -p workers k to the parallel
+    chapter, tells each kernel whether it runs beside others, and records the workers it gave."""
+    monkeypatch.delenv("NLCL_BUILD_DIR", raising=False)
+    root = _mini_book(tmp_path)
+    assert schedule.parallel_chapters({"ch-grid": root / "book" / "ch-grid.py"}) == {"ch-grid": 4}
+    build = root / "_build"
+    build.mkdir()
+    previous = {
+        "ch-short": {"seconds": 5.0, "ok": True, "profile": "ci"},
+        "ch-grid": {"seconds": 400.0, "ok": True, "profile": "ci"},
+        "ch-long": {"seconds": 100.0, "ok": True, "profile": "ci"},
+    }
+    (build / "timings.json").write_text(json.dumps(previous))
+    calls = []
+
+    def fake_run_chapter(path, *, parameters=None, env=None, run_dir=None, **kw):
+        calls.append((Path(path).stem, dict(parameters or {}), dict(env or {})))
+        return ChapterResult(Path(path).stem, Path(kw["output"]), 1.0, True)
+
+    monkeypatch.setattr(site, "run_chapter", fake_run_chapter)
+    lines = []
+    assert site.build_book(root=root, jobs=2, site=False, echo=lines.append) == 0
+    assert [c[0] for c in calls] == ["ch-grid", "ch-long", "ch-short"]
+    grid, long_, short = calls
+    assert grid[1] == {"workers": 2} and long_[1] == short[1] == {}
+    # the grid holds both slots (nothing beside it); the others run two at a time
+    assert grid[2][verdicts.CONCURRENT_ENV] == "0" and grid[2]["NLCL_WORKER_THREADS"]
+    assert long_[2] == short[2] == {verdicts.CONCURRENT_ENV: "1"}
+    assert any("ch-grid (2 workers), ch-long, ch-short" in line for line in lines)
+    timings = json.loads((build / "timings.json").read_text())
+    assert timings["ch-grid"]["workers"] == 2 and timings["ch-long"]["workers"] == 1
+    # the next build reads that back as a one-worker time of 2 · 0.89 · 1 s
+    assert load_costs(["ch-grid"], build, root, "ci")[0]["ch-grid"] == pytest.approx(1.78)
+    # serially (--jobs 1) nothing runs beside a chapter: timing claims gate
+    calls.clear()
+    assert site.build_book(root=root, jobs=1, site=False, echo=lines.append) == 0
+    assert all(c[2] == {verdicts.CONCURRENT_ENV: "0"} and c[1] == {} for c in calls)
