@@ -224,7 +224,8 @@ class Run:
     ) -> _claims.Claim:
         """Declare a claim before its measurement; call ``.measure(value)`` (or
         ``.measure_seeds(values)``) on the result later. ``verdict`` keywords (``kind``,
-        ``revised``, ``decide``) go to :meth:`~nlcl.harness.claims.ClaimRegistry.declare`.
+        ``revised``, ``decide``, ``timing``: a wall-clock verdict, gated only where no other chapter
+        runs) go to :meth:`~nlcl.harness.claims.ClaimRegistry.declare`.
         """
         return self.registry.declare(
             id,
