@@ -12,7 +12,13 @@ The layout shows the architecture:
   concept of that paper.
 
 ``import nlcl`` is light (no torch): :func:`start` and :class:`Run` are imported on first use.
+It puts the process on the numeric path that ``NLCL_NUMERICS`` names (``native``, the default, or
+``portable``: :mod:`nlcl.core.numerics`) before torch loads.
 """
+
+from nlcl.core import numerics as _numerics
+
+_numerics.apply()
 
 __version__ = "0.1.0"
 
