@@ -6,6 +6,8 @@ merges each run's claims into ``_build/claims/<chapter>.json`` and its timing in
 ``_build/timings.json`` (with ``--only``, the other chapters' results are kept), writes the
 reproducibility report (:mod:`nlcl.harness.report`) and builds the site with jupyter-book (1.x)
 with execution off, so the site shows exactly the outputs that ran. Only the book writes ``_build/``.
+The site serves MathJax itself (:mod:`nlcl.harness.sphinx_ext`): without the package that ships it,
+the build stops before executing anything.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from nlcl.core.validate import choice, positive_int
-from nlcl.harness import provenance, schedule
+from nlcl.harness import provenance, schedule, sphinx_ext
 from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
 from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
@@ -151,6 +153,12 @@ def build_book(
         if unknown:
             raise ChapterNotFound(f"unknown chapters {unknown}; available: {', '.join(todo)}")
         todo = {c: p for c, p in todo.items() if c in only}
+    if site:  # the site serves MathJax itself: fail now, not after executing every chapter
+        try:
+            sphinx_ext.mathjax_source()
+        except sphinx_ext.MathJaxMissing as exc:
+            echo(f"nlcl book: cannot build the site: {exc}")
+            return 1
     _stage_sources(root, staging, keep_notebooks=bool(only))
     # Share the cores between the chapters that run at once.
     threads = max(1, (os.cpu_count() or 1) // jobs)

@@ -60,3 +60,26 @@ def test_add_site_extras(tmp_path):
     assert "nlcl-warnings" in staged.cells[-1].outputs[0].data["text/html"]
     assert (staging / "book" / "x.py").is_file()
     assert "claims-summary.svg" in (staging / "book" / "reproducibility.md").read_text()
+
+
+def test_build_book_stops_before_executing_without_mathjax(tmp_path, monkeypatch):
+    import sys
+
+    import yaml
+
+    from nlcl.harness import site
+
+    monkeypatch.delenv("NLCL_BUILD_DIR", raising=False)
+    root = tmp_path / "repo"
+    (root / "book").mkdir(parents=True)
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    (root / "book" / "x.py").write_text("raise SystemExit('must not run')\n")
+    (root / "_toc.yml").write_text(
+        yaml.safe_dump({"format": "jb-book", "root": "book/intro", "chapters": [{"file": "book/x"}]})
+    )
+    monkeypatch.setitem(sys.modules, "mathjax", None)  # the package that ships MathJax is missing
+    lines = []
+    assert site.build_book(root=root, jobs=1, echo=lines.append) == 1
+    assert lines[0].startswith("nlcl book: cannot build the site: MathJax is not installed")
+    assert "[book] extra" in lines[0]
+    assert not (root / "_build").exists()  # nothing executed, nothing staged
