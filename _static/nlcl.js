@@ -1,6 +1,7 @@
 // nlcl site script (no dependencies, no network). jupyter-book loads every _static/*.js on every page.
 //  * The claims dashboard (reproducibility page): filters, verdict buttons, sortable columns;
-//    the filters can be set from the URL, e.g. reproducibility.html#status=not-reproduced.
+//    the filters can be set from the URL, e.g. reproducibility.html#status=not-reproduced; long
+//    statements clamped to three lines, expanded by a click on them or on their "more" button.
 //  * Chapter pages: the chapter's .py source joins the header's download menu.
 (function () {
   "use strict";
@@ -42,6 +43,7 @@
         if (ok) n += 1;
       });
       if (shown) shown.textContent = n + " of " + rows.length + " claims shown";
+      measure();
       var status = value("status");
       root.querySelectorAll("[data-nlcl-status]").forEach(function (b) {
         b.classList.toggle("nlcl-active", b.getAttribute("data-nlcl-status") === status);
@@ -89,6 +91,48 @@
         rows.forEach(function (row) { tbody.appendChild(row); });
       });
     });
+
+    // Long statements: clamped by the stylesheet once .nlcl-js is set; those that overflow get a
+    // "more" button, and a click on the text or the button expands (and collapses) them.
+    var clamps = Array.prototype.slice.call(root.querySelectorAll(".nlcl-clamp"));
+    root.classList.add("nlcl-js");
+    function toggle(clamp, button) {
+      var open = !clamp.classList.contains("nlcl-open");
+      clamp.classList.toggle("nlcl-open", open);
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    clamps.forEach(function (clamp) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "nlcl-more";
+      button.hidden = true;
+      button.setAttribute("aria-expanded", "false");
+      button.setAttribute("aria-label", "show the whole statement");
+      clamp.insertAdjacentElement("afterend", button);
+      button.addEventListener("click", function () { toggle(clamp, button); });
+      clamp.addEventListener("click", function (event) {
+        if (event.target.closest("a") || !clamp.classList.contains("nlcl-clamped")) return;
+        if (window.getSelection && String(window.getSelection())) return;  // selecting text
+        toggle(clamp, button);
+      });
+    });
+    function measure() {
+      (clamps || []).forEach(function (clamp) {
+        if (clamp.classList.contains("nlcl-open") || clamp.closest("tr[hidden]")) return;
+        var over = clamp.scrollHeight > clamp.clientHeight + 1;
+        clamp.classList.toggle("nlcl-clamped", over);
+        clamp.nextElementSibling.hidden = !over;
+      });
+    }
+    // MathJax changes the statements' height when it typesets them.
+    function afterMath() {
+      var mj = window.MathJax;
+      if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(measure);
+    }
+    measure();
+    afterMath();
+    window.addEventListener("resize", measure);
+    window.addEventListener("load", function () { measure(); afterMath(); });
 
     // Filters from the URL hash: #status=fail&chapter=tian-tokens
     function fromHash() {

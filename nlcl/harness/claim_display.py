@@ -14,14 +14,15 @@ __all__ = ["status_badge", "show_claim", "show_markdown"]
 
 
 def status_badge(status: str, required: bool = True) -> str:
-    """A short status label for tables: ✅ pass, ❌ fail, ⚠️ not reproduced, ⛔ invalid, ⏱️ not gated
-    (a timing claim measured beside other chapters) (+ 'info')."""
+    """A short status label for tables: ✓ pass, ✗ fail, ⚠ not reproduced, ⊘ invalid, ◷ not gated
+    (a timing claim measured beside other chapters) (+ 'info'). Text symbols, not emoji: the
+    default fonts (DejaVu, Liberation) have them, where emoji show as empty boxes."""
     label = {
-        "pass": "✅ pass",
-        "fail": "❌ fail",
-        "not-reproduced": "⚠️ not reproduced",
-        "invalid": "⛔ invalid",
-        _v.NOT_GATED: "⏱️ not gated",
+        "pass": "✓ pass",
+        "fail": "✗ fail",
+        "not-reproduced": "⚠ not reproduced",
+        "invalid": "⊘ invalid",
+        _v.NOT_GATED: "◷ not gated",
     }[status]
     return label if required else f"{label} (info)"
 

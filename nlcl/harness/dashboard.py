@@ -8,11 +8,12 @@ chapter timings into
 * ``_static/nlcl-claims.json``: every claim as one row (the data behind the table, offered for
   download);
 * an HTML table written into the page at :data:`DASHBOARD_MARKER`: one row per claim with the
-  paper value, the tolerance, the measured value, seed statistics and verdict at ``ci`` and at
-  ``full`` scale side by side, and a link to the claim's place in its chapter (the anchor
+  paper value, the tolerance, and the verdict (with measured value and seed statistics) at ``ci``
+  and at ``full`` scale side by side, and a link to the claim's place in its chapter (the anchor
   ``#claim-<id>`` at its check cell). The table is rendered on the server, so it reads without
-  JavaScript; ``_static/nlcl.js`` adds sorting and the filters (paper, chapter, status, kind,
-  profile, free text).
+  JavaScript; ``_static/nlcl.js`` adds sorting, the filters (paper, chapter, status, kind,
+  profile, free text) and the clamping of long statements (expanded on click). Its columns fit a
+  1280-pixel window without horizontal scrolling.
 
 Optional record fields are shown when present and as "—" when not: ``kind`` ("reproduction" or
 "check"), ``seeds`` (n, mean, std, holds_fraction, values), ``full`` (the paper-scale verdict:
@@ -242,24 +243,25 @@ def _math(text: str) -> str:
     return re.sub(r"\$([^$]+)\$", r"\\(\1\\)", _e(text))
 
 
-def _verdict_cells(row: Mapping[str, Any], profile: str) -> str:
-    """Two cells for one profile: the measured value (with seed statistics and artifact below it)
-    and the verdict."""
+def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
+    """One cell for one profile: the verdict first (what a reader scans for), then the measured
+    value, with seed statistics and artifact below it. Sorting by it sorts by verdict."""
     at = row["at"].get(profile)
     if not at or at.get("status") is None:
-        return f'<td class="nlcl-num" data-sort="">{MISSING}</td><td data-sort="">{MISSING}</td>'
+        return f'<td class="nlcl-verdict" data-sort="">{MISSING}</td>'
     status = at["status"]
     label = STATUS_LABELS.get(status, status)
     if not row["required"] and profile == row["profile"]:
         label += " (info)"
-    extra = ""
+    rank = list(STATUS_LABELS).index(status) if status in STATUS_LABELS else len(STATUS_LABELS)
+    extra = f'<br><span class="nlcl-num" title="measured">{_e(_fmt(at.get("measured")))}</span>'
     if at.get("seeds") is not None:
         extra += f'<br><span class="nlcl-seeds" title="seeds">{_e(_seeds(at["seeds"]))}</span>'
     if at.get("artifact"):
         extra += f'<br><span class="nlcl-artifact">{_e(at["artifact"])}</span>'
     return (
-        f'<td class="nlcl-num" data-sort="{_e(_sort_key(at.get("measured")))}">{_e(_fmt(at.get("measured")))}{extra}</td>'
-        f'<td data-sort="{_e(status)}"><span class="nlcl-status nlcl-{_e(status)}">{_e(label)}</span></td>'
+        f'<td class="nlcl-verdict" data-sort="{rank}">'
+        f'<span class="nlcl-status nlcl-{_e(status)}">{_e(label)}</span>{extra}</td>'
     )
 
 
@@ -278,17 +280,24 @@ def _revisions(revised: Sequence[Any]) -> str:
     return f'<details class="nlcl-revised"><summary>revised {n}×</summary><ul>{items}</ul></details>'
 
 
-#: Column headings (and sort indices) of the claims table.
-COLUMNS = ("claim", "statement (source)", "paper", "check", "measured", "verdict", "measured", "verdict")
+#: Column headings (and sort indices) of the claims table: the verdict and measured value at each
+#: profile (:data:`PROFILES`) share a cell, so that at a laptop's width the table needs no
+#: horizontal scrolling.
+COLUMNS = ("claim", "statement (source)", "paper", "check", "verdict at ci", "verdict at paper scale (full)")
+#: Column widths (``table-layout: fixed``; long statements are clamped to a few lines).
+_WIDTHS = ("18%", "32%", "11%", "11%", "14%", "14%")
+_PROFILE_HEADINGS = {"ci": "verdict at <code>ci</code>", "full": "verdict at paper scale (<code>full</code>)"}
 
 
 def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """The dashboard's HTML: verdict buttons, filters and the table (one ``<tr>`` per claim, with
     ``data-*`` attributes the filters read). No blank lines, so it is one raw-HTML block.
 
-    Columns: the claim (id linking to its check, chapter, kind), statement with source (and the
-    explanation of a claim that did not pass), the paper's value, the check with its revisions,
-    then measured value (seed statistics, artifact) and verdict at ``ci`` and at ``full`` scale.
+    Columns (:data:`COLUMNS`, widths fixed so that a laptop's window shows them all): the claim
+    (id linking to its check, chapter, kind), statement with source (clamped to a few lines that
+    ``_static/nlcl.js`` expands on click; the explanation of a claim that did not pass below it),
+    the paper's value, the check with its revisions, then per profile (``ci``, paper scale
+    ``full``) the verdict with the measured value, seed statistics and artifact below it.
     """
 
     def options(key: str, values: Sequence[str]) -> str:
@@ -309,12 +318,14 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
     )
     head = (
         "<tr>"
-        + "".join(f'<th rowspan="2" data-nlcl-sort="{i}">{c}</th>' for i, c in enumerate(COLUMNS[:4]))
-        + "".join(f'<th colspan="2" class="nlcl-profile">at <code>{p}</code> scale</th>' for p in PROFILES)
-        + "</tr><tr>"
-        + "".join(f'<th data-nlcl-sort="{4 + i}">{c}</th>' for i, c in enumerate(COLUMNS[4:]))
+        + "".join(f'<th data-nlcl-sort="{i}">{c}</th>' for i, c in enumerate(COLUMNS[:4]))
+        + "".join(
+            f'<th data-nlcl-sort="{4 + i}" class="nlcl-profile">{_PROFILE_HEADINGS.get(p, _e(p))}</th>'
+            for i, p in enumerate(PROFILES)
+        )
         + "</tr>"
     )
+    cols = "".join(f'<col style="width: {w}">' for w in _WIDTHS)
     body = []
     for r in rows:
         data = {
@@ -334,10 +345,11 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
             f'<td data-sort="{_e(r["id"])}"><a href="{_e(r["href"])}"><code>{_e(r["id"])}</code></a>'
             f'<br><span class="nlcl-chapter">{_e(r["chapter"])}</span>'
             f'<br><span class="nlcl-kind">kind: {_e(r["kind"])}</span></td>'
-            f'<td class="mathjax_process">{_math(r["statement"])} <span class="nlcl-source">({_e(r["source"])})</span>{note}</td>'
+            f'<td class="nlcl-statement mathjax_process"><div class="nlcl-clamp">{_math(r["statement"])} '
+            f'<span class="nlcl-source">({_e(r["source"])})</span></div>{note}</td>'
             f'<td class="mathjax_process">{_e(_fmt(r["expected"]))}</td>'
             f'<td data-sort="{_e(r["tolerance"])}">{_e(_fmt(r["tolerance"]))}{_revisions(r["revised"])}</td>'
-            + "".join(_verdict_cells(r, p) for p in PROFILES)
+            + "".join(_verdict_cell(r, p) for p in PROFILES)
             + "</tr>"
         )
     filters = (
@@ -354,7 +366,7 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
         f'<div class="nlcl-filters">{filters}</div>'
         f'<p class="nlcl-shown" aria-live="polite">{len(rows)} of {len(rows)} claims shown</p>'
         '<div class="nlcl-table-wrap"><table class="nlcl-claims">'
-        f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table></div></div>"
+        f"<colgroup>{cols}</colgroup><thead>{head}</thead><tbody>{''.join(body)}</tbody></table></div></div>"
     )
 
 

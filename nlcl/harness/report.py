@@ -18,10 +18,12 @@ from nlcl.harness.claim_display import status_badge
 from nlcl.harness.paper_scale import load_full_records, stale_records
 from nlcl.harness.verdicts import is_finite
 
-__all__ = ["REPORT_MARKER", "merge_full", "published_verdict", "write_report"]
+__all__ = ["HEADLINE_MARKER", "REPORT_MARKER", "merge_full", "published_verdict", "write_report"]
 
 
 REPORT_MARKER = "<!-- nlcl:claims-report -->"
+#: Where the headline (the counts) goes, when the template has it; else it opens the report.
+HEADLINE_MARKER = "<!-- nlcl:claims-headline -->"
 _STATUSES = ("pass", "fail", "not-reproduced", "invalid", "not-gated")
 
 
@@ -49,7 +51,7 @@ def _fmt_seeds(r: dict[str, Any]) -> str:
         return f"{', '.join(map(str, s['values']))} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
     text = f"{s['mean']:.4g} ± {s['std']:.2g} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
     if s.get("margin_within_spread"):
-        text += " ⚠️ margin < spread"
+        text += " ⚠ margin < spread"
     return text
 
 
@@ -112,9 +114,9 @@ def write_report(
     sweeps_dir: Path | None = None,
 ) -> dict[str, int]:
     """Write the reproducibility report into ``template`` at :data:`REPORT_MARKER`: a headline
-    counting reproductions only, a table of reproductions (ci verdict, seed statistics, paper-scale
-    verdict), a table of checks, the explanations (scope, stale ones flagged), tolerance revisions,
-    ci/full differences, verdicts across base seeds and per-chapter run time. ``full_dir`` defaults
+    counting reproductions only (at :data:`HEADLINE_MARKER` where the template has one), a table
+    of reproductions (ci verdict, seed statistics, paper-scale verdict), a table of checks, the
+    explanations (scope, stale ones flagged), tolerance revisions, ci/full differences, verdicts across base seeds and per-chapter run time. ``full_dir`` defaults
     to ``<repository>/results/claims-full``, ``sweeps_dir`` to ``<repository>/results/seed-sweeps``. Returns the counts per ci status (reproductions only),
     plus ``checks`` and ``reproduced`` (the published verdicts).
     """
@@ -218,6 +220,9 @@ def write_report(
                 f"| {{doc}}`{name}` | `{t['profile']}` | {t['seconds']:.1f} s | {'ok' if t['ok'] else 'failed'} |"
             )
     text = template.read_text()
+    if HEADLINE_MARKER in text:  # the headline at the top of the page, the tables further down
+        text = text.replace(HEADLINE_MARKER, lines[0])
+        lines = lines[2:]
     body = "\n".join(lines)
     text = text.replace(REPORT_MARKER, body) if REPORT_MARKER in text else text + "\n\n" + body + "\n"
     destination.parent.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,7 @@ def test_fail_not_reproduced_and_required(tmp_path):
         "d": ("fail", False),
     }
     assert [r["id"] for r in reg.failed_required()] == ["a"]
-    assert "❌ fail" in reg.table_markdown() and "(info)" in reg.table_markdown()
+    assert "✗ fail" in reg.table_markdown() and "(info)" in reg.table_markdown()
 
 
 def test_declaration_errors(tmp_path):
@@ -144,7 +144,7 @@ def test_measure_twice_is_an_error(tmp_path):
 
 
 def test_status_badge():
-    assert status_badge("pass") == "✅ pass"
+    assert status_badge("pass") == "✓ pass"
     assert status_badge("not-reproduced", required=False).endswith("(info)")
 
 
@@ -208,7 +208,7 @@ def test_nan_and_inf_are_invalid_and_fail_the_run(tmp_path):
     reg.declare("c", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, float("nan"), 2.0])
     assert [r["status"] for r in reg.records] == ["invalid"] * 3
     assert {r["id"] for r in reg.failed_required()} == {"a", "b", "c"}
-    assert "⛔ invalid" in reg.table_markdown()
+    assert "⊘ invalid" in reg.table_markdown()
 
 
 def test_passing_claim_with_explanation_is_reproduced_and_stale(tmp_path):
@@ -346,8 +346,8 @@ def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
     reg.declare("fig8-relu", source="s", statement="s", check=at_least(1)).measure(2)
     monkeypatch.setattr(claim_display, "_in_notebook", lambda: False)
     reg.declare("other", source="s", statement="s", check=at_least(1)).measure(2)
-    assert shown[0].startswith('<span id="claim-fig8-relu"></span>✅ pass')
-    assert shown[1].startswith("✅ pass")
+    assert shown[0].startswith('<span id="claim-fig8-relu"></span>✓ pass')
+    assert shown[1].startswith("✓ pass")
 
 
 def test_show_claim_prints_verdict_seeds_and_note(capsys):
@@ -374,7 +374,7 @@ def test_show_claim_prints_verdict_seeds_and_note(capsys):
     }
     show_claim(rec)
     out = capsys.readouterr().out
-    assert out.startswith("⚠️ not reproduced — **x** (s): st. Check: > 0; measured: 0.007.")
+    assert out.startswith("⚠ not reproduced — **x** (s): st. Check: > 0; measured: 0.007.")
     assert (
         "Over 3 seeds: 0.01 ± 0.02, holds on 33% (r)." in out
         and "**Not reproduced** (profile ci). why" in out
@@ -432,7 +432,7 @@ def test_timing_claim_is_not_gated_beside_other_chapters(tmp_path, monkeypatch):
     other = reg.declare("other", source="s", statement="s", check=greater_than(1.0))
     assert other.measure(0.5)["status"] == "fail"  # not a timing claim: gated as always
     assert [r["id"] for r in reg.failed_required()] == ["nan", "other"]
-    assert "⏱️ not gated" in reg.table_markdown() and status_badge("not-gated", False).endswith("(info)")
+    assert "◷ not gated" in reg.table_markdown() and status_badge("not-gated", False).endswith("(info)")
     # alone (nlcl run, nlcl book --jobs 1) the same claim is decided as usual
     monkeypatch.setenv(verdicts.CONCURRENT_ENV, "0")
     alone = registry(tmp_path / "alone")

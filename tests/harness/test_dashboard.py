@@ -129,6 +129,28 @@ def test_dashboard_html_rows_filters_and_missing_fields():
     assert "why</summary>Only 0.07" in out
 
 
+def test_dashboard_table_fits_a_laptop_window():
+    """Six columns of fixed widths; per profile the verdict first, the measured value under it;
+    statements in a clamp box that the page script expands."""
+    out = dashboard_html(claim_rows(RECORDS, ORDER))
+    assert len(dashboard.COLUMNS) == 6 and out.count("<col ") == 6
+    widths = re.findall(r'<col style="width: (\d+)%">', out)
+    assert sum(map(int, widths)) == 100
+    head = out.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<tr>") == 1 and head.count("data-nlcl-sort=") == 6
+    assert "verdict at <code>ci</code>" in head and "verdict at paper scale (<code>full</code>)" in head
+    row = out.split('<tr data-paper="Tian 2023"')[1].split("</tr>")[0]
+    assert '<div class="nlcl-clamp">At least \\(8\\) maxima.' in row
+    cells = row.split("<td")[1:]
+    assert [c.split('class="')[1].split('"')[0] for c in cells[4:]] == ["nlcl-verdict"] * 2
+    ci = cells[4]
+    assert ci.index('nlcl-status nlcl-pass">pass<') < ci.index('title="measured">9<')
+    assert 'data-sort="0"' in ci  # verdicts sort in STATUS_LABELS order
+    assert cells[5].startswith(' class="nlcl-verdict" data-sort="">—')  # not run at full scale
+    full = out.split('data-chapter="renli-simulation"')[1].split("</tr>")[0]
+    assert 'nlcl-status nlcl-fail">fail<' in full and "results/renli-full.json" in full
+
+
 def test_dashboard_html_escapes():
     out = dashboard_html(claim_rows([_record("x", statement="a <b> & c")]))
     assert "a &lt;b&gt; &amp; c" in out

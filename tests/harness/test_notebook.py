@@ -121,7 +121,7 @@ def test_write_report(tmp_path):
     )
     text = (tmp_path / "out.md").read_text()
     assert (counts["pass"], counts["fail"], counts["not-reproduced"]) == (1, 0, 1)
-    assert "| `a` | {doc}`ch` | Tian 2023 |" in text and "✅ pass" in text
+    assert "| `a` | {doc}`ch` | Tian 2023 |" in text and "✓ pass" in text
     assert "because" in text and "1.5 s" in text and report.REPORT_MARKER not in text
 
 
@@ -453,7 +453,7 @@ def test_build_book_site_and_report(tmp_path, monkeypatch):
     assert (root / "_build" / "html" / "index.html").is_file()
     assert (root / "_build" / "html" / "book" / "tiny-chapter.html").is_file()
     report = (root / "_build" / "staging" / "book" / "reproducibility.md").read_text()
-    assert "`tiny-n`" in report and "✅ pass" in report
+    assert "`tiny-n`" in report and "✓ pass" in report
     timings = json.loads((root / "_build" / "timings.json").read_text())
     assert timings["tiny-chapter"]["ok"] is True
     # The chapter's source is staged next to its notebook only as the page's .py download.

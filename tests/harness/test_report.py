@@ -72,6 +72,22 @@ def test_report_has_reproductions_and_checks_tables_and_counts_reproductions_onl
     assert "not run at paper scale" in text and report.REPORT_MARKER not in text
 
 
+def test_report_headline_at_its_marker(tmp_path):
+    template = tmp_path / "t.md"
+    template.write_text(
+        f"# Report\n\nIntro.\n\n{report.HEADLINE_MARKER}\n\nDashboard.\n\n{report.REPORT_MARKER}\n"
+    )
+    report.write_report([rec("a"), rec("b", kind="check")], {}, template, tmp_path / "out.md", ["ch"])
+    text = (tmp_path / "out.md").read_text()
+    assert report.HEADLINE_MARKER not in text and report.REPORT_MARKER not in text
+    assert text.count("**1 reproductions**") == 1
+    assert text.index("Intro.") < text.index("**1 reproductions**") < text.index("Dashboard.")
+    assert text.index("Dashboard.") < text.index("## Reproductions")
+    # Without the marker the headline opens the report, as before.
+    _, plain = make_report(tmp_path, [rec("a")])
+    assert plain.index("**1 reproductions**") < plain.index("## Reproductions")
+
+
 def test_report_flags_stale_explanation_and_revisions(tmp_path):
     rev = [{"from": "≤ 0.01", "to": "≤ 0.05", "reason": "seen 0.031", "date": "2026-11-23"}]
     records = [rec("a", note="old why", note_stale=True), rec("b", revised=rev)]
@@ -143,7 +159,7 @@ def test_report_paper_scale_verdict_beside_ci(tmp_path):
     records = [rec("a", status="not-reproduced", note="ci too small"), rec("b"), rec("c", chapter="other")]
     counts, text = make_report(tmp_path, records, full=tmp_path / "full")
     assert counts["reproduced"] == 3 and counts["pass"] == 2
-    assert "✅ pass (ci caveat)" in text and "## Where ci and paper scale differ" in text
+    assert "✓ pass (ci caveat)" in text and "## Where ci and paper scale differ" in text
     assert "`results/claims-full/ch.json`" in text and "`f00`" in text
     merged = report.merge_full(records, paper_scale.load_full_records(tmp_path / "full"))
     assert merged[0]["full"]["status"] == "pass" and "full" not in merged[2]
@@ -280,7 +296,7 @@ def test_report_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
     counts, text = make_report(tmp_path, records)
     assert counts["not-gated"] == 1 and counts["fail"] == 0 and counts["pass"] == 1
     assert "1 fail" not in text and "1 timing claim not gated (see below)" in text
-    assert "| ⏱️ not gated (check gave fail, not gated) |" in text
+    assert "| ◷ not gated (check gave fail, not gated) |" in text
     section = text[text.index("## Timing claims not gated in this build") :]
     assert "`t`" in section and "measured 1.29" in section and note in section
     assert report.published_verdict(records[1]) == "not-gated"
