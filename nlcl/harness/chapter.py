@@ -316,6 +316,8 @@ class Run:
             raise _claims.ClaimsFailed(f"chapter {self.chapter!r}: " + " | ".join(problems))
 
     def _display(self, record: dict[str, Any]) -> None:
+        from nlcl.core import numerics
+
         params = ", ".join(f"{k}={v!r}" for k, v in record["parameters"].items())
         versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
         text = "\n".join(
@@ -335,6 +337,7 @@ class Run:
                 f"| seed | {record['seed']} |",
                 f"| device | {record['device']} |",
                 f"| versions | {versions} |",
+                f"| numerics | {numerics.describe(record['numerics'])} |",
                 f"| date (UTC) | {record['date']} |",
                 f"| wall time | {record['wall_time_s']:.1f} s |",
             ]

@@ -47,6 +47,7 @@ def save_full_record(
         "commit": prov.get("commit"),
         "date": prov.get("date"),
         "device": prov.get("device"),
+        "numerics": prov.get("numerics"),
         "wall_time_s": prov.get("wall_time_s"),
         "parameters": prov.get("parameters"),
         "chapter_sha256": prov.get("chapter_sha256"),

@@ -1,7 +1,8 @@
 """Where things live (repository root, build directory) and what produced a result (provenance).
 
 Provenance is the record every chapter ends with and every results artifact carries: commit,
-profile, parameters, device, library versions, date and wall time.
+profile, parameters, device, library versions, the numeric environment (CPU, torch's kernels and
+threads, MKL's code path: :mod:`nlcl.core.numerics`), date and wall time.
 """
 
 from __future__ import annotations
@@ -159,16 +160,21 @@ def print_stale(directory: str | os.PathLike, stale: Mapping[str, str]) -> int:
 def collect(
     *, profile: str, params: dict[str, Any], device: str, commit: str | None = None, **extra: Any
 ) -> dict[str, Any]:
-    """A provenance record: commit, profile, parameters, device, versions, date (UTC), extras.
+    """A provenance record: commit, profile, parameters, device, versions, numeric environment
+    (``numerics``: :func:`nlcl.core.numerics.environment`, which decides where the numbers are
+    bitwise reproducible), date (UTC), extras.
 
     ``commit`` defaults to :func:`git_commit`; pass it when already known to skip the git call.
     """
+    from nlcl.core import numerics
+
     return {
         "commit": commit if commit is not None else git_commit(),
         "profile": profile,
         "parameters": params,
         "device": device,
         "versions": library_versions(),
+        "numerics": numerics.environment(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),
         **extra,

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nlcl.core import numerics as _numerics
+
 __all__ = [
     "SWEEP_DIR",
     "DEFAULT_SEEDS",
@@ -46,9 +48,11 @@ def record_from_points(
     commit: str | None,
     profile: str,
     seconds: float,
+    numerics: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The committed record of one seed sweep, from the sweep's point results (``SweepResult.points``);
-    ``seconds`` is the sum of the points' chapter run times."""
+    ``seconds`` is the sum of the points' chapter run times; ``numerics`` the numeric environment
+    the chapters ran in (default: this process's, which the sweep's kernels inherit)."""
     rows, errors = [], {}
     for p in sorted(points, key=lambda p: p["params"]["seed"]):
         seed = int(p["params"]["seed"])
@@ -73,6 +77,7 @@ def record_from_points(
         "commit": commit,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "points_time_s": round(float(seconds), 1),
+        "numerics": dict(numerics) if numerics is not None else _numerics.environment(),
         "errors": errors,
         "rows": rows,
     }

@@ -79,3 +79,25 @@ def test_stale_sources_and_print_stale(one_chapter_repo, capsys):
     assert "stale: out/ch.json: book/ch.py changed since the sweep" in capsys.readouterr().out
     assert provenance.print_stale("out", {}) == 0
     assert "out: every record is current" in capsys.readouterr().out
+
+
+def test_every_record_names_its_numeric_environment(tmp_path):
+    """Provenance, paper-scale and seed-sweep records carry nlcl.core.numerics.environment()
+    (issue 29): CPU, torch's kernels and threads, MKL's code path."""
+    import json
+
+    from nlcl.harness import paper_scale, seed_sweeps
+
+    rec = provenance.collect(profile="full", params={}, device="cpu", commit="abc")
+    env = rec["numerics"]
+    assert {"cpu", "torch_capability", "torch_threads", "mkl", "portable", "mode"} <= set(env)
+    claims = tmp_path / "claims.json"
+    claims.write_text(json.dumps([{"id": "c", "profile": "full", "status": "pass"}]))
+    prov = tmp_path / "provenance.json"
+    prov.write_text(json.dumps(rec))
+    full = paper_scale.save_full_record("ch", claims, prov, tmp_path / "out.json")
+    assert full["numerics"] == env
+    sweep = seed_sweeps.record_from_points(
+        "ch", [], chapter_sha256="x", commit="abc", profile="ci", seconds=1.0
+    )
+    assert sweep["numerics"]["cpu"] == env["cpu"]

@@ -11,7 +11,8 @@
     this machine (MKL's CNR branches emulate the CPUs it would pick them on; ATen's capability the
     torch kernels), each in a fresh process. The tolerance for a run on a path other than the
     portable one is derived from it, by the rule declared here before the measurement:
-    ``tol = 3·√2·sd``, sd the standard deviation (ddof 1) of the score over the paths: a difference
+    ``tol = 3·√2·sd``, sd the standard deviation (ddof 1) of the score over the distinct outcomes of
+    the paths (paths with bitwise equal scores count once): a difference
     of two single runs on different paths stays within three standard deviations of such a
     difference.
 
@@ -149,16 +150,31 @@ def make_spread() -> dict:
     for name, extra in PATHS.items():
         paths[name] = {"env": extra, **_in_fresh_process(extra, "cell_scores")}
         print(name, {k: round(v, 4) for k, v in paths[name]["scores"].items()}, flush=True)
-    stats = {}
-    for s in paths["native"]["scores"]:
-        vals = [p["scores"][s] for p in paths.values()]
+    return _write_spread(paths)
+
+
+def spread_stats(paths: dict) -> dict:
+    """Per score: min, max, sd (ddof 1) and ``tol = 3·√2·sd`` over the *distinct* outcomes of the
+    paths: paths that gave bitwise the same scores (e.g. ``native`` and ``mkl-avx512`` on an AVX-512
+    CPU) are one draw, not two (a correction made while the first spread run was still running,
+    before any of its statistics were seen)."""
+    outcomes = {json.dumps(p["scores"], sort_keys=True): p["scores"] for p in paths.values()}
+    draws = list(outcomes.values())
+    stats = {"distinct_outcomes": len(draws)}
+    for s in draws[0]:
+        vals = [d[s] for d in draws]
         mean = sum(vals) / len(vals)
         sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1))
         stats[s] = {"min": min(vals), "max": max(vals), "sd": sd, "tol": 3 * math.sqrt(2) * sd}
+    return stats
+
+
+def _write_spread(paths: dict) -> dict:
+    stats = spread_stats(paths)
     rec = {
         **_stamp(),
         "made_with": "python tests/numerics/record.py spread",
-        "rule": "tol = 3*sqrt(2)*sd over the paths (declared before the measurement)",
+        "rule": "tol = 3*sqrt(2)*sd over the distinct outcomes of the paths (declared before the measurement)",
         "paths": paths,
         "stats": stats,
     }
@@ -168,6 +184,9 @@ def make_spread() -> dict:
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else ""
-    if what not in ("reference", "spread"):
-        sys.exit("usage: python tests/numerics/record.py reference|spread")
-    make_reference() if what == "reference" else make_spread()
+    if what not in ("reference", "spread", "restat"):
+        sys.exit("usage: python tests/numerics/record.py reference|spread|restat")
+    if what == "restat":  # the statistics again from the recorded paths (after a rule correction)
+        _write_spread(json.loads(SPREAD.read_text())["paths"])
+    else:
+        make_reference() if what == "reference" else make_spread()
