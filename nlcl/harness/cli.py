@@ -289,6 +289,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_book_arguments(args: argparse.Namespace) -> None:
+    """``nlcl book``'s usage errors (profile, jobs, unknown ``--only`` chapters), found at once."""
+    from nlcl.core.validate import choice, positive_int
+    from nlcl.harness.notebook import ChapterNotFound, chapters
+    from nlcl.harness.spec import PROFILES
+
+    choice("profile", args.profile, PROFILES)
+    positive_int("jobs", args.jobs)
+    if args.only:
+        todo = chapters()
+        unknown = [c for c in args.only if c not in todo]
+        if unknown:
+            raise ChapterNotFound(f"unknown chapters {unknown}; available: {', '.join(todo)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``nlcl`` console script."""
     try:
@@ -303,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_bench(args)
         if args.command == "sweep":
             return _cmd_sweep(args)
+        _check_book_arguments(args)  # usage errors before the site machinery (torch, seaborn) loads
         from nlcl.harness.site import build_book
 
         return build_book(profile=args.profile, jobs=args.jobs, only=args.only, site=not args.no_site)

@@ -193,7 +193,15 @@ def coerce_parameters(
     """
     _spec.check_names(list(raw), params, chapter)
     parsed = {k: _spec.parse_value(params[k], v) for k, v in raw.items()}
-    return _spec.check_values(parsed, params, chapter)
+    values = _spec.check_values(parsed, params, chapter)
+    device = values.get("device")
+    if isinstance(device, str) and device.split(":")[0] == "cuda":
+        why = cuda_unavailable()
+        if why:
+            raise ParameterError(
+                f"device={device!r} but CUDA is not available here ({why}); use 'cpu' or 'auto'"
+            )
+    return values
 
 
 def check_output(path: str | Path) -> Path:
@@ -320,6 +328,28 @@ def prepare(
     values = coerce_parameters(raw, declared, path.stem)
     values.setdefault("profile", "ci")
     return path, values
+
+
+def cuda_unavailable() -> str | None:
+    """Why CUDA cannot work here, found without importing torch (so a usage error answers at once);
+    None where it may (then the chapter's :func:`nlcl.get_device` decides)."""
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "torch is not installed"
+    if "+cpu" in version:
+        return f"torch {version} is a CPU-only build"
+    if sys.platform == "darwin":
+        return "macOS has no CUDA"
+    if sys.platform.startswith("linux") and not (
+        any(Path("/dev").glob("nvidia[0-9]*"))
+        or Path("/proc/driver/nvidia").exists()
+        or Path("/dev/dxg").exists()
+    ):
+        return "no NVIDIA device: no /dev/nvidia* and no driver in /proc/driver/nvidia"
+    return None
 
 
 def _read_claims(run_dir: Path, chapter: str) -> list[dict[str, Any]]:

@@ -165,11 +165,9 @@ def run_sweep(
     ``LocalCluster`` of ``workers`` single-threaded processes (default: one per core). ``out``:
     the sweep folder (default ``sweeps/<chapter>/<hash of the grid and profile>``).
     """
-    from tqdm.auto import tqdm
-
     from nlcl.core.validate import choice
     from nlcl.harness import notebook, provenance
-    from nlcl.harness.chapter import PROFILES
+    from nlcl.harness.spec import PROFILES
 
     choice("profile", profile, PROFILES)
     root = Path(root or provenance.repo_root()).resolve()
@@ -216,6 +214,8 @@ def run_sweep(
                 ): key
                 for key, params in todo
             }
+            from tqdm.auto import tqdm
+
             with tqdm(total=len(futures), desc=f"sweep {path.stem}", unit="pt", disable=not progress) as bar:
                 for fut in as_completed(futures):
                     key = futures[fut]
