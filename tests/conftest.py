@@ -39,6 +39,6 @@ def one_chapter_repo(tmp_path, monkeypatch):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "numerics: compares numbers with committed ones or across numeric paths (issue 29); .ci/run's "
+        "numerics: compares numbers computed in this process with committed ones (issue 29); .ci/run's "
         "numerics stage runs these again under other MKL code paths",
     )

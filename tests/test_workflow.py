@@ -16,7 +16,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
-STAGES = ("setup", "test", "book", "linkcheck", "browser")
+STAGES = ("setup", "test", "numerics", "book", "linkcheck", "browser")
 
 
 def _workflow() -> dict:

@@ -63,7 +63,7 @@ KERNEL_VARS = (
 def clean_env(extra: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARS}
     env.update(extra)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "oracle"), str(HERE)])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE.parent / "oracle"), str(HERE)])
     return env
 
 

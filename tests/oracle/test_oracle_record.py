@@ -3,14 +3,14 @@
 Fast: the record is what ``compare_oracle.py`` builds from the committed runs (oracle:
 ``results/tian-tokens-oracle-runs.jsonl``; nlcl: ``results/tian-tokens-oracle-nlcl-runs.json``),
 the rule is applied as stated, and the verdicts are the ones the token chapter reports.
-Slow: re-training one oracle run and one nlcl cell reproduces the committed numbers.
+Slow: re-training one oracle run and one nlcl cell reproduces the portable reference bitwise and the
+committed numbers within the measured cross-path tolerance (issue 29).
 """
 
 import json
 import math
 
 import pytest
-import torch
 from compare_oracle import CACHE, NLCL, RECORD, build
 from run_oracle_grid import BOLD, GRID
 
@@ -49,44 +49,52 @@ def test_record_covers_the_grid_and_applies_the_rule():
 
 
 @pytest.mark.slow
+@pytest.mark.numerics
 def test_one_oracle_run_and_one_nlcl_cell_reproduce_the_record():
-    """Determinism: the oracle's seed-0 run of the quadratic/BN-mean/x² cell (about 1-2 minutes on
-    one thread) and nlcl's runs of that cell give the committed numbers."""
-    from released_trainer import OracleConfig, train_and_score
-    from score_nlcl_runs import CONFIG
+    """Determinism across machines (issue 29): the oracle's seed-0 run of the quadratic/BN-mean/x²
+    cell and nlcl's first two runs of that cell (5,000 steps; about a minute on one thread).
 
-    from nlcl.tian.token_grid import TokenRun, train_token_runs
+    On the portable numeric path (the suite's default: any x86-64 CPU with AVX2, this torch, one
+    thread) they equal ``results/numerics-reference.json`` bitwise. On any other path (an explicit
+    ``MKL_CBWR``, ``NLCL_NUMERICS=native`` on a CPU whose native path differs) a single 5,000-step
+    run is chaotic in the last bits, so it is compared with the reference within the tolerance
+    measured across nine numeric paths on one machine (``results/numerics-spread.json``, rule
+    ``3·√2·sd`` declared in ``tests/numerics/record.py``). The committed comparison record was
+    trained on its author's CPU, whose path it does not name: its runs of this cell must lie within
+    the same tolerance of the fresh run, like a run on any other path.
+    """
+    import sys
+    from pathlib import Path
 
-    torch.set_num_threads(1)
-    loss, bn, act = BOLD[0]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "numerics"))
+    from record import REFERENCE, SPREAD, cell_scores
+
+    from nlcl.core import numerics
+
+    reference = json.loads(REFERENCE.read_text())
+    tol = {s: v["tol"] for s, v in json.loads(SPREAD.read_text())["stats"].items() if isinstance(v, dict)}
+    fresh = cell_scores()
+    env, ref_env = fresh["numerics"], reference["numerics"]
+    assert ref_env["portable"] and not reference["commit"].endswith("+dirty")
+    assert fresh["cell"] == reference["cell"] and fresh["nlcl_seeds"] == reference["nlcl_seeds"]
+    bitwise = numerics.on_portable_path(env) and numerics.same_numbers(env, ref_env, numpy=False)
+    for s, want in reference["scores"].items():
+        got = fresh["scores"][s]
+        if bitwise:
+            assert got == want, (s, got, want)
+        else:
+            assert abs(got - want) <= tol[s], (s, got, want, tol[s], numerics.describe(env))
+    loss, bn, act = fresh["cell"]
     committed = next(
         r for r in _oracle_runs() if (r["loss"], r["bn"], r["activation"], r["seed"]) == (loss, bn, act, 0)
     )
-    out = train_and_score(OracleConfig(activation=act, loss=loss, bn=bn, seed=0))
-    assert out["chi_plus"] == pytest.approx(committed["chi_plus"], abs=1e-6)
-    assert out["chi_minus"] == pytest.approx(committed["chi_minus"], abs=1e-6)
+    for s in ("chi_plus", "chi_minus"):
+        assert abs(committed[s] - fresh["scores"][f"oracle_{s}"]) <= tol[f"oracle_{s}"], s
     nlcl = json.loads(NLCL.read_text())
     rows = [r for r in nlcl["runs"] if (r["loss"], r["bn"], r["activation"]) == (loss, bn, act)][:2]
-    c = CONFIG
-    runs = [
-        TokenRun(act, loss, bn, c["beta"], c["P"], c["zeta"], r["seed"], lr=c["lr"], tau=c["tau"])
-        for r in rows
-    ]
-    table = train_token_runs(
-        runs,
-        c["steps"],
-        batch_size=c["batch_size"],
-        momentum=c["momentum"],
-        weight_decay=c["weight_decay"],
-        K=c["K"],
-        n_tokens=c["n_tokens"],
-        G=c["G"],
-        n_fixed=c["n_fixed"],
-        out_dim=c["out_dim"],
-    ).table
-    for r, (_, t) in zip(rows, table.iterrows()):
-        for key in ("chi_plus", "chi_minus", "chi_plus_released", "chi_minus_released"):
-            assert t[key] == pytest.approx(r[key], abs=1e-5), key
+    for i, r in enumerate(rows):
+        for s in ("chi_plus", "chi_minus", "chi_plus_released", "chi_minus_released"):
+            assert abs(r[s] - fresh["scores"][f"nlcl_{s}_{i}"]) <= tol[f"nlcl_{s}_{i}"], (i, s)
 
 
 def _cell(d_plus, tol_plus, d_minus, tol_minus):
