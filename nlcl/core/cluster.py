@@ -16,7 +16,26 @@ from typing import Any
 
 from nlcl.core.validate import ParameterError, positive_int
 
-__all__ = ["dask_client", "set_worker_threads"]
+__all__ = ["WORKER_THREADS_ENV", "dask_client", "set_worker_threads", "worker_threads"]
+
+#: Torch threads per Dask worker process, when set (``nlcl book`` sets it to a chapter's per-slot
+#: share of the cores when it gives the chapter more worker processes).
+WORKER_THREADS_ENV = "NLCL_WORKER_THREADS"
+
+
+def worker_threads(default: int) -> int:
+    """Torch threads of each worker process of a local cluster: :data:`WORKER_THREADS_ENV` when set,
+    else ``default`` (the token grid's: this process's threads shared among its workers). ``nlcl
+    book`` sets the variable to the threads the chapter has in one process, so that the number of
+    workers it gives a chapter never changes the thread count a task computes with, hence never the
+    numbers (a token-grid stack is bitwise the same in a worker and in one process with as many
+    threads)."""
+    raw = os.environ.get(WORKER_THREADS_ENV, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ParameterError(f"{WORKER_THREADS_ENV}={raw!r} must be a positive integer")
+    return int(raw)
 
 
 def set_worker_threads(threads: int) -> int:

@@ -78,8 +78,8 @@ def _kernel_manager_class(log_path: Path, cwd: Path, env: dict[str, str] | None 
     """A kernel manager whose kernel starts in ``cwd`` and writes its own stderr (jupyter's logging,
     e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path``, not the terminal; cell
     output travels through messages, unaffected. The directory is the kernel's only: papermill's
-    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads. ``env``
-    adds variables to this kernel's environment only (not this process's), for the same reason."""
+    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads; ``env``
+    is added to this kernel's environment only, for the same reason."""
     from jupyter_client.manager import AsyncKernelManager
 
     class _KernelManager(AsyncKernelManager):
@@ -383,9 +383,8 @@ def run_chapter(
     ``run_dir`` (default: a new folder under ``runs/<chapter>/``) is emptied and receives the run
     record, claims and provenance; the notebook goes to ``output`` (default: ``<run_dir>/notebook.ipynb``).
     Returns a :class:`ChapterResult`; a chapter that raised (including failed required claims)
-    gives ``ok=False`` with the failing code cell's number and the error text. ``env``: variables
-    added to the kernel's environment (``nlcl book`` sets ``NLCL_CONCURRENT`` and thread counts).
-    """
+    gives ``ok=False`` with the failing code cell's number and the error text. ``env``: added to
+    the kernel's environment (``nlcl book``: ``NLCL_CONCURRENT``, worker threads)."""
     root = (root or provenance.repo_root()).resolve()
     path, values = prepare(chapter, parameters, profile, root)
     out = check_output(output) if output else None

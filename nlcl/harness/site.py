@@ -73,8 +73,8 @@ def _chapter_env(task, jobs: int, n_chapters: int, threads: int) -> dict[str, st
     """The kernel environment of one chapter of the book: whether other chapters may run beside it
     (``NLCL_CONCURRENT``: timing claims are then shown, not gated) and, for a chapter given several
     slots, the torch threads of each of its workers (those of one slot, as in one process)."""
+    from nlcl.core.cluster import WORKER_THREADS_ENV
     from nlcl.harness.verdicts import CONCURRENT_ENV
-    from nlcl.tian.token_grid import WORKER_THREADS_ENV
 
     alone = n_chapters == 1 or task.slots >= jobs  # nothing else can hold a slot meanwhile
     env = {CONCURRENT_ENV: "0" if alone else "1"}

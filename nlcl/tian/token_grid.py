@@ -9,7 +9,6 @@ them in stacks of equal M = βP (vectorized over runs; optionally in worker proc
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from nlcl.core.cluster import worker_threads
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
@@ -35,12 +35,10 @@ __all__ = [
     "SIGN_SYMMETRIC",
     "TokenRun",
     "TrainResult",
-    "WORKER_THREADS_ENV",
     "grid_parameters",
     "paper_grid",
     "runs_from_table",
     "train_token_runs",
-    "worker_threads",
 ]
 
 
@@ -152,12 +150,11 @@ def train_token_runs(
 
     ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
     processes (:func:`nlcl.core.cluster.dask_client`), each with ⌊threads / workers⌋ torch threads
-    (at least 1; ``NLCL_WORKER_THREADS`` sets it: :func:`worker_threads`), largest stacks first;
-    ``scheduler`` (an address) sends them to a running Dask cluster instead.  On a small CPU this
-    is faster than one process using all threads, because most operations of a step are too small
-    for intra-op parallelism.  A stack's result does not
-    depend on where it runs: with the same number of torch threads the numbers are bitwise those
-    of one process.
+    (at least 1; ``NLCL_WORKER_THREADS`` sets it: :func:`nlcl.core.cluster.worker_threads`),
+    largest stacks first; ``scheduler`` (an address) sends them to a running Dask cluster instead.
+    On a small CPU this is faster than one process using all threads, because most operations of a
+    step are too small for intra-op parallelism.  A stack's result does not depend on where it runs:
+    with the same number of torch threads the numbers are bitwise those of one process.
 
     ``record_every`` (steps) records training curves in ``TrainResult.curves``: at step 0 the
     untrained filters' χ̄± and the loss of the first minibatch; at every multiple s of
@@ -234,7 +231,7 @@ def train_token_runs(
 
             where = f"{workers} workers" if scheduler is None else f"scheduler {scheduler}"
             bar = tqdm(total=len(runs), desc=f"runs ({where})", unit="run")
-        threads = worker_threads(workers)
+        threads = worker_threads(max(1, torch.get_num_threads() // workers))
         with dask_client(scheduler, workers, threads) as client:
             # Longest stacks first (cost ~ R·(M + c)), so that no worker is left with a big one at the end.
             futures = {
@@ -265,26 +262,6 @@ def train_token_runs(
             .reset_index(drop=True)[["run", "step", "loss", "chi_plus", "chi_minus"]]
         )
     return TrainResult(table, weights, wall, len(runs) * steps / wall if wall > 0 else float("nan"), curves)
-
-
-#: Torch threads per Dask worker of the token grid, when set (``nlcl book`` sets it to a chapter's
-#: per-slot share of the cores when it gives the chapter more worker processes).
-WORKER_THREADS_ENV = "NLCL_WORKER_THREADS"
-
-
-def worker_threads(workers: int) -> int:
-    """Torch threads of each of ``workers`` Dask worker processes: :data:`WORKER_THREADS_ENV` when
-    set, else this process's threads shared among the workers (at least 1). ``nlcl book`` sets the
-    variable to the threads the chapter would train with in one process, so that the number of
-    workers it gives a chapter never changes the thread count a stack trains with, hence never the
-    numbers (a stack's result is bitwise the same in a worker and in one process with as many threads).
-    """
-    raw = os.environ.get(WORKER_THREADS_ENV, "").strip()
-    if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            raise ParameterError(f"{WORKER_THREADS_ENV}={raw!r} must be a positive integer")
-        return int(raw)
-    return max(1, torch.get_num_threads() // workers)
 
 
 def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from nlcl.core.cluster import dask_client, set_worker_threads
+from nlcl.core.cluster import WORKER_THREADS_ENV, dask_client, set_worker_threads, worker_threads
 from nlcl.core.validate import ParameterError
 
 
@@ -37,3 +37,18 @@ def test_dask_client_rejects_bad_input():
     with pytest.raises(ParameterError, match="scheduler"):
         with dask_client(scheduler="not an address"):
             pass
+
+
+def test_worker_threads_follow_nlcl_worker_threads(monkeypatch):
+    """nlcl book gives a chapter more worker processes only with as many torch threads each as the
+    chapter has in one process (NLCL_WORKER_THREADS), so the worker count never changes a token-grid
+    stack's thread count, hence its numbers (tests/tian/test_token_training.py:
+    test_train_token_runs_on_dask_workers_is_bitwise_one_process)."""
+    monkeypatch.delenv(WORKER_THREADS_ENV, raising=False)
+    assert worker_threads(3) == 3
+    monkeypatch.setenv(WORKER_THREADS_ENV, "4")
+    assert worker_threads(1) == 4
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(WORKER_THREADS_ENV, bad)
+        with pytest.raises(ParameterError, match="NLCL_WORKER_THREADS"):
+            worker_threads(2)

@@ -24,6 +24,7 @@ FULL = json.loads((ROOT / "results" / "book-full-bench-cpu.json").read_text())["
 def test_longest_first_by_the_timing_record():
     costs = {"a": 10.0, "b": 300.0, "c": 50.0, "d": 50.0}
     plan = make_plan(["a", "b", "c", "d"], costs, 2)
+    assert isinstance(plan, schedule.Plan) and plan.jobs == 2
     assert [t.chapter for t in plan.tasks] == ["b", "c", "d", "a"]  # ties keep the TOC order
     assert all(t.slots == 1 and t.parameters == {} for t in plan.tasks)
     assert plan.makespan == simulate(plan.tasks, 2) == 300.0
@@ -79,6 +80,13 @@ def test_simulate_waits_for_the_slots_a_chapter_holds():
     assert simulate(tasks, 2) == 16.0  # gang waits for a; b for gang
     with pytest.raises(ParameterError, match="3 slots of 2"):
         simulate([Task("x", 3, 1.0)], 2)
+
+
+def test_one_slot_seconds_counts_the_workers_a_chapter_had():
+    assert schedule.one_slot_seconds({"seconds": 12.5}) == 12.5
+    assert schedule.one_slot_seconds({"seconds": 100.0, "workers": 2}) == pytest.approx(178.0)
+    for bad in ({}, {"seconds": "x"}, {"seconds": 0.0}, {"seconds": float("nan")}, {"seconds": True}):
+        assert schedule.one_slot_seconds(bad) is None
 
 
 def test_load_costs_prefers_the_last_build_then_the_committed_record(tmp_path):

@@ -96,3 +96,12 @@ def test_margin_of_an_interval_is_the_distance_to_the_nearest_bound():
     assert seed_summary([1.0, 3.0], [True, False], rule, (2.5,))["margin"] == -0.5
     assert seed_summary([0.0, 1.0], [True, True], rule, (1.0, 0.0))["margin"] == 0.5
     assert "margin" not in seed_summary([0.0, 1.0], [True, True], rule, ("a", "b"))
+
+
+def test_not_gated_note_names_the_outcome_and_where_the_claim_is_decided():
+    note = verdicts.not_gated_note("fail")
+    assert "gave fail" in note and verdicts.CONCURRENT_ENV in note and "nlcl book --jobs 1" in note
+    assert verdicts.NOT_GATED == "not-gated"
+    assert verdicts.concurrent_run({"NLCL_CONCURRENT": "1"}) and not verdicts.concurrent_run(
+        {"NLCL_CONCURRENT": "0"}
+    )

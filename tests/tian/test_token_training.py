@@ -245,24 +245,3 @@ def test_sign_symmetric_scores_take_abs_cos_for_linear_and_quadratic():
     # x² with |cos| can only score higher (max |cos| >= max cos).
     assert quad.chi_plus_symmetric >= quad.chi_plus - 1e-12
     assert quad.chi_minus_symmetric >= quad.chi_minus - 1e-12
-
-
-def test_worker_threads_follow_nlcl_worker_threads(monkeypatch):
-    """nlcl book gives a chapter more worker processes only with as many torch threads each as the
-    chapter has in one process (NLCL_WORKER_THREADS), so the worker count never changes a stack's
-    thread count, hence its numbers (test_train_token_runs_on_dask_workers_is_bitwise_one_process)."""
-    from nlcl.tian import token_grid
-
-    monkeypatch.delenv(token_grid.WORKER_THREADS_ENV, raising=False)
-    old = torch.get_num_threads()
-    torch.set_num_threads(4)
-    try:
-        assert token_grid.worker_threads(2) == 2 and token_grid.worker_threads(8) == 1
-        monkeypatch.setenv(token_grid.WORKER_THREADS_ENV, "4")
-        assert token_grid.worker_threads(2) == 4 and token_grid.worker_threads(1) == 4
-    finally:
-        torch.set_num_threads(old)
-    for bad in ("0", "two", "-1"):
-        monkeypatch.setenv(token_grid.WORKER_THREADS_ENV, bad)
-        with pytest.raises(ParameterError, match="NLCL_WORKER_THREADS"):
-            token_grid.worker_threads(2)
