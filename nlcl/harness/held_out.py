@@ -1,0 +1,285 @@
+"""Held-out verdicts: the ci verdicts of record come from base seeds nobody developed a chapter at.
+
+Base seeds 0–4 are the **development set**: chapters were written, and claims revised, while their
+verdicts at those seeds were visible (``results/seed-sweeps/``), so "no required claim fails at
+seeds 0–4" is true by construction. The **held-out set** is the evidence, like a test set:
+
+* its seeds are drawn when the held-out run starts (``python -m nlcl.harness.held_out run``), at
+  random from :data:`DRAW_RANGE`, excluding the development seeds and every seed of an earlier
+  held-out set (``results/held-out/ledger.json``), so no document of the project names them before
+  they have been run;
+* the run executes every chapter's ``ci`` profile at each of them (``nlcl sweep``: one run folder
+  per point, on Dask) from a clean tree, and writes ``results/held-out/record.json`` (per chapter:
+  source hash, one row per seed and claim, errors) and appends the set to the ledger;
+* every run draws a new set: a chapter revised after a held-out run (its source hash differs from
+  the record's) is shown as revised after the run, and is decided again only at fresh seeds, never
+  at seeds its author has seen. The set of a run is thereby consumed.
+
+The verdict of record of a claim at ``ci`` (:func:`claim_verdicts`): ``pass`` when it passes at every
+held-out seed, ``fail`` when a required claim fails (or is invalid) at some seed, else the status it
+has at every seed, or ``mixed`` (with the counts). The reproducibility report's headline reads it
+(:func:`headline`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DEV_SEEDS",
+    "DRAW_RANGE",
+    "N_SEEDS",
+    "HELD_OUT_DIR",
+    "draw_seeds",
+    "used_seeds",
+    "load_ledger",
+    "load_record",
+    "build_record",
+    "claim_verdicts",
+    "revised_since",
+    "headline",
+    "main",
+]
+
+#: The development set: the base seeds chapters were written and revised at.
+DEV_SEEDS = (0, 1, 2, 3, 4)
+#: Held-out seeds are drawn from this half-open range (far from every seed a chapter derives from 0–4).
+DRAW_RANGE = (10_000, 1_000_000)
+#: Seeds per held-out run.
+N_SEEDS = 3
+HELD_OUT_DIR = Path("results") / "held-out"
+LEDGER = "ledger.json"
+RECORD = "record.json"
+
+
+def load_ledger(directory: Path) -> list[dict[str, Any]]:
+    """The held-out sets drawn so far (oldest first): seeds, date, commit, what they decided."""
+    path = Path(directory) / LEDGER
+    return json.loads(path.read_text())["sets"] if path.is_file() else []
+
+
+def used_seeds(ledger: Sequence[Mapping[str, Any]]) -> set[int]:
+    """Every seed a held-out draw must avoid: the development set and all earlier held-out sets."""
+    return set(DEV_SEEDS) | {int(s) for entry in ledger for s in entry["seeds"]}
+
+
+def draw_seeds(n: int, used: set[int], rng: Any = None) -> list[int]:
+    """``n`` distinct seeds from :data:`DRAW_RANGE`, none in ``used`` (``rng``: ``secrets.SystemRandom``
+    by default, so nobody can know them before the draw)."""
+    if n < 1:
+        raise ValueError(f"n={n}: a held-out set needs at least one seed")
+    rng = rng or secrets.SystemRandom()
+    low, high = DRAW_RANGE
+    out: list[int] = []
+    while len(out) < n:
+        s = rng.randrange(low, high)
+        if s not in used and s not in out:
+            out.append(s)
+    return sorted(out)
+
+
+def load_record(directory: Path) -> dict[str, Any] | None:
+    """The latest held-out record (``record.json``), or None when no held-out run was committed."""
+    path = Path(directory) / RECORD
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("chapters"), dict) or "seeds" not in data:
+        raise ValueError(f"{path}: expected a held-out record with 'seeds' and 'chapters'")
+    data["artifact"] = f"{HELD_OUT_DIR / RECORD}"
+    return data
+
+
+def build_record(
+    seeds: Sequence[int],
+    chapters: Mapping[str, Mapping[str, Any]],
+    *,
+    commit: str,
+    numerics: Mapping[str, Any] | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """The committed record of one held-out run; ``chapters``: chapter → seed-sweep record
+    (:func:`nlcl.harness.seed_sweeps.record_from_points`) of that chapter at ``seeds``."""
+    return {
+        "seeds": sorted(int(s) for s in seeds),
+        "development_seeds": list(DEV_SEEDS),
+        "profile": "ci",
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_time_s": round(float(seconds), 1),
+        "numerics": dict(numerics) if numerics else None,
+        "chapters": {
+            c: {k: rec[k] for k in ("chapter_sha256", "seeds", "errors", "rows", "points_time_s")}
+            for c, rec in chapters.items()
+        },
+    }
+
+
+def _verdict(statuses: Mapping[Any, str], required: bool) -> str:
+    seen = set(statuses.values())
+    if required and seen & {"fail", "invalid"}:
+        return "fail"
+    if len(seen) == 1:
+        return next(iter(seen))
+    return "mixed"
+
+
+def claim_verdicts(record: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(chapter, claim id) → ``verdict`` (see the module docstring), ``statuses`` and ``measured`` per
+    held-out seed, ``kind``, ``required``, ``summary`` (counts) and ``seeds``."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for chapter, rec in record["chapters"].items():
+        for row in rec["rows"]:
+            c = out.setdefault(
+                (chapter, row["claim"]),
+                {"kind": row["kind"], "required": False, "statuses": {}, "measured": {}},
+            )
+            c["statuses"][int(row["seed"])] = row["status"]
+            c["measured"][int(row["seed"])] = row.get("measured")
+            c["required"] = c["required"] or bool(row["required"])
+    for (chapter, _), c in out.items():
+        seeds = record["chapters"][chapter]["seeds"]
+        missing = [s for s in seeds if s not in c["statuses"]]
+        for s in missing:  # the run at that seed failed before measuring this claim
+            c["statuses"][s] = "missing"
+        c["verdict"] = _verdict(c["statuses"], c["required"])
+        c["summary"] = ", ".join(f"{n} {s}" for s, n in Counter(c["statuses"].values()).most_common())
+        c["seeds"] = list(seeds)
+    return out
+
+
+def revised_since(record: Mapping[str, Any], root: Path | None = None) -> dict[str, str]:
+    """Chapters whose source changed after the held-out run (their held-out verdicts describe an
+    earlier version): chapter → reason. Their next held-out verdicts come from a new set."""
+    from nlcl.harness import provenance
+
+    recs = {c: {**r, "commit": record.get("commit")} for c, r in record["chapters"].items()}
+    return provenance.stale_sources(recs, root, since="the held-out run")
+
+
+def headline(record: Mapping[str, Any], root: Path | None = None) -> dict[str, Any]:
+    """The report's headline: required reproductions at the held-out seeds.
+
+    ``reproduced`` (pass at every held-out seed), ``not_reproduced``, ``failed`` (fail or invalid at
+    some seed, or mixed), ``total``; informational claims and checks are left out. ``revised``: the
+    chapters changed since the run (:func:`revised_since`)."""
+    verdicts = claim_verdicts(record)
+    req = [v for v in verdicts.values() if v["required"] and v["kind"] == "reproduction"]
+    counts = Counter(
+        "reproduced"
+        if v["verdict"] == "pass"
+        else "not_reproduced"
+        if v["verdict"] == "not-reproduced"
+        else "failed"
+        for v in req
+    )
+    return {
+        "seeds": list(record["seeds"]),
+        "total": len(req),
+        "reproduced": counts["reproduced"],
+        "not_reproduced": counts["not_reproduced"],
+        "failed": counts["failed"],
+        "revised": revised_since(record, root),
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nlcl.core import numerics
+    from nlcl.harness import notebook, provenance, seed_sweeps
+    from nlcl.harness.sweep import run_sweep
+
+    root = provenance.repo_root()
+    commit = provenance.git_commit(root)
+    if commit.endswith("+dirty") and not args.allow_dirty:
+        print(
+            "held_out: the tree has uncommitted changes; a verdict of record needs a committed tree "
+            "(commit, or run in a clean clone)"
+        )
+        return 2
+    out = Path(args.out)
+    ledger = load_ledger(out)
+    seeds = draw_seeds(args.n, used_seeds(ledger))
+    chapters = list(args.chapters or notebook.chapters(root))
+    print(f"held_out: seeds {seeds} (drawn now), {len(chapters)} chapters, profile ci", flush=True)
+    t0 = time.perf_counter()
+    per_chapter = {}
+    for chapter in chapters:
+        res = run_sweep(
+            chapter,
+            {"seed": seeds},
+            profile="ci",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
+            progress=not args.quiet,
+        )
+        per_chapter[chapter] = seed_sweeps.record_from_points(
+            chapter,
+            res.points,
+            chapter_sha256=provenance.chapter_sha256(chapter, root),
+            commit=commit,
+            profile="ci",
+            seconds=sum(float(p.get("seconds", 0.0)) for p in res.points),
+            numerics={},
+        )
+    record = build_record(
+        seeds,
+        per_chapter,
+        commit=commit,
+        numerics=numerics.environment(),
+        seconds=time.perf_counter() - t0,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RECORD).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
+    entry = {"seeds": seeds, "date": record["date"], "commit": commit, "chapters": chapters}
+    (out / LEDGER).write_text(json.dumps({"sets": [*ledger, entry]}, indent=2) + "\n")
+    h = headline(record, root)
+    print(
+        f"{out / RECORD}: required reproductions at seeds {seeds}: {h['reproduced']} reproduced, "
+        f"{h['not_reproduced']} not reproduced, {h['failed']} failed (of {h['total']})"
+    )
+    for (chapter, claim), v in sorted(claim_verdicts(record).items()):
+        if v["verdict"] not in ("pass",):
+            print(
+                f"  {chapter} {claim}: {v['verdict']} ({v['summary']}){' required' if v['required'] else ''}"
+            )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nlcl.harness.held_out run [--n 3] [--workers N]`` or ``... check``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "action", choices=["run", "check"], help="run: a new held-out set; check: revised chapters"
+    )
+    parser.add_argument("--n", type=int, default=N_SEEDS, help="seeds in the new held-out set")
+    parser.add_argument("--chapters", nargs="*", help="only these chapters (default: every chapter)")
+    parser.add_argument("--workers", type=int, default=None, help="LocalCluster worker processes")
+    parser.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
+    parser.add_argument(
+        "--sweep-dir", default=None, help="nlcl sweep folders (default: sweeps/<chapter>/...)"
+    )
+    parser.add_argument("--out", default=str(HELD_OUT_DIR))
+    parser.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.action == "run":
+        return _run(args)
+    record = load_record(Path(args.out))
+    if record is None:
+        print(f"{args.out}: no held-out record")
+        return 1
+    from nlcl.harness import provenance
+
+    return provenance.print_stale(args.out, revised_since(record))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""nlcl.harness.held_out: verdicts of record from base seeds drawn at the run (issue 26, item 1)."""
+
+import json
+import random
+
+import pytest
+
+from nlcl.harness import held_out
+
+
+def test_draw_seeds_avoids_the_development_set_and_earlier_sets():
+    ledger = [{"seeds": [10_001, 10_002]}]
+    used = held_out.used_seeds(ledger)
+    assert used >= set(held_out.DEV_SEEDS) | {10_001, 10_002}
+    rng = random.Random(0)
+    seeds = held_out.draw_seeds(3, used, rng)
+    assert len(set(seeds)) == 3 and seeds == sorted(seeds)
+    assert all(held_out.DRAW_RANGE[0] <= s < held_out.DRAW_RANGE[1] and s not in used for s in seeds)
+
+    # a draw that keeps hitting used seeds still ends with fresh ones
+    class Stubborn:
+        def __init__(self):
+            self.values = [10_001, 10_001, 10_002, 20_000, 20_000, 30_000, 40_000]
+
+        def randrange(self, low, high):
+            return self.values.pop(0)
+
+    assert held_out.draw_seeds(3, used, Stubborn()) == [20_000, 30_000, 40_000]
+    with pytest.raises(ValueError, match="at least one seed"):
+        held_out.draw_seeds(0, used)
+
+
+def _rows(claim, statuses, required=True, kind="reproduction"):
+    return [
+        {"seed": s, "claim": claim, "kind": kind, "required": required, "status": st, "measured": 1.0}
+        for s, st in statuses.items()
+    ]
+
+
+def _record(tmp_path=None):
+    seeds = [11, 22, 33]
+    rows = (
+        _rows("a", {11: "pass", 22: "pass", 33: "pass"})
+        + _rows("b", {11: "pass", 22: "fail", 33: "pass"})
+        + _rows("c", {11: "not-reproduced", 22: "not-reproduced", 33: "not-reproduced"})
+        + _rows("d", {11: "pass", 22: "not-reproduced", 33: "pass"})
+        + _rows("e", {11: "pass", 22: "fail", 33: "fail"}, required=False)
+        + _rows("f", {11: "pass", 22: "pass"})  # the run at seed 33 died before measuring f
+        + _rows("g", {11: "pass", 22: "pass", 33: "pass"}, kind="check")
+    )
+    sweep = {"chapter_sha256": "x", "seeds": seeds, "errors": {}, "rows": rows, "points_time_s": 3.0}
+    return held_out.build_record(seeds, {"ch": sweep}, commit="abc", numerics={"cpu": "x"}, seconds=9.0)
+
+
+def test_claim_verdicts_follow_the_declared_rule():
+    v = held_out.claim_verdicts(_record())
+    assert v[("ch", "a")]["verdict"] == "pass"
+    assert v[("ch", "b")]["verdict"] == "fail"  # required and failing at one held-out seed
+    assert v[("ch", "c")]["verdict"] == "not-reproduced"
+    assert v[("ch", "d")]["verdict"] == "mixed" and v[("ch", "d")]["summary"] == "2 pass, 1 not-reproduced"
+    assert v[("ch", "e")]["verdict"] == "mixed"  # informational: a failure does not make it "fail"
+    assert v[("ch", "f")]["statuses"][33] == "missing" and v[("ch", "f")]["verdict"] == "mixed"
+
+
+def test_headline_counts_required_reproductions_only(one_chapter_repo):
+    rec = _record()
+    h = held_out.headline(rec, one_chapter_repo)
+    assert (h["total"], h["reproduced"], h["not_reproduced"], h["failed"]) == (5, 1, 1, 3)
+    assert h["seeds"] == [11, 22, 33]
+    # book/ch.py's hash is not "x": the chapter was revised after the held-out run
+    assert "changed since the held-out run" in h["revised"]["ch"]
+
+
+def test_record_and_ledger_round_trip(tmp_path):
+    rec = _record()
+    (tmp_path / "record.json").write_text(json.dumps(rec))
+    assert held_out.load_record(tmp_path)["seeds"] == [11, 22, 33]
+    assert held_out.load_record(tmp_path / "nowhere") is None
+    (tmp_path / "ledger.json").write_text(json.dumps({"sets": [{"seeds": [11, 22, 33]}]}))
+    assert held_out.used_seeds(held_out.load_ledger(tmp_path)) >= {11, 22, 33}
+    (tmp_path / "record.json").write_text("[]")
+    with pytest.raises(ValueError, match="expected a held-out record"):
+        held_out.load_record(tmp_path)
+
+
+def test_run_refuses_a_dirty_tree(monkeypatch, capsys):
+    from nlcl.harness import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc+dirty")
+    assert held_out.main(["run"]) == 2
+    assert "uncommitted changes" in capsys.readouterr().out
