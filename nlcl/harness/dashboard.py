@@ -245,7 +245,8 @@ def _math(text: str) -> str:
 
 def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     """One cell for one profile: the verdict first (what a reader scans for), then the measured
-    value, with seed statistics and artifact below it. Sorting by it sorts by verdict."""
+    value, with seed statistics below it; the record it comes from (``artifact``) is the cell's
+    title. Sorting by it sorts by verdict."""
     at = row["at"].get(profile)
     if not at or at.get("status") is None:
         return f'<td class="nlcl-verdict" data-sort="">{MISSING}</td>'
@@ -257,10 +258,10 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     extra = f'<br><span class="nlcl-num" title="measured">{_e(_fmt(at.get("measured")))}</span>'
     if at.get("seeds") is not None:
         extra += f'<br><span class="nlcl-seeds" title="seeds">{_e(_seeds(at["seeds"]))}</span>'
-    if at.get("artifact"):
-        extra += f'<br><span class="nlcl-artifact">{_e(at["artifact"])}</span>'
+    # The record it comes from (the same file for a chapter's rows): on hover, not in the way.
+    title = f' title="from {_e(at["artifact"])}"' if at.get("artifact") else ""
     return (
-        f'<td class="nlcl-verdict" data-sort="{rank}">'
+        f'<td class="nlcl-verdict" data-sort="{rank}"{title}>'
         f'<span class="nlcl-status nlcl-{_e(status)}">{_e(label)}</span>{extra}</td>'
     )
 
@@ -297,7 +298,7 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
     (id linking to its check, chapter, kind), statement with source (clamped to a few lines that
     ``_static/nlcl.js`` expands on click; the explanation of a claim that did not pass below it),
     the paper's value, the check with its revisions, then per profile (``ci``, paper scale
-    ``full``) the verdict with the measured value, seed statistics and artifact below it.
+    ``full``) the verdict with the measured value and seed statistics below it.
     """
 
     def options(key: str, values: Sequence[str]) -> str:
@@ -361,7 +362,7 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
         + '<label>search <input type="search" data-nlcl-filter="text" placeholder="id, statement, source"></label>'
     )
     return (
-        '<div class="nlcl-dashboard full-width" id="claims-dashboard">'
+        '<div class="nlcl-dashboard nlcl-wide" id="claims-dashboard">'
         f'<div class="nlcl-status-buttons">{buttons}<button type="button" data-nlcl-status="">all: {len(rows)}</button></div>'
         f'<div class="nlcl-filters">{filters}</div>'
         f'<p class="nlcl-shown" aria-live="polite">{len(rows)} of {len(rows)} claims shown</p>'

@@ -5,7 +5,9 @@
   tree, where jupyter-book loads every ``*.js`` and ``*.css`` on every page;
 * per chapter: the "Re-run this chapter" box, the Colab set-up cell and the ``.py`` download
   (:mod:`nlcl.harness.rerun`), and tidy outputs (:mod:`nlcl.harness.outputs`);
-* the claims dashboard on the reproducibility page (:mod:`nlcl.harness.dashboard`).
+* the claims dashboard on the reproducibility page (:mod:`nlcl.harness.dashboard`), with each
+  claim's paper-scale verdict from the committed full-profile records
+  (``results/claims-full/<chapter>.json``) beside its verdict in this build.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from nlcl.harness import dashboard, outputs, rerun
+from nlcl.harness.paper_scale import FULL_DIR, load_full_records
+from nlcl.harness.report import merge_full
 
 __all__ = ["add_site_extras"]
 
@@ -45,4 +49,7 @@ def add_site_extras(
     page = staging / "book" / "reproducibility.md"
     if not page.is_file():
         return {}
+    full_dir = root / FULL_DIR
+    if full_dir.is_dir():  # the paper-scale verdicts, as the report shows them
+        records = merge_full([dict(r) for r in records], load_full_records(full_dir))
     return dashboard.write_dashboard(records, timings, page, static, list(chapters))

@@ -1,5 +1,6 @@
 """The readers' extras added to the staged book (nlcl.harness.site_extras)."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -49,6 +50,18 @@ def test_add_site_extras(tmp_path):
         "required": True,
         "profile": "ci",
     }
+    # The committed paper-scale record of the chapter: its verdict joins the dashboard's row.
+    (root / "results" / "claims-full").mkdir(parents=True)
+    (root / "results" / "claims-full" / "x.json").write_text(
+        json.dumps(
+            {
+                "chapter": "x",
+                "commit": "abc",
+                "date": "2026-01-01",
+                "claims": [{**record, "profile": "full", "measured": 2, "status": "fail"}],
+            }
+        )
+    )
     counts = add_site_extras(root, staging, {"x": source}, [record], {"x": {"seconds": 1.0, "ok": True}})
     assert counts["pass"] == 1
     assert (staging / "_static" / "nlcl.js").is_file() and (
@@ -60,6 +73,15 @@ def test_add_site_extras(tmp_path):
     assert "nlcl-warnings" in staged.cells[-1].outputs[0].data["text/html"]
     assert (staging / "book" / "x.py").is_file()
     assert "claims-summary.svg" in (staging / "book" / "reproducibility.md").read_text()
+    row = json.loads((staging / "_static" / "nlcl-claims.json").read_text())["claims"][0]
+    assert row["at"]["ci"]["status"] == "pass"
+    assert row["at"]["full"] == {
+        "status": "fail",
+        "measured": 2,
+        "seeds": None,
+        "artifact": "results/claims-full/x.json",
+    }
+    assert 'data-status-full="fail"' in (staging / "book" / "reproducibility.md").read_text()
 
 
 def test_build_book_stops_before_executing_without_mathjax(tmp_path, monkeypatch):
