@@ -3,8 +3,11 @@
 Run after the build (``make book``; ``.ci/run browser``). For every page of the table of contents:
 no console errors from our own assets, every image loaded, every glued value rendered, no raw
 tracebacks / stderr blocks / progress-bar residue in outputs, every internal link (and its
-anchor) resolves; chapter pages have the launch buttons, the downloads, the re-run box and an
-anchor per claim; the dashboard filters and links to claims. A full-page screenshot of each page
+anchor) resolves; math is typeset by MathJax served from the site itself (no raw ``\\(`` left,
+nothing loaded from a CDN); every glyph of the text renders in the browser's fonts (no empty
+boxes); chapter pages have the launch buttons, the downloads, the re-run box and an anchor per
+claim; the dashboard filters and links to claims, and at a 1280 × 800 window its table shows the
+claim, chapter and both verdicts without horizontal scrolling. A full-page screenshot of each page
 goes to ``_build/screenshots/``.
 
 Needs Chromium (or Chrome) and chromedriver (Debian: ``apt-get install chromium chromium-driver``)
@@ -292,12 +295,123 @@ def test_page_as_a_reader_sees_it(page, server, driver):
         elif fragment and target.endswith(".html") and fragment not in ids:
             problems.append(f"link to a missing anchor: {href}")
 
+    problems += _math_problems(driver, server)
+    problems += [f"a glyph the fonts lack (an empty box): {g}" for g in _missing_glyphs(driver)]
+
     if Path(page).name in CHAPTERS:
         problems += _chapter_checks(driver, Path(page).name)
 
     shot = _screenshot(driver, page)
     assert shot.stat().st_size > 0
     assert not problems, f"{page}: " + "\n  ".join(problems)
+
+
+#: Waits for MathJax (when the page loads it) to finish typesetting; answers what happened.
+_WAIT_FOR_MATHJAX = """
+var done = arguments[arguments.length - 1];
+var mj = window.MathJax;
+if (!mj || !mj.startup || !mj.startup.promise) { done("no MathJax"); return; }
+mj.startup.promise.then(function () { done("typeset"); }, function (e) { done("error: " + e); });
+"""
+
+#: Text on the page (code and MathJax's own output aside) that still reads as TeX: \( or \[.
+_RAW_TEX = r"""
+var root = document.querySelector('article') || document.body;
+var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+var found = [];
+while (walker.nextNode()) {
+  var node = walker.currentNode, el = node.parentElement;
+  if (!el || el.closest('pre, code, script, style, textarea, mjx-container, .highlight')) continue;
+  var i = node.data.search(/\\[(\[]/);
+  if (i >= 0) found.push(node.data.slice(Math.max(0, i - 40), i + 40));
+}
+return found;
+"""
+
+
+def _math_problems(driver, server: str) -> list[str]:
+    """MathJax comes from this site, and where the page has math it is typeset: every math
+    element holds MathJax's output (``mjx-container``) and no raw ``\\(`` / ``\\[`` is left."""
+    problems = []
+    sources = driver.execute_script(
+        "return Array.from(document.scripts).map(function(s){ return s.src; })"
+        ".filter(function(s){ return /mathjax/i.test(s); })"
+    )
+    problems += [f"MathJax loaded from another site: {src}" for src in sources if not src.startswith(server)]
+    state = driver.execute_async_script(_WAIT_FOR_MATHJAX)
+    n_math = driver.execute_script("return document.querySelectorAll('.math').length")
+    untypeset = driver.execute_script(
+        "return Array.from(document.querySelectorAll('.math'))"
+        ".filter(function(e){ return !e.querySelector('mjx-container'); })"
+        ".map(function(e){ return e.textContent.slice(0, 80); })"
+    )
+    raw = driver.execute_script(_RAW_TEX)
+    if (n_math or raw) and state != "typeset":
+        problems.append(f"the page has math but MathJax did not typeset it ({state})")
+    if n_math and not driver.execute_script("return document.querySelectorAll('mjx-container').length"):
+        problems.append("no MathJax output (mjx-container) on a page with math")
+    problems += [f"math not typeset: {text!r}" for text in untypeset[:5]]
+    problems += [f"raw TeX in the page text: {text!r}" for text in raw[:5]]
+    return problems
+
+
+#: The characters of the page's text and generated content above U+2000 (symbols, arrows,
+#: dingbats, emoji) that the page's font draws exactly as it draws a code point no font has
+#: (U+0378): those show as empty boxes.
+_MISSING_GLYPHS = r"""
+var root = document.querySelector('article') || document.body;
+var seen = {};
+function add(text, el, pseudo) {
+  var style = getComputedStyle(el, pseudo || null);  // weight matters: icon fonts draw at 900
+  var font = style.fontStyle + ' ' + style.fontWeight + ' 40px ' + style.fontFamily;
+  for (var ch of text) {
+    if (ch.codePointAt(0) > 0x2000 && !(ch in seen)) seen[ch] = font;
+  }
+}
+var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+  var el = walker.currentNode.parentElement;
+  if (el && !el.closest('mjx-container, script, style')) add(walker.currentNode.data, el);
+}
+root.querySelectorAll('*').forEach(function (el) {
+  ['::before', '::after'].forEach(function (pseudo) {
+    var content = getComputedStyle(el, pseudo).content;
+    if (content && content[0] === '"') add(content.slice(1, -1), el, pseudo);
+  });
+});
+var canvas = document.createElement('canvas');
+canvas.width = 64; canvas.height = 64;
+var ctx = canvas.getContext('2d', {willReadFrequently: true});
+function draw(ch, font) {
+  ctx.clearRect(0, 0, 64, 64);
+  ctx.font = font;
+  ctx.textBaseline = 'top';
+  ctx.fillStyle = '#000';
+  ctx.fillText(ch, 8, 8);
+  return ctx.getImageData(0, 0, 64, 64).data;
+}
+function same(a, b) {
+  for (var i = 3; i < a.length; i += 4) if (a[i] !== b[i]) return false;
+  return true;
+}
+var missing = [], tofu = {};
+Object.keys(seen).forEach(function (ch) {
+  var font = seen[ch];
+  if (!(font in tofu)) {
+    var box = draw('\u0378', font), other = draw('\u0379', font);
+    tofu[font] = same(box, other) ? box : null;  // null: no recognisable box in this font
+  }
+  if (tofu[font] && same(draw(ch, font), tofu[font])) {
+    missing.push(ch + ' (U+' + ch.codePointAt(0).toString(16).toUpperCase() + ')');
+  }
+});
+return missing;
+"""
+
+
+def _missing_glyphs(driver) -> list[str]:
+    """The characters on the page that render as empty boxes (see :data:`_MISSING_GLYPHS`)."""
+    return driver.execute_script(_MISSING_GLYPHS)
 
 
 def _chapter_checks(driver, chapter: str) -> list[str]:
@@ -336,6 +450,18 @@ def _chapter_checks(driver, chapter: str) -> list[str]:
     return problems
 
 
+def _records_with_paper_scale() -> list[dict]:
+    """The build's claims, each with its committed paper-scale verdict (``full``), as the
+    dashboard shows them."""
+    from nlcl.harness.paper_scale import FULL_DIR, load_full_records
+    from nlcl.harness.report import merge_full
+
+    records = [r for p in sorted((BUILD / "claims").glob("*.json")) for r in json.loads(p.read_text())]
+    if (ROOT / FULL_DIR).is_dir():
+        records = merge_full(records, load_full_records(ROOT / FULL_DIR))
+    return records
+
+
 def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -343,7 +469,7 @@ def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     page = next((p for p in PAGES if Path(p).name == "reproducibility"), None)
     if page is None or not (SITE / f"{page}.html").is_file():
         _unavailable("the reproducibility page was not built")
-    records = [r for p in sorted((BUILD / "claims").glob("*.json")) for r in json.loads(p.read_text())]
+    records = _records_with_paper_scale()
     _load(driver, _page_url(server, page))
     rows = driver.find_elements(By.CSS_SELECTOR, "table.nlcl-claims tbody tr")
     assert len(rows) == len(records) > 0
@@ -397,6 +523,138 @@ def test_dashboard_filters_sorts_and_links_to_claims(server, driver):
     )
     assert driver.execute_script("return !!document.getElementById(arguments[0])", f"claim-{target['id']}")
     _screenshot(driver, "reproducibility-link-target")
+
+
+#: A laptop's window: 1280 × 800, less a 15-pixel vertical scrollbar (the test hides scrollbars).
+LAPTOP = (1280 - 15, 800)
+
+_TABLE_LAYOUT = """
+var wrap = document.querySelector('.nlcl-table-wrap'), table = wrap.querySelector('table');
+wrap.scrollIntoView({block: 'center'});
+var box = wrap.getBoundingClientRect();
+function inside(el) {
+  if (!el) return 'missing';
+  var r = el.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return 'not shown';
+  if (r.left < box.left - 1 || r.right > box.right + 1) return 'cut off: ' + r.left + '..' + r.right;
+  var x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+  var top = Math.max(80, el.closest('thead') ? box.top : table.tHead.getBoundingClientRect().bottom);
+  if (y > top && y < Math.min(box.bottom, window.innerHeight) && x < window.innerWidth) {  // on screen
+    var hit = document.elementFromPoint(x, y);
+    if (hit && hit !== el && !el.contains(hit) && !hit.contains(el))
+      return 'covered by ' + hit.tagName.toLowerCase() + '.' + String(hit.className).split(' ')[0];
+  }
+  return '';
+}
+var head = table.tHead.rows[0].cells;
+var cells = {claim: head[0], ci: head[4], full: head[5]};
+var rows = Array.prototype.slice.call(table.tBodies[0].rows, 0, 40);
+var bad = [];
+Object.keys(cells).forEach(function (k) { var p = inside(cells[k]); if (p) bad.push('heading ' + k + ': ' + p); });
+rows.forEach(function (row) {
+  var id = row.cells[0].querySelector('code').textContent;
+  var parts = {claim: row.cells[0].querySelector('code'), chapter: row.cells[0].querySelector('.nlcl-chapter'),
+               ci: row.cells[4].firstElementChild || row.cells[4], full: row.cells[5].firstElementChild || row.cells[5]};
+  Object.keys(parts).forEach(function (k) {
+    var p = inside(parts[k]);
+    var cell = parts[k] && parts[k].closest('td');
+    if (!p && cell && parts[k] !== cell && parts[k].getBoundingClientRect().right > cell.getBoundingClientRect().right + 1)
+      p = 'wider than its cell';
+    if (p) bad.push(id + ' ' + k + ': ' + p);
+  });
+});
+var doc = document.documentElement;
+return {wrap: [wrap.scrollWidth, wrap.clientWidth], page: [doc.scrollWidth, doc.clientWidth], bad: bad,
+        viewport: [window.innerWidth, window.innerHeight]};
+"""
+
+
+def test_reproducibility_page_reads_at_a_laptop_window(server, driver):
+    """At 1280 × 800: the headline, figure and filters come first and the explanation below the
+    table, collapsed; the claims table needs no horizontal scrolling, and its claim, chapter, ci
+    verdict and paper-scale verdict are shown; a long statement expands on click."""
+    from selenium.webdriver.common.by import By
+
+    page = next((p for p in PAGES if Path(p).name == "reproducibility"), None)
+    if page is None or not (SITE / f"{page}.html").is_file():
+        _unavailable("the reproducibility page was not built")
+    width, height = LAPTOP
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        _load(driver, _page_url(server, page))
+        driver.execute_async_script(_WAIT_FOR_MATHJAX)
+        layout = driver.execute_script(_TABLE_LAYOUT)
+        assert layout["viewport"] == [width, height]
+        assert layout["wrap"][0] <= layout["wrap"][1], f"the claims table scrolls sideways: {layout['wrap']}"
+        assert layout["page"][0] <= layout["page"][1], f"the page scrolls sideways: {layout['page']}"
+        assert not layout["bad"], "\n".join(layout["bad"][:20])
+        with_full = sum(bool(r.get("full")) for r in _records_with_paper_scale())
+        shown_full = driver.execute_script(
+            "return document.querySelectorAll('table.nlcl-claims td.nlcl-verdict:nth-child(6) .nlcl-status').length"
+        )
+        assert shown_full == with_full, f"{shown_full} paper-scale verdicts shown, {with_full} recorded"
+
+        # Reading order: headline, figure, filters, table; then the explanation, collapsed.
+        def top(selector):
+            return driver.execute_script(
+                "var e = document.querySelector(arguments[0]); return e ? e.getBoundingClientRect().top + window.scrollY : null",
+                selector,
+            )
+
+        tops = [
+            top(s)
+            for s in (
+                "article h1",
+                "img[src$='claims-summary.svg']",
+                ".nlcl-filters",
+                "table.nlcl-claims",
+                "#how-to-read-this-report",
+            )
+        ]
+        assert None not in tops and tops == sorted(tops), tops
+        headline = driver.execute_script(
+            "var p = Array.from(document.querySelectorAll('article p')).find(function(p){ return /reproductions/.test(p.textContent) && /reproduced/.test(p.textContent); });"
+            "return p ? p.getBoundingClientRect().top + window.scrollY : null"
+        )
+        assert headline is not None and headline < tops[1], "the headline counts are not above the figure"
+        assert tops[1] < height, "the summary figure does not start in the first screen"
+        assert driver.execute_script(
+            "var d = document.querySelector('#how-to-read-this-report details'); return d && !d.open"
+        ), "the explanation is not a collapsed block"
+
+        # A long statement is clamped to a few lines; a click shows all of it, another folds it.
+        more = next(
+            (b for b in driver.find_elements(By.CSS_SELECTOR, "button.nlcl-more") if b.is_displayed()), None
+        )
+        assert more is not None, "no statement is clamped (or none is long enough to be)"
+        clamp = driver.execute_script("return arguments[0].previousElementSibling", more)
+
+        def clamped():
+            return driver.execute_script(
+                "return arguments[0].scrollHeight > arguments[0].clientHeight + 1", clamp
+            )
+
+        assert clamped()
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", more)
+        _screenshot_viewport(driver, "reproducibility-1280x800-table")
+        more.click()
+        assert not clamped() and more.get_attribute("aria-expanded") == "true"
+        clamp.click()
+        assert clamped() and more.get_attribute("aria-expanded") == "false"
+        driver.execute_script("window.scrollTo(0, 0)")
+        _screenshot_viewport(driver, "reproducibility-1280x800")
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def _screenshot_viewport(driver, name: str) -> Path:
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    path = SCREENSHOTS / f"{name}.png"
+    path.write_bytes(base64.b64decode(shot["data"]))
+    return path
 
 
 def test_find_browser_prefers_explicit_paths(monkeypatch, tmp_path):
