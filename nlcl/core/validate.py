@@ -22,6 +22,7 @@ __all__ = [
     "probability",
     "finite",
     "shape",
+    "cuda_unavailable",
 ]
 
 
@@ -130,3 +131,24 @@ def shape(name: str, array: Any, expected: Sequence[int | None | str]) -> Any:
         want = "(" + ", ".join("?" if e is None else str(e) for e in expected) + ")"
         raise ParameterError(f"{name} has shape {got}; expected {want}")
     return array
+
+
+def cuda_unavailable() -> str | None:
+    """Why CUDA cannot work here, found without importing torch (a usage error answers at once);
+    None where it may (then :func:`nlcl.core.device.get_device` decides)."""
+    import importlib.metadata
+    import sys
+    from pathlib import Path
+
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "torch is not installed"
+    if "+cpu" in version:
+        return f"torch {version} is a CPU-only build"
+    if sys.platform == "darwin":
+        return "macOS has no CUDA"
+    devices = [*Path("/dev").glob("nvidia[0-9]*"), Path("/proc/driver/nvidia"), Path("/dev/dxg")]
+    if sys.platform.startswith("linux") and not any(p.exists() for p in devices):
+        return "no NVIDIA device: no /dev/nvidia* and no driver in /proc/driver/nvidia"
+    return None

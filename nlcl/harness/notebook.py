@@ -1,14 +1,11 @@
 """Running one chapter: jupytext text notebook → checked parameters → papermill, into a run folder.
 
-* :func:`run_chapter` reads the chapter's parameter declaration from its source
-  (:mod:`nlcl.harness.spec`, no kernel needed), checks the requested values (unknown names, wrong
-  types, values out of range are :class:`ParameterError` before anything starts), creates a run
-  folder (:mod:`nlcl.harness.runs`), and executes the chapter with papermill's API, injecting the
-  run folder; the result is read only from that folder.
-* The book (:mod:`nlcl.harness.site`) runs every chapter this way.
-
-Importing this module is light (no torch, no notebook libraries); papermill and jupytext are
-imported when a chapter is executed.
+:func:`run_chapter` reads the chapter's parameter declaration from its source (:mod:`nlcl.harness.spec`,
+no kernel), checks the requested values (unknown names, wrong types, values out of range, CUDA where
+there is none: :class:`ParameterError` before anything starts), creates a run folder
+(:mod:`nlcl.harness.runs`) and executes the chapter with papermill's API, injecting the run folder;
+the result is read only from that folder. The book (:mod:`nlcl.harness.site`) runs every chapter so.
+Importing this module is light (no torch, no notebook libraries).
 """
 
 from __future__ import annotations
@@ -75,11 +72,9 @@ class ChapterNotFound(ParameterError):
 
 
 def _kernel_manager_class(log_path: Path, cwd: Path, env: dict[str, str] | None = None):
-    """A kernel manager whose kernel starts in ``cwd`` and writes its own stderr (jupyter's logging,
-    e.g. a traceback when the kernel is torn down on Ctrl-C) to ``log_path``, not the terminal; cell
-    output travels through messages, unaffected. The directory is the kernel's only: papermill's
-    ``cwd=`` changes this whole process's, which races in ``nlcl book --jobs 2``'s threads; ``env``
-    is added to this kernel's environment only, for the same reason."""
+    """A kernel manager whose kernel starts in ``cwd`` (papermill's ``cwd=`` changes the whole
+    process's, which races in ``nlcl book --jobs 2``'s threads), with ``env`` added to its environment
+    only, writing its own stderr (e.g. a traceback on Ctrl-C) to ``log_path``, not the terminal."""
     from jupyter_client.manager import AsyncKernelManager
 
     class _KernelManager(AsyncKernelManager):
@@ -193,15 +188,7 @@ def coerce_parameters(
     """
     _spec.check_names(list(raw), params, chapter)
     parsed = {k: _spec.parse_value(params[k], v) for k, v in raw.items()}
-    values = _spec.check_values(parsed, params, chapter)
-    device = values.get("device")
-    if isinstance(device, str) and device.split(":")[0] == "cuda":
-        why = cuda_unavailable()
-        if why:
-            raise ParameterError(
-                f"device={device!r} but CUDA is not available here ({why}); use 'cpu' or 'auto'"
-            )
-    return values
+    return _spec.check_values(parsed, params, chapter)
 
 
 def check_output(path: str | Path) -> Path:
@@ -328,28 +315,6 @@ def prepare(
     values = coerce_parameters(raw, declared, path.stem)
     values.setdefault("profile", "ci")
     return path, values
-
-
-def cuda_unavailable() -> str | None:
-    """Why CUDA cannot work here, found without importing torch (so a usage error answers at once);
-    None where it may (then the chapter's :func:`nlcl.get_device` decides)."""
-    import importlib.metadata
-
-    try:
-        version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return "torch is not installed"
-    if "+cpu" in version:
-        return f"torch {version} is a CPU-only build"
-    if sys.platform == "darwin":
-        return "macOS has no CUDA"
-    if sys.platform.startswith("linux") and not (
-        any(Path("/dev").glob("nvidia[0-9]*"))
-        or Path("/proc/driver/nvidia").exists()
-        or Path("/dev/dxg").exists()
-    ):
-        return "no NVIDIA device: no /dev/nvidia* and no driver in /proc/driver/nvidia"
-    return None
 
 
 def _read_claims(run_dir: Path, chapter: str) -> list[dict[str, Any]]:

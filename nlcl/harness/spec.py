@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlcl.core.validate import ParameterError
+from nlcl.core.validate import ParameterError, cuda_unavailable
 
 __all__ = [
     "PROFILES",
@@ -409,7 +409,11 @@ def check_values(
         k: (p.sizes.get(profile) if merged.get(k) is None and p.sizes else merged.get(k))
         for k, p in params.items()
     }
-    return {k: check_value(params[k], v, chapter, resolved) for k, v in values.items()}
+    out = {k: check_value(params[k], v, chapter, resolved) for k, v in values.items()}
+    device = out.get("device")
+    if isinstance(device, str) and device.split(":")[0] == "cuda" and (why := cuda_unavailable()):
+        raise ParameterError(f"device={device!r} but CUDA is not available here ({why}); use 'cpu' or 'auto'")
+    return out
 
 
 def resolve(values: Mapping[str, Any], params: Mapping[str, Parameter], profile: str) -> dict[str, Any]:

@@ -121,3 +121,9 @@ def test_import_nlcl_applies_the_mode_in_a_fresh_process():
         text=True,
     )
     assert bad.returncode != 0 and "NLCL_NUMERICS='fast' is not a numeric mode" in bad.stderr
+
+
+def test_cpu_model_and_mkl_path_read_what_this_process_runs_on():
+    assert numerics.cpu_model() and numerics.cpu_isa()
+    mkl = numerics.mkl_path()
+    assert mkl == {"available": False} or {"version", "branch", "cnr", "threads"} <= set(mkl)

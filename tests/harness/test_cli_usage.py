@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from nlcl.harness import notebook
+from nlcl.core.validate import cuda_unavailable
 
 HEAVY = ("torch", "nlcl.harness.site", "distributed", "jupyter_client", "papermill", "seaborn")
 PROBE = """
@@ -45,7 +45,7 @@ def test_usage_errors_load_nothing_heavy(argv, message):
     assert res["loaded"] == [], f"{argv}: imported {res['loaded']} before answering"
 
 
-@pytest.mark.skipif(notebook.cuda_unavailable() is None, reason="CUDA may be available here")
+@pytest.mark.skipif(cuda_unavailable() is None, reason="CUDA may be available here")
 @pytest.mark.parametrize(
     "argv",
     [
@@ -63,10 +63,10 @@ def test_cuda_unavailable_names_the_reason(monkeypatch):
     import importlib.metadata
 
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "2.13.0+cpu")
-    assert notebook.cuda_unavailable() == "torch 2.13.0+cpu is a CPU-only build"
+    assert cuda_unavailable() == "torch 2.13.0+cpu is a CPU-only build"
 
     def missing(name):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
-    assert notebook.cuda_unavailable() == "torch is not installed"
+    assert cuda_unavailable() == "torch is not installed"

@@ -69,6 +69,7 @@ def test_headline_counts_required_reproductions_only(one_chapter_repo):
     assert h["seeds"] == [11, 22, 33]
     # book/ch.py's hash is not "x": the chapter was revised after the held-out run
     assert "changed since the held-out run" in h["revised"]["ch"]
+    assert h["revised"] == held_out.revised_since(rec, one_chapter_repo)
 
 
 def test_record_and_ledger_round_trip(tmp_path):
