@@ -16,7 +16,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
-STAGES = ("setup", "test", "numerics", "book", "linkcheck", "browser")
+STAGES = ("setup", "test", "numerics", "book", "timing", "linkcheck", "browser")
 
 
 def _workflow() -> dict:
