@@ -13,7 +13,8 @@ seeds 0–4" is true by construction. The **held-out set** is the evidence, like
   source hash, one row per seed and claim, errors) and appends the set to the ledger;
 * every run draws a new set: a chapter revised after a held-out run (its source hash differs from
   the record's) is shown as revised after the run, and is decided again only at fresh seeds, never
-  at seeds its author has seen. The set of a run is thereby consumed.
+  at seeds its author has seen (``run --chapters C ...`` re-decides those chapters at a new set and
+  keeps the others' verdicts and sets). The set of a run is thereby consumed.
 
 The verdict of record of a claim at ``ci`` (:func:`claim_verdicts`): ``pass`` when it passes at every
 held-out seed, ``fail`` when a required claim fails (or is invalid) at some seed, else the status it
@@ -42,6 +43,7 @@ __all__ = [
     "load_ledger",
     "load_record",
     "build_record",
+    "merge_records",
     "claim_verdicts",
     "revised_since",
     "headline",
@@ -107,19 +109,31 @@ def build_record(
 ) -> dict[str, Any]:
     """The committed record of one held-out run; ``chapters``: chapter → seed-sweep record
     (:func:`nlcl.harness.seed_sweeps.record_from_points`) of that chapter at ``seeds``."""
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    keys = ("chapter_sha256", "seeds", "errors", "rows", "points_time_s")
     return {
         "seeds": sorted(int(s) for s in seeds),
         "development_seeds": list(DEV_SEEDS),
         "profile": "ci",
         "commit": commit,
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "date": date,
         "wall_time_s": round(float(seconds), 1),
         "numerics": dict(numerics) if numerics else None,
         "chapters": {
-            c: {k: rec[k] for k in ("chapter_sha256", "seeds", "errors", "rows", "points_time_s")}
-            for c, rec in chapters.items()
+            c: {**{k: rec[k] for k in keys}, "commit": commit, "date": date} for c, rec in chapters.items()
         },
     }
+
+
+def merge_records(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
+    """``new`` (a held-out run of some chapters, at a fresh set) over ``old``: the chapters of
+    ``new`` replace theirs, the others keep the set they were decided at; ``seeds`` lists every set
+    still in use (a chapter's own ``seeds`` say which decided it)."""
+    if not old:
+        return dict(new)
+    chapters = {**old["chapters"], **new["chapters"]}
+    seeds = sorted({int(s) for rec in chapters.values() for s in rec["seeds"]})
+    return {**new, "seeds": seeds, "chapters": chapters}
 
 
 def _verdict(statuses: Mapping[Any, str], required: bool) -> str:
@@ -160,7 +174,7 @@ def revised_since(record: Mapping[str, Any], root: Path | None = None) -> dict[s
     earlier version): chapter → reason. Their next held-out verdicts come from a new set."""
     from nlcl.harness import provenance
 
-    recs = {c: {**r, "commit": record.get("commit")} for c, r in record["chapters"].items()}
+    recs = {c: {"commit": record.get("commit"), **r} for c, r in record["chapters"].items()}
     return provenance.stale_sources(recs, root, since="the held-out run")
 
 
@@ -236,6 +250,8 @@ def _run(args: argparse.Namespace) -> int:
         numerics=numerics.environment(),
         seconds=time.perf_counter() - t0,
     )
+    record = merge_records(load_record(out) if args.chapters else None, record)
+    record.pop("artifact", None)
     out.mkdir(parents=True, exist_ok=True)
     (out / RECORD).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
     entry = {"seeds": seeds, "date": record["date"], "commit": commit, "chapters": chapters}

@@ -90,3 +90,14 @@ def test_run_refuses_a_dirty_tree(monkeypatch, capsys):
     monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc+dirty")
     assert held_out.main(["run"]) == 2
     assert "uncommitted changes" in capsys.readouterr().out
+
+
+def test_a_partial_run_replaces_its_chapters_and_keeps_the_others():
+    old = _record()
+    rows = _rows("a", {77: "pass", 88: "pass", 99: "pass"})
+    sweep = {"chapter_sha256": "y", "seeds": [77, 88, 99], "errors": {}, "rows": rows, "points_time_s": 1.0}
+    new = held_out.build_record([77, 88, 99], {"other": sweep}, commit="def", numerics=None, seconds=1.0)
+    merged = held_out.merge_records(old, new)
+    assert set(merged["chapters"]) == {"ch", "other"} and merged["seeds"] == [11, 22, 33, 77, 88, 99]
+    assert merged["chapters"]["ch"]["commit"] == "abc" and merged["chapters"]["other"]["commit"] == "def"
+    assert held_out.merge_records(None, new) == new
