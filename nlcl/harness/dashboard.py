@@ -162,6 +162,7 @@ def claim_rows(
                 "commit": rec.get("commit"),
                 "href": f"{rec['chapter']}.html#claim-{rec['id']}",
                 "at": at,
+                "held_out": rec.get("held_out"),
             }
         )
     return rows
@@ -258,11 +259,25 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     extra = f'<br><span class="nlcl-num" title="measured">{_e(_fmt(at.get("measured")))}</span>'
     if at.get("seeds") is not None:
         extra += f'<br><span class="nlcl-seeds" title="seeds">{_e(_seeds(at["seeds"]))}</span>'
+    extra += _held_out_line(row) if profile == "ci" else ""
     # The record it comes from (the same file for a chapter's rows): on hover, not in the way.
     title = f' title="from {_e(at["artifact"])}"' if at.get("artifact") else ""
     return (
         f'<td class="nlcl-verdict" data-sort="{rank}"{title}>'
         f'<span class="nlcl-status nlcl-{_e(status)}">{_e(label)}</span>{extra}</td>'
+    )
+
+
+def _held_out_line(row: Mapping[str, Any]) -> str:
+    """The verdict of record at the held-out base seeds, under the ci verdict (or "")."""
+    h = row.get("held_out")
+    if not h:
+        return ""
+    seeds = ", ".join(map(str, h["seeds"]))
+    revised = " (chapter revised since)" if h["revised"] else ""
+    return (
+        f'<br><span class="nlcl-heldout" title="held-out base seeds {_e(seeds)}">'
+        f"held-out: {_e(h['summary'])}{revised}</span>"
     )
 
 

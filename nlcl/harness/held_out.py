@@ -47,6 +47,8 @@ __all__ = [
     "claim_verdicts",
     "revised_since",
     "headline",
+    "attach",
+    "headline_text",
     "main",
 ]
 
@@ -175,7 +177,10 @@ def revised_since(record: Mapping[str, Any], root: Path | None = None) -> dict[s
     from nlcl.harness import provenance
 
     recs = {c: {"commit": record.get("commit"), **r} for c, r in record["chapters"].items()}
-    return provenance.stale_sources(recs, root, since="the held-out run")
+    try:
+        return provenance.stale_sources(recs, root, since="the held-out run")
+    except FileNotFoundError:  # a record outside a book: nothing to compare with
+        return {}
 
 
 def headline(record: Mapping[str, Any], root: Path | None = None) -> dict[str, Any]:
@@ -202,6 +207,53 @@ def headline(record: Mapping[str, Any], root: Path | None = None) -> dict[str, A
         "failed": counts["failed"],
         "revised": revised_since(record, root),
     }
+
+
+def attach(records: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None, root: Path | None = None):
+    """Each claim record with ``held_out`` (verdict, summary, seeds, whether its chapter was revised
+    since, artifact) where the held-out record has the claim; the others unchanged."""
+    if not record:
+        return [dict(r) for r in records]
+    verdicts = claim_verdicts(record)
+    revised = revised_since(record, root)
+    out = []
+    for r in records:
+        r = dict(r)
+        v = verdicts.get((r["chapter"], r["id"]))
+        if v is not None:
+            r["held_out"] = {
+                "verdict": v["verdict"],
+                "summary": v["summary"],
+                "seeds": v["seeds"],
+                "revised": r["chapter"] in revised,
+                "artifact": record.get("artifact", f"{HELD_OUT_DIR / RECORD}"),
+            }
+        out.append(r)
+    return out
+
+
+def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) -> str:
+    """The report's first line: the verdicts of record (required reproductions at held-out seeds)."""
+    if not record:
+        return (
+            "**No held-out verdicts yet**: the verdicts below come from the development set (base "
+            "seed 0 of this build; seeds 0–4 in the seed sweeps), where the chapters were written."
+        )
+    h = headline(record, root)
+    seeds = ", ".join(map(str, h["seeds"]))
+    revised = (
+        f" Chapters revised since their held-out run (their verdicts describe an earlier version): "
+        f"{', '.join(sorted(h['revised']))}."
+        if h["revised"]
+        else ""
+    )
+    return (
+        f"**Verdicts of record** (`ci` profile at held-out base seeds {seeds}, drawn when the run "
+        f"started, `{HELD_OUT_DIR / RECORD}`): of **{h['total']} required reproductions**, "
+        f"{h['reproduced']} reproduced at every held-out seed, {h['not_reproduced']} not reproduced, "
+        f"{h['failed']} failed or mixed. Informational claims and checks are not counted.{revised} "
+        f"The development set (base seed 0 of this build; 0–4 in the seed sweeps) gives:"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

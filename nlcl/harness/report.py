@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nlcl.harness import held_out
 from nlcl.harness.claim_display import status_badge
 from nlcl.harness.paper_scale import load_full_records, stale_records
 from nlcl.harness.verdicts import is_finite
@@ -137,6 +138,8 @@ def write_report(
     order = {c: i for i, c in enumerate(chapter_order or [])}
     records = sorted(records, key=lambda r: (order.get(r["chapter"], len(order)), r["chapter"]))
     records = merge_full(records, full)
+    held = held_out.load_record(full_dir.parent / "held-out") if full_dir.parent.is_dir() else None
+    records = held_out.attach(records, held, full_dir.resolve().parent.parent)
     repro = [r for r in records if r.get("kind", "reproduction") == "reproduction"]
     checks = [r for r in records if r.get("kind", "reproduction") == "check"]
     counts = {s: sum(r["status"] == s for r in repro) for s in _STATUSES}
@@ -146,8 +149,9 @@ def write_report(
     n_full = sum(r.get("full") is not None for r in repro)
     profile = records[0]["profile"] if records else "—"
     commit = records[0]["commit"] if records else "—"
+    first = held_out.headline_text(held, full_dir.resolve().parent.parent)
     lines = [
-        f"**{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
+        f"{first} **{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
         f"{published.count('not-reproduced')} not reproduced, {published.count('fail')} fail, "
         f"{published.count('invalid')} invalid{_not_gated_count(published.count('not-gated'))} "
         f"(paper-scale verdict where a committed full run exists — {n_full} claims — else profile "
@@ -168,7 +172,7 @@ def write_report(
         badge = status_badge(r["status"], r["required"]) + (
             " (stale explanation)" if r.get("note_stale") else ""
         )
-        badge += _gate_outcome(r)
+        badge += _gate_outcome(r) + _held_out_text(r)
         revised = " (tolerance revised)" if r.get("revised") else ""
         lines.append(
             f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['source'])} | {_cell(r['statement'])} | "
@@ -228,6 +232,14 @@ def write_report(
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_text(text)
     return counts
+
+
+def _held_out_text(r: dict[str, Any]) -> str:
+    """The claim's verdict of record at the held-out seeds, after its development-set badge."""
+    h = r.get("held_out")
+    if not h:
+        return ""
+    return f"; held-out: {h['summary']}" + (" (chapter revised since)" if h["revised"] else "")
 
 
 def _explained_at_other_seeds(record: dict[str, Any], sweeps: dict[str, dict[str, Any]]) -> list[int]:

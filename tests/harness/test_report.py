@@ -84,7 +84,8 @@ def test_report_headline_at_its_marker(tmp_path):
     assert text.index("Intro.") < text.index("**1 reproductions**") < text.index("Dashboard.")
     assert text.index("Dashboard.") < text.index("## Reproductions")
     # Without the marker the headline opens the report, as before.
-    _, plain = make_report(tmp_path, [rec("a")])
+    (tmp_path / "elsewhere").mkdir()
+    _, plain = make_report(tmp_path / "elsewhere", [rec("a")])
     assert plain.index("**1 reproductions**") < plain.index("## Reproductions")
 
 
@@ -303,3 +304,37 @@ def test_report_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
     # the section is absent when every timing claim was gated
     _, text = make_report(tmp_path, [rec("a"), rec("t", timing=True)])
     assert "not gated" not in text
+
+
+def test_headline_reads_the_held_out_record(tmp_path):
+    """The verdicts of record are the held-out ones (issue 26): the headline counts required
+    reproductions at the held-out seeds, and each claim shows its held-out verdict."""
+    from nlcl.harness import held_out
+
+    rows = [
+        {"seed": s, "claim": c, "kind": "reproduction", "required": True, "status": st, "measured": 1}
+        for c, sts in {"a": ["pass", "pass"], "b": ["pass", "fail"]}.items()
+        for s, st in zip([101, 202], sts)
+    ]
+    sweep = {"chapter_sha256": "x", "seeds": [101, 202], "errors": {}, "rows": rows, "points_time_s": 1}
+    record = held_out.build_record([101, 202], {"ch": sweep}, commit="h", numerics=None, seconds=1)
+    (tmp_path / "held-out").mkdir()
+    (tmp_path / "held-out" / "record.json").write_text(json.dumps(record))
+    (tmp_path / "claims-full").mkdir()
+    _, text = make_report(tmp_path, [rec("a"), rec("b")], full=tmp_path / "claims-full")
+    assert "**Verdicts of record**" in text and "held-out base seeds 101, 202" in text
+    assert "of **2 required reproductions**, 1 reproduced at every held-out seed" in text
+    assert "1 failed or mixed" in text and "held-out: 2 pass" in text and "held-out: 1 pass, 1 fail" in text
+    (tmp_path / "elsewhere").mkdir()
+    _, plain = make_report(tmp_path / "elsewhere", [rec("a")])
+    assert "**No held-out verdicts yet**" in plain
+
+
+def test_dashboard_cell_shows_the_held_out_verdict():
+    from nlcl.harness import dashboard
+
+    row = dashboard.claim_rows(
+        [rec("a", held_out={"summary": "3 pass", "seeds": [7, 8, 9], "revised": True})]
+    )[0]
+    html = dashboard.dashboard_html([row])
+    assert "held-out: 3 pass (chapter revised since)" in html and "held-out base seeds 7, 8, 9" in html
