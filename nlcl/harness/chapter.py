@@ -155,6 +155,7 @@ class Run:
             directory=claims_dir or (self.run_dir / "claims"),
         )
         self.registry.settings = dict(self.params)  # where a NotReproduced(setting=...) applies
+        self.registry.run_id = self.run_id
         plotting.setup()
         self._finished = False
 

@@ -107,7 +107,7 @@ RECORD_FIELDS = (
 )
 # present when measured over seeds / merged with a full run / a timing claim (outcome and
 # gate_note when it was not gated)
-OPTIONAL_FIELDS = ("seeds", "full", "timing", "outcome", "gate_note")
+OPTIONAL_FIELDS = ("seeds", "full", "timing", "outcome", "gate_note", "run_id", "parameters")
 
 
 class ClaimsFailed(AssertionError):
@@ -154,6 +154,7 @@ class ClaimRegistry:
         self.display_values = display
         self.records: list[dict[str, Any]] = []
         self.settings: dict[str, Any] = {}  # the run's parameters, matched by NotReproduced.setting
+        self.run_id: str | None = None  # the run folder's id: a record names the run it came from
         self._declared: set[str] = set()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._write()
@@ -260,6 +261,9 @@ class ClaimRegistry:
             else None,
             "note_stale": bool(passed and applies),
         }
+        if self.run_id is not None:  # provenance that binds: which run, with which parameters
+            rec["run_id"] = self.run_id
+            rec["parameters"] = to_plain(self.settings)
         if seeds is not None:
             rec["seeds"] = seeds
         if claim.timing:

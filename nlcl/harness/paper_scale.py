@@ -32,7 +32,9 @@ def save_full_record(
 ) -> dict[str, Any]:
     """Write ``destination`` from a full-profile run's claims and provenance files; returns it.
 
-    Refuses records of another profile: only a ``full`` run gives a paper-scale verdict.
+    Refuses records of another profile (only a ``full`` run gives a paper-scale verdict), of a run
+    from a tree with uncommitted changes, and of a run whose parameters differ from the chapter's
+    full-profile defaults (:func:`non_default_parameters`): ``-p lr 0.01`` is not the paper's verdict.
     """
     claims = json.loads(Path(claims_file).read_text())
     prov = json.loads(Path(provenance_file).read_text())
@@ -40,6 +42,17 @@ def save_full_record(
     if profiles != {"full"}:
         raise ValueError(
             f"{claims_file}: profile(s) {sorted(map(str, profiles))}; a paper-scale record needs 'full'"
+        )
+    if str(prov.get("commit", "")).endswith("+dirty"):
+        raise ValueError(
+            f"{provenance_file}: the run was made from a tree with uncommitted changes (commit "
+            f"{prov.get('commit')}); a paper-scale record needs a committed tree: commit, re-run"
+        )
+    differs = non_default_parameters(chapter, prov.get("parameters") or {})
+    if differs:
+        raise ValueError(
+            f"{provenance_file}: parameters differ from the chapter's full-profile defaults "
+            f"({'; '.join(differs)}); a paper-scale verdict is the chapter's own setting"
         )
     record = {
         "chapter": chapter,
@@ -57,6 +70,28 @@ def save_full_record(
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
     return record
+
+
+#: Parameters that change where a run computes, not what: a full run on a GPU is still the paper's.
+NOT_THE_SETTING = ("device", "workers")
+
+
+def non_default_parameters(chapter: str, parameters: dict[str, Any], root: Path | None = None) -> list[str]:
+    """``name: run value != default`` for each parameter of a run that differs from the chapter's
+    declared default at the ``full`` profile (profile sizes filled in; :data:`NOT_THE_SETTING` aside)."""
+    from nlcl.harness import provenance, spec
+
+    if not parameters:
+        return []
+    path = provenance.repo_root(root) / "book" / f"{chapter}.py"
+    declared = spec.read_chapter(path).parameters
+    want = spec.resolve({}, declared, "full")
+    plain = lambda v: json.loads(json.dumps(v, default=str))  # noqa: E731  (tuples → lists)
+    return [
+        f"{k}: {parameters[k]!r} != {want[k]!r}"
+        for k in sorted(parameters)
+        if k in want and k not in NOT_THE_SETTING and plain(parameters[k]) != plain(want[k])
+    ]
 
 
 def load_full_records(directory: Path) -> dict[str, dict[str, Any]]:
@@ -135,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         folder = Path(args.run) if args.run else latest_full_run(args.chapter)
         claims, prov = folder / "claims" / f"{args.chapter}.json", folder / "provenance.json"
-    rec = save_full_record(args.chapter, claims, prov, Path(args.out) / f"{args.chapter}.json")
+    try:
+        rec = save_full_record(args.chapter, claims, prov, Path(args.out) / f"{args.chapter}.json")
+    except ValueError as exc:
+        print(f"paper_scale: refused: {exc}")
+        return 2
     print(f"{args.out}/{args.chapter}.json: {len(rec['claims'])} claims, commit {rec['commit']}")
     return 0
 

@@ -203,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
         return provenance.print_stale(args.out, stale_sweeps(Path(args.out), root))
     if not args.chapter:
         parser.error("give a chapter (or --check)")
+    commit = provenance.git_commit(root)
+    if commit.endswith("+dirty"):
+        print(
+            f"seed_sweeps: refused: the tree has uncommitted changes ({commit}); commit, or sweep a clean clone"
+        )
+        return 2
     seeds = parse_values("seed", args.seeds)
     sha = provenance.chapter_sha256(args.chapter, root)
     if sha is None:
@@ -220,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         args.chapter,
         res.points,
         chapter_sha256=sha,
-        commit=provenance.git_commit(root),
+        commit=commit,
         profile="ci",
         seconds=sum(float(p.get("seconds", 0.0)) for p in res.points),
     )

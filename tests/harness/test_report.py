@@ -168,9 +168,16 @@ def test_report_paper_scale_verdict_beside_ci(tmp_path):
     assert report.published_verdict(rec("x", status="invalid")) == "invalid"
 
 
-def test_paper_scale_refuses_ci_records(tmp_path):
+def test_paper_scale_refuses_ci_records(tmp_path, capsys):
+    assert write_full(tmp_path, "ch", [rec("a")], profile="ci") == 2
+    assert "refused" in capsys.readouterr().out
     with pytest.raises(ValueError, match="needs 'full'"):
-        write_full(tmp_path, "ch", [rec("a")], profile="ci")
+        paper_scale.save_full_record(
+            "ch",
+            tmp_path / "build" / "claims" / "ch.json",
+            tmp_path / "build" / "provenance" / "ch.json",
+            tmp_path / "x",
+        )
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "x.json").write_text("[]")
     with pytest.raises(ValueError, match="paper-scale record"):
@@ -338,3 +345,39 @@ def test_dashboard_cell_shows_the_held_out_verdict():
     )[0]
     html = dashboard.dashboard_html([row])
     assert "held-out: 3 pass (chapter revised since)" in html and "held-out base seeds 7, 8, 9" in html
+
+
+def test_paper_scale_refuses_a_non_default_or_dirty_full_run(tmp_path):
+    """Provenance that binds (issue 26 item 5): `--profile full -p n_grid 4000` is not the paper's
+    verdict, nor is a run from a tree with uncommitted changes."""
+    from nlcl.harness import provenance, spec
+
+    root = provenance.repo_root()
+    want = spec.resolve({}, spec.read_chapter(root / "book" / "tian-fig8-landscape.py").parameters, "full")
+    claims = tmp_path / "claims.json"
+    claims.write_text(json.dumps([{**rec("a"), "profile": "full"}]))
+    prov = tmp_path / "prov.json"
+
+    def save(**p):
+        prov.write_text(json.dumps({"profile": "full", "commit": "abc", **p}))
+        return paper_scale.save_full_record("tian-fig8-landscape", claims, prov, tmp_path / "out.json")
+
+    assert save(parameters={**want, "device": "cuda"})["parameters"]["n_grid"] == want["n_grid"]
+    with pytest.raises(ValueError, match=r"parameters differ .*n_grid: 4000 != "):
+        save(parameters={**want, "n_grid": 4000})
+    with pytest.raises(ValueError, match="uncommitted changes"):
+        save(parameters=want, commit="abc+dirty")
+    assert paper_scale.non_default_parameters("tian-fig8-landscape", {**want, "activation": "tanh"}) == [
+        f"activation: 'tanh' != {want['activation']!r}"
+    ]
+
+
+def test_claim_records_name_their_run_and_parameters(tmp_path):
+    from nlcl.harness.claims import ClaimRegistry, at_least
+
+    reg = ClaimRegistry(
+        "ch", profile="ci", device="cpu", commit="c", directory=tmp_path, glue=False, display=False
+    )
+    reg.settings, reg.run_id = {"n": 3}, "20261126T100000-abc"
+    r = reg.declare("x", source="s", statement="t", check=at_least(1)).measure(5)
+    assert r["run_id"] == "20261126T100000-abc" and r["parameters"] == {"n": 3}

@@ -127,3 +127,11 @@ def test_report_lines_orders_chapters_and_omits_the_change_table_when_all_are_st
     assert not any("verdict changes with the base seed:" in line for line in lines)
     moving = seed_sweeps.report_lines({"ch": make_record()})
     assert "Claims whose verdict changes with the base seed:" in moving
+
+
+def test_a_sweep_from_a_dirty_tree_is_refused(monkeypatch, capsys):
+    from nlcl.harness import provenance, seed_sweeps
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc+dirty")
+    assert seed_sweeps.main(["tian-fig8-landscape"]) == 2
+    assert "uncommitted changes" in capsys.readouterr().out
