@@ -28,6 +28,7 @@ __all__ = [
     "lemma4_dynamics",
     "modulated_basin_fractions",
     "project_out",
+    "theorem5_from_moments",
     "theorem5_prediction",
     "top_mode_velocity",
 ]
@@ -187,6 +188,18 @@ def _theorem5_from_gated(w: torch.Tensor, xt: torch.Tensor, z: torch.Tensor) -> 
     A = cov(xt)
     L = p0 * cov(xt[~z]) + p1 * cov(xt[z])
     Delta = xt[z].mean(0) - xt[~z].mean(0)  # (K, d)
+    return theorem5_from_moments(w, A, L, Delta, p0, p1)
+
+
+def theorem5_from_moments(
+    w: torch.Tensor, A: torch.Tensor, L: torch.Tensor, Delta: torch.Tensor, p0: float, p1: float
+) -> dict:
+    """Eqs. 134-143 of Tian 2023 from the moments: filters w (K, d), A_k (K, d, d), L_k (K, d, d), Δ_k (K, d).
+
+    d_k = w_kᵀL_kw_k, b_k = w_kᵀΔ_k, λ the top eigenvalue of D + p₀p₁bbᵀ, s (Eq. 139), δ_k (Eq. 143)
+    and ẇ_k = P⊥(s_k² A_k + δ_k Δ_kΔ_kᵀ) w_k. Shared by :func:`theorem5_prediction` (sample moments)
+    and :func:`nlcl.tian.two_view_bn.corollary3_two_view` (contrastive moments of two views).
+    """
     dk = torch.einsum("ki,kij,kj->k", w, L, w)
     bk = (w * Delta).sum(-1)
     Vf = torch.diag(dk) + p0 * p1 * torch.outer(bk, bk)
