@@ -35,7 +35,7 @@ from nlcl.core import plotting
 from nlcl.core.device import describe_device, get_device, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
-from nlcl.harness import provenance, runs, spec
+from nlcl.harness import ledger, provenance, runs, spec
 from nlcl.harness.spec import PROFILES
 
 __all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes", "namespace_parameters"]
@@ -102,8 +102,9 @@ def resolve_sizes(
     return merged
 
 
-class Run:
-    """One execution of a chapter. Create it with :func:`start`."""
+class Run(ledger.LedgerRun):
+    """One execution of a chapter. Create it with :func:`start`. Claims: :meth:`expect` declares one
+    inline; :meth:`show_ledger` declares the chapter's ledger and :meth:`claim` returns one of them."""
 
     def __init__(
         self,
@@ -239,10 +240,6 @@ class Run:
             not_reproduced=not_reproduced,
             **verdict,
         )
-
-    def claim(self, id: str, measured: Any, **kwargs: Any) -> dict[str, Any]:
-        """Declare and measure in one call (same keywords as :meth:`expect`)."""
-        return self.expect(id, **kwargs).measure(measured)
 
     def glue(self, name: str, value: Any, display: bool = False) -> None:
         """Glue a computed value for the prose (``{glue:text}`name```); not a claim."""

@@ -156,6 +156,7 @@ class ClaimRegistry:
         self.settings: dict[str, Any] = {}  # the run's parameters, matched by NotReproduced.setting
         self.run_id: str | None = None  # the run folder's id: a record names the run it came from
         self._declared: set[str] = set()
+        self.ledger: str | None = None  # the ledger that declared this chapter's claims (nlcl.harness.ledger)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._write()
 
@@ -191,6 +192,11 @@ class ClaimRegistry:
         """
         if not isinstance(id, str) or not id or any(c.isspace() for c in id):
             raise ParameterError(f"claim id={id!r} must be a non-empty string without spaces")
+        if self.ledger is not None:
+            raise ParameterError(
+                f"claim {id!r}: chapter {self.chapter!r} declares its claims in {self.ledger}, not inline; "
+                f"declare it there and measure it with run.claim({id!r})"
+            )
         if id in self._declared:
             raise ParameterError(f"claim id={id!r} is declared twice in chapter {self.chapter!r}")
         if not isinstance(check, Check):
