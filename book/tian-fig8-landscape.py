@@ -99,7 +99,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.signal import peak_prominences
 
-from nlcl.harness.claims import at_least, at_most, exactly
 from nlcl.tian.landscape import energy_on_circle, periodic_local_maxima
 from nlcl.tian.latent_data import points_on_circle
 
@@ -116,45 +115,15 @@ PAPER_ANGLES = [
 ]
 
 data_angles = np.asarray(PAPER_ANGLES if P.angles is None else P.angles, dtype=float)
-paper_setting = run.paper_setting
 
 # %% [markdown]
-# The claims, declared before anything is measured:
+# The claims, declared before anything is measured. They live in the chapter's claims ledger,
+# `book/claims/tian-fig8-landscape.yaml` (statement, source, check, the paper's value, when they are
+# required); the check of the linear maxima's position is two steps of the $\theta$ grid.
 
 # %%
-c_relu = run.expect(
-    "fig8-relu-maxima",
-    source="Tian 2023, App. E.1 / Fig. 8",
-    statement=f"With {P.activation}, E_α(θ) on the nine circle points has at least 8 local maxima.",
-    check=at_least(8),
-    paper="≥ 8",
-    required=paper_setting,
-)
-c_lin = run.expect(
-    "fig8-linear-maxima",
-    source="Tian 2023, App. E.1 / Fig. 8",
-    statement="With linear activation, E_α(θ) has exactly 2 local maxima.",
-    check=exactly(2),
-    paper="2 (±φ₁)",
-    required=paper_setting,
-)
 grid_step = 2 * np.pi / P.n_grid
-c_pca = run.expect(
-    "fig8-linear-at-pca",
-    source="Tian 2023, App. E.1",
-    statement="The linear maxima are ±φ₁, the top principal direction (largest angular error, radians).",
-    check=at_most(2 * grid_step),
-    paper="±φ₁",
-    required=paper_setting,
-)
-c_orth = run.expect(
-    "fig8-relu-not-orthogonal",
-    source="Tian 2023, App. E.1",
-    statement=f"Pairs of {P.activation} maxima that are neither orthogonal nor (anti)parallel (0.05 < |cos| < 0.95).",
-    check=at_least(1),
-    paper="not mutually orthogonal",
-    required=paper_setting,
-)
+run.show_ledger(two_grid_steps=2 * grid_step)
 
 # %% [markdown]
 # ## The experiment
@@ -248,10 +217,10 @@ plt.show()
 # ## Claim checks
 
 # %%
-c_relu.measure(len(maxima[P.activation]))
-c_lin.measure(len(maxima["linear"]))
-c_pca.measure(lin_error)
-c_orth.measure(n_oblique)
+run.claim("fig8-relu-maxima").measure(len(maxima[P.activation]))
+run.claim("fig8-linear-maxima").measure(len(maxima["linear"]))
+run.claim("fig8-linear-at-pca").measure(lin_error)
+run.claim("fig8-relu-not-orthogonal").measure(n_oblique)
 
 # %% [markdown]
 # ## What we learned

@@ -302,3 +302,37 @@ def test_committed_seed_sweeps_are_current():
     assert not stale, "stale seed-sweep records:\n" + "\n".join(
         f"  {c}: {w}" for c, w in sorted(stale.items())
     )
+
+
+LEDGERS = sorted((ROOT / "book" / "claims").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=[p.stem for p in LEDGERS])
+def test_a_chapter_measures_exactly_the_claims_of_its_ledger(path):
+    """A chapter whose claims live in ``book/claims/<chapter>.yaml`` declares them once with
+    ``run.show_ledger(...)``, measures each with ``run.claim("<id>")`` (a literal id, read here by
+    AST) and declares nothing inline: a ledger id never measured, or a measured id the ledger
+    lacks, fails."""
+    from nlcl.harness import ledger
+
+    chapter = ROOT / "book" / f"{path.stem}.py"
+    assert chapter.is_file(), f"{path.name}: there is no chapter book/{path.stem}.py"
+    declared = ledger.read_ledger(path).ids  # validates the schema too
+    calls = ledger.claim_calls(chapter.read_text())
+    assert calls["show_ledger"] == ["run.show_ledger"], f"{chapter.name}: call run.show_ledger() once"
+    assert calls["inline"] == [], f"{chapter.name}: claims declared inline beside a ledger: {calls['inline']}"
+    measured = set(calls["measured"])
+    assert "<dynamic>" not in measured, f"{chapter.name}: run.claim() needs a literal id"
+    assert sorted(set(declared) - measured) == [], f"{path.name}: ledger ids the chapter never measures"
+    assert sorted(measured - set(declared)) == [], f"{chapter.name}: measured ids {path.name} lacks"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_a_chapter_shows_a_ledger_only_when_it_has_one(path):
+    from nlcl.harness import ledger
+
+    shows = bool(ledger.claim_calls(path.read_text())["show_ledger"])
+    has = (ROOT / "book" / "claims" / f"{path.stem}.yaml").is_file()
+    assert shows == has, (
+        f"{path.stem}: run.show_ledger() {'without' if shows else 'never called, with'} a ledger"
+    )
