@@ -362,7 +362,7 @@ def run_chapter(
         run_dir.mkdir(parents=True)
     out = out or run_dir / "notebook.ipynb"
     # the source that runs (a modified copy outside book/ included), for the provenance record
-    (run_dir / provenance.SOURCE_HASH_FILE).write_text(provenance.file_sha256(path) + "\n")
+    (run_dir / provenance.SOURCE_HASH_FILE).write_text(provenance.source_sha256(path, root) + "\n")
     if echo is not None:
         echo(f"nlcl run: {path.stem}: run folder {run_dir}")
     t0 = time.perf_counter()

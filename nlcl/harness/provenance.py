@@ -21,6 +21,7 @@ __all__ = [
     "git_commit",
     "library_versions",
     "file_sha256",
+    "source_sha256",
     "chapter_sha256",
     "stale_sources",
     "print_stale",
@@ -115,15 +116,32 @@ def file_sha256(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def source_sha256(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
+    """SHA-256 of a chapter's source: the file's bytes, followed by its claims ledger's
+    (``book/claims/<stem>.yaml``) where it has one, so that a change of either makes the chapter's
+    committed records stale. Without a ledger it is :func:`file_sha256` of the file."""
+    import hashlib
+
+    path = Path(path)
+    try:
+        ledger = repo_root(root) / "book" / "claims" / f"{path.stem}.yaml"
+    except FileNotFoundError:
+        ledger = None
+    if ledger is None or not ledger.is_file():
+        return file_sha256(path)
+    return hashlib.sha256(path.read_bytes() + b"\n--- ledger ---\n" + ledger.read_bytes()).hexdigest()
+
+
 def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str | None:
-    """SHA-256 of the chapter's source ``book/<chapter>.py`` (None if there is no such file).
+    """SHA-256 of the chapter's source ``book/<chapter>.py`` with its ledger (:func:`source_sha256`;
+    None if there is no such file).
 
     Stored in every run's provenance (from the file the runner executed, see
     :data:`SOURCE_HASH_FILE`), so a committed paper-scale record can tell whether the chapter
     changed since it was run (:func:`nlcl.harness.paper_scale.stale_records`).
     """
     path = repo_root(root) / "book" / f"{chapter}.py"
-    return file_sha256(path) if path.is_file() else None
+    return source_sha256(path, root) if path.is_file() else None
 
 
 def stale_sources(

@@ -101,3 +101,16 @@ def test_every_record_names_its_numeric_environment(tmp_path):
         "ch", [], chapter_sha256="x", commit="abc", profile="ci", seconds=1.0
     )
     assert sweep["numerics"]["cpu"] == env["cpu"]
+
+
+def test_a_ledger_change_makes_the_chapter_source_change(one_chapter_repo):
+    """book/claims/<chapter>.yaml is part of the chapter's source hash (records go stale with it)."""
+    plain = provenance.chapter_sha256("ch", one_chapter_repo)
+    assert plain == provenance.file_sha256(one_chapter_repo / "book" / "ch.py")
+    (one_chapter_repo / "book" / "claims").mkdir()
+    ledger = one_chapter_repo / "book" / "claims" / "ch.yaml"
+    ledger.write_text("chapter: ch\nclaims: []\n")
+    with_ledger = provenance.chapter_sha256("ch", one_chapter_repo)
+    ledger.write_text("chapter: ch\nclaims: [] # edited\n")
+    assert len({plain, with_ledger, provenance.chapter_sha256("ch", one_chapter_repo)}) == 3
+    assert provenance.source_sha256(one_chapter_repo / "book" / "ch.py", one_chapter_repo) != plain
