@@ -6,6 +6,10 @@
 * the local roughness of a smooth A(w) by central differences (:func:`roughness_jacobian`) and the
   growth of perturbations under the dynamics (:func:`perturbation_growth`), to test Theorem 1 on
   both sides of λ_gap = ρ;
+* which eigenvector of A(w) a point is, and how far it is from a critical point
+  (:func:`critical_point_diagnostics`), to tell critical points from LMEs (Lemma 3, Def. 3), and
+  Corollary 2's comparison of the two α at critical points of the Gaussian α
+  (:func:`gaussian_alpha_roughness`);
 * the irregularity ω(w) of Def. 4 / Eq. 10, estimates of L and κ (Lemma 9), and the condition of
   Eq. 11 on the neighbourhood B_γ (:func:`irregularity`, :func:`lipschitz_estimate`,
   :func:`kappa_estimate`, :func:`eq11_sup_omega`).
@@ -26,6 +30,8 @@ from nlcl.tian.latent_data import as_rng
 
 __all__ = [
     "ball_volume",
+    "critical_point_diagnostics",
+    "gaussian_alpha_roughness",
     "eq11_radius",
     "eq11_sup_omega",
     "irregularity",
@@ -141,6 +147,92 @@ def roughness_jacobian(a_fn: AFn, w, h: float = 1e-5) -> np.ndarray:
         jac = ((a_fn(vp) - a_fn(vm)) @ wi) / (2 * h)  # (d-1, d): column j = dA[e_j] w
         out[i] = np.linalg.norm(jac, 2)
     return out.reshape(w.shape[:-1])
+
+
+def critical_point_diagnostics(a_fn: AFn, w) -> dict[str, np.ndarray]:
+    """Is w a critical point of ẇ = P⊥_w A(w) w, and is it an LME? (Tian 2023, Lemma 3, Def. 3).
+
+    For ``w`` (…, d) returns arrays (…): ``residual`` = ‖P⊥_w A(w) w‖ / max|λ(A(w))| (0 at a
+    critical point, invariant under rescaling A), ``rank`` = j of the eigenvector φ_{j+1}(w) of A(w)
+    closest to w (0: the top eigenvector, as Def. 3 requires), ``eig_cos`` = |cos(w, φ_{rank+1})|,
+    ``top_cos`` = |cos(w, φ₁(w))|, ``lam1`` = λ₁(A(w)). A critical point is an eigenvector of A(w)
+    (``eig_cos`` = 1); it is an LME when that eigenvector is the top one (``rank`` = 0).
+    """
+    w = _unit_rows(w)
+    a = np.asarray(a_fn(w), dtype=np.float64)
+    if a.shape != w.shape + (w.shape[-1],):
+        raise ParameterError(
+            f"a_fn must map w {w.shape} to matrices {w.shape + (w.shape[-1],)}, got {a.shape}"
+        )
+    lam, phi = np.linalg.eigh(a)
+    aw = (a @ w[..., None])[..., 0]
+    res = aw - (aw * w).sum(-1, keepdims=True) * w
+    scale = np.maximum(np.abs(lam).max(-1), 1e-300)
+    cos = np.abs(np.einsum("...i,...ij->...j", w, phi))  # (…, d), ascending eigenvalues
+    j = cos.argmax(-1)
+    return {
+        "residual": np.linalg.norm(res, axis=-1) / scale,
+        "rank": w.shape[-1] - 1 - j,
+        "eig_cos": cos.max(-1),
+        "top_cos": cos[..., -1],
+        "lam1": lam[..., -1],
+    }
+
+
+def gaussian_alpha_roughness(
+    x,
+    activation: str,
+    tau: float,
+    w0,
+    steps: int = 300,
+    lr: float = 0.5,
+    radius: float = 0.02,
+    tol: float = 1e-3,
+    rng=None,
+) -> dict[str, np.ndarray]:
+    """Roughness of uniform and Gaussian α at critical points of the Gaussian α (Tian 2023, Cor. 2, Eqs. 96-100).
+
+    On samples ``x`` (N, d) without augmentation, the Gaussian-α dynamics ẇ = P⊥_w A_g(w) w (α_g of
+    Corollary 2 re-evaluated at every step, stop-gradient; ``steps`` scale-free Euler steps of size
+    ``lr``) runs from each row of ``w0``. At the end point w* (with α_g held at w*, as Eq. 96 does)
+    it returns ``w``, ``settled`` (:func:`critical_point_diagnostics` residual ≤ ``tol``: a critical
+    point), the diagnostics ``rank``/``top_cos``/``eig_cos`` of A_g(w*) (rank 0: an LME, Def. 3),
+    ``z0`` = mean exp(−h²(w*ᵀx)/2τ) (Eq. 100), ``rho_g``/``rho_u`` (:func:`nlcl.tian.landscape.local_roughness`
+    with the same random directions) and ``lam1_g``/``lam1_u``. ρ/λ₁ does not change when α is rescaled.
+    """
+    from nlcl.core.activations import get_activation
+    from nlcl.tian.contrastive import gaussian_alpha, stack_views
+    from nlcl.tian.landscape import gate_matrix, local_roughness, train_filters
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ParameterError(f"x must be (N, d) samples, got shape {x.shape}")
+    tau = _positive("tau", tau)
+    h = get_activation(activation)
+    v = stack_views(x, x)
+
+    def alpha_g(w):
+        return gaussian_alpha(h(w @ x.T)[..., None], tau)
+
+    def a_g(w):
+        return gate_matrix(v, w, activation, alpha_g)
+
+    w = train_filters(a_g, _unit_rows(w0, "w0"), lr=lr, steps=steps, scale_free=True)
+    diag = critical_point_diagnostics(a_g, w)
+    held = alpha_g(w)  # α_g at w*, held fixed
+    seed = int(as_rng(rng).integers(2**62))
+    rho_g = local_roughness(lambda u: gate_matrix(v, u, activation, held), w, radius=radius, rng=seed)
+    rho_u = local_roughness(lambda u: gate_matrix(v, u, activation), w, radius=radius, rng=seed)
+    return {
+        "w": w,
+        "settled": diag["residual"] <= tol,
+        **{k: diag[k] for k in ("residual", "rank", "top_cos", "eig_cos")},
+        "z0": np.exp(-(h(w @ x.T) ** 2) / (2 * tau)).mean(-1),
+        "rho_g": rho_g,
+        "rho_u": rho_u,
+        "lam1_g": diag["lam1"],
+        "lam1_u": np.linalg.eigvalsh(gate_matrix(v, w, activation))[..., -1],
+    }
 
 
 def perturbation_growth(

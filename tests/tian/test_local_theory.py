@@ -12,8 +12,10 @@ from nlcl.tian.landscape import population_gate_matrix
 from nlcl.tian.latent_data import latent_summation_support
 from nlcl.tian.local_theory import (
     ball_volume,
+    critical_point_diagnostics,
     eq11_radius,
     eq11_sup_omega,
+    gaussian_alpha_roughness,
     irregularity,
     kappa_estimate,
     lipschitz_estimate,
@@ -122,3 +124,54 @@ def test_eq11_sup_omega_shapes_and_failure_for_quadratic():
     assert sup.shape == (3,) and np.all(sup > gam)  # Eq. 11 fails with these constants
     sup0 = eq11_sup_omega(a_fn, u[:, 0], gam, lipschitz=0.0, kappa=0.0, n_points=8, rng=0)
     assert np.all(sup0 < 1)  # with L = 0 only μ remains, small at an exact LME
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 6))
+def test_critical_point_diagnostics_names_each_eigenvector(seed, d):
+    """For a constant A every eigenvector φ_j is a critical point of rank j - 1; only φ₁ is an LME."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    lam = np.sort(rng.uniform(0.5, 3.0, d))[::-1] + np.arange(d)[::-1]  # distinct, descending
+    a = q @ np.diag(lam) @ q.T
+
+    def a_fn(w):
+        return np.broadcast_to(a, w.shape + (d,))
+
+    out = critical_point_diagnostics(a_fn, q.T * rng.choice([-1.0, 1.0], d)[:, None])
+    np.testing.assert_allclose(out["residual"], 0.0, atol=1e-10)
+    np.testing.assert_array_equal(out["rank"], np.arange(d))
+    np.testing.assert_allclose(out["eig_cos"], 1.0, atol=1e-10)
+    np.testing.assert_allclose(out["lam1"], lam[0])
+    assert out["top_cos"][0] == pytest.approx(1.0) and np.all(out["top_cos"][1:] < 1e-8)
+    w = rng.standard_normal(d)  # a generic point is not critical
+    assert critical_point_diagnostics(a_fn, w)["residual"] > 1e-6
+
+
+def test_critical_point_diagnostics_rejects_bad_input():
+    with pytest.raises(ParameterError, match="a_fn must map"):
+        critical_point_diagnostics(lambda w: np.eye(3), np.ones((2, 3)))
+    with pytest.raises(ParameterError, match="non-zero"):
+        critical_point_diagnostics(lambda w: np.eye(3), np.zeros(3))
+
+
+def test_gaussian_alpha_roughness_tends_to_uniform_for_large_tau():
+    """τ → ∞ makes α_g ≡ 1 (Cor. 2): same critical points as uniform α, same ρ and λ₁, z₀ = 1."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((60, 4)) + np.array([0.5, 0.0, 0.0, 0.0])
+    out = gaussian_alpha_roughness(x, "relu", 1e9, np.eye(4)[:2], steps=50, rng=1)
+    np.testing.assert_allclose(out["z0"], 1.0, atol=1e-8)
+    np.testing.assert_allclose(out["rho_g"], out["rho_u"], rtol=1e-6)
+    np.testing.assert_allclose(out["lam1_g"], out["lam1_u"], rtol=1e-6)
+    assert out["settled"].dtype == bool and out["w"].shape == (2, 4)
+
+
+def test_gaussian_alpha_roughness_small_tau_shrinks_z0_and_rejects_bad_input():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 3)) + np.array([3.0, 0.0, 0.0])  # data on the positive side of e_1
+    out = gaussian_alpha_roughness(x, "relu", 0.01, np.eye(3)[:1], steps=20, rng=0)
+    assert out["z0"][0] < 0.05 and np.all(out["rho_g"] >= 0)
+    with pytest.raises(ParameterError, match="x must be"):
+        gaussian_alpha_roughness(np.ones(3), "relu", 1.0, np.eye(3)[:1])
+    with pytest.raises(ParameterError, match="tau"):
+        gaussian_alpha_roughness(x, "relu", 0.0, np.eye(3)[:1])
