@@ -187,24 +187,20 @@ def headline(record: Mapping[str, Any], root: Path | None = None) -> dict[str, A
     """The report's headline: required reproductions at the held-out seeds.
 
     ``reproduced`` (pass at every held-out seed), ``not_reproduced``, ``failed`` (fail or invalid at
-    some seed, or mixed), ``total``; informational claims and checks are left out. ``revised``: the
+    some seed, or mixed), ``not_gated`` (timing claims measured beside other runs: undecided),
+    ``total``; informational claims and checks are left out. ``revised``: the
     chapters changed since the run (:func:`revised_since`)."""
     verdicts = claim_verdicts(record)
     req = [v for v in verdicts.values() if v["required"] and v["kind"] == "reproduction"]
-    counts = Counter(
-        "reproduced"
-        if v["verdict"] == "pass"
-        else "not_reproduced"
-        if v["verdict"] == "not-reproduced"
-        else "failed"
-        for v in req
-    )
+    names = {"pass": "reproduced", "not-reproduced": "not_reproduced", "not-gated": "not_gated"}
+    counts = Counter(names.get(v["verdict"], "failed") for v in req)
     return {
         "seeds": list(record["seeds"]),
         "total": len(req),
         "reproduced": counts["reproduced"],
         "not_reproduced": counts["not_reproduced"],
         "failed": counts["failed"],
+        "not_gated": counts["not_gated"],
         "revised": revised_since(record, root),
     }
 
@@ -251,7 +247,13 @@ def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) ->
         f"**Verdicts of record** (`ci` profile at held-out base seeds {seeds}, drawn when the run "
         f"started, `{HELD_OUT_DIR / RECORD}`): of **{h['total']} required reproductions**, "
         f"{h['reproduced']} reproduced at every held-out seed, {h['not_reproduced']} not reproduced, "
-        f"{h['failed']} failed or mixed. Informational claims and checks are not counted.{revised} "
+        f"{h['failed']} failed or mixed"
+        + (
+            f", {h['not_gated']} timing claims not gated (measured beside other runs)"
+            if h["not_gated"]
+            else ""
+        )
+        + f". Informational claims and checks are not counted.{revised} "
         f"The development set (base seed 0 of this build; 0–4 in the seed sweeps) gives:"
     )
 

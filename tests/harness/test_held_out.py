@@ -101,3 +101,12 @@ def test_a_partial_run_replaces_its_chapters_and_keeps_the_others():
     assert set(merged["chapters"]) == {"ch", "other"} and merged["seeds"] == [11, 22, 33, 77, 88, 99]
     assert merged["chapters"]["ch"]["commit"] == "abc" and merged["chapters"]["other"]["commit"] == "def"
     assert held_out.merge_records(None, new) == new
+
+
+def test_timing_claims_measured_beside_others_are_undecided_not_failed(one_chapter_repo):
+    rows = _rows("t", {11: "not-gated", 22: "not-gated", 33: "not-gated"})
+    sweep = {"chapter_sha256": "x", "seeds": [11, 22, 33], "errors": {}, "rows": rows, "points_time_s": 1.0}
+    rec = held_out.build_record([11, 22, 33], {"ch": sweep}, commit="abc", numerics=None, seconds=1.0)
+    h = held_out.headline(rec, one_chapter_repo)
+    assert (h["failed"], h["not_gated"]) == (0, 1)
+    assert "1 timing claims not gated" in held_out.headline_text(rec, one_chapter_repo)
