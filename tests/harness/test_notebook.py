@@ -175,10 +175,10 @@ def test_ensure_kernel_is_idempotent():
 # ---- command line (executes notebooks: a few seconds each) ---------------------------------
 
 
-def nlcl(*args, runs=None, **popen):
+def nlcl(*args, runs=None, env_extra=None):
     import os
 
-    env = dict(os.environ)
+    env = {**os.environ, **(env_extra or {})}
     if runs is not None:
         env["NLCL_RUNS_DIR"] = str(runs)
     return subprocess.run([*NLCL, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
@@ -244,9 +244,10 @@ def test_cli_nan_claim_is_invalid_and_exits_1(tmp_path):
 def test_cli_error_in_kernel_before_start_reports_no_stale_claims(tmp_path):
     ok = nlcl("run", str(TINY), "--quiet", runs=tmp_path)
     assert ok.returncode == 0 and "claims 1/1 pass" in ok.stdout
-    # a parameter error found only inside the kernel (no CUDA here): usage error, and the earlier
-    # run's claims are not reported
-    res = nlcl("run", str(TINY), "-p", "device", "cuda", "--quiet", runs=tmp_path)
+    # a parameter error found only inside the kernel (NLCL_DEVICE=cuda with no CUDA here; -p device
+    # cuda is answered before any kernel starts): usage error, and the earlier run's claims are not
+    # reported
+    res = nlcl("run", str(TINY), "--quiet", runs=tmp_path, env_extra={"NLCL_DEVICE": "cuda"})
     assert res.returncode == 2, res.stdout + res.stderr
     assert "claims 0/0 pass" in res.stdout and "CUDA is not available" in res.stderr
     assert _run_folder(res.stdout) != _run_folder(ok.stdout)
