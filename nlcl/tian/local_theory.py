@@ -179,6 +179,12 @@ def critical_point_diagnostics(a_fn: AFn, w) -> dict[str, np.ndarray]:
     }
 
 
+def _count_arg(name: str, value, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= high:
+        raise ParameterError(f"{name} must be an integer in [1, {high}], got {value!r}")
+    return int(value)
+
+
 def gaussian_alpha_roughness(
     x,
     activation: str,
@@ -189,6 +195,7 @@ def gaussian_alpha_roughness(
     radius: float = 0.02,
     tol: float = 1e-3,
     rng=None,
+    min_crossing: int = 5,
 ) -> dict[str, np.ndarray]:
     """Roughness of uniform and Gaussian α at critical points of the Gaussian α (Tian 2023, Cor. 2, Eqs. 96-100).
 
@@ -199,6 +206,11 @@ def gaussian_alpha_roughness(
     point), the diagnostics ``rank``/``top_cos``/``eig_cos`` of A_g(w*) (rank 0: an LME, Def. 3),
     ``z0`` = mean exp(−h²(w*ᵀx)/2τ) (Eq. 100), ``rho_g``/``rho_u`` (:func:`nlcl.tian.landscape.local_roughness`
     with the same random directions) and ``lam1_g``/``lam1_u``. ρ/λ₁ does not change when α is rescaled.
+
+    With ReLU a sample's A(w) is piecewise constant: below the angle of the samples nearest to the
+    plane w*ᵀx = 0 both ρ are exactly 0 (Theorem 2's ρ is an N → ∞ quantity). The perturbation radius
+    at each w* is therefore max(``radius``, 1.5 × the angle to the plane of its ``min_crossing``-th
+    nearest sample), returned as ``radius``.
     """
     from nlcl.core.activations import get_activation
     from nlcl.tian.contrastive import gaussian_alpha, stack_views
@@ -217,16 +229,33 @@ def gaussian_alpha_roughness(
     def a_g(w):
         return gate_matrix(v, w, activation, alpha_g)
 
-    w = train_filters(a_g, _unit_rows(w0, "w0"), lr=lr, steps=steps, scale_free=True)
+    w0 = _unit_rows(w0, "w0")
+    if w0.ndim != 2 or w0.shape[1] != x.shape[1]:
+        raise ParameterError(f"w0 must be (K, {x.shape[1]}) starting filters, got shape {w0.shape}")
+    w = train_filters(a_g, w0, lr=lr, steps=steps, scale_free=True)
     diag = critical_point_diagnostics(a_g, w)
     held = alpha_g(w)  # α_g at w*, held fixed
     seed = int(as_rng(rng).integers(2**62))
-    rho_g = local_roughness(lambda u: gate_matrix(v, u, activation, held), w, radius=radius, rng=seed)
-    rho_u = local_roughness(lambda u: gate_matrix(v, u, activation), w, radius=radius, rng=seed)
+    k = _count_arg("min_crossing", min_crossing, len(x))
+    ang = np.sort(np.arcsin(np.abs(w @ x.T) / np.linalg.norm(x, axis=-1).clip(1e-300)), axis=-1)[..., k - 1]
+    rad = np.maximum(_positive("radius", radius), 1.5 * ang)
+    rho_g = np.array(
+        [
+            local_roughness(lambda u: gate_matrix(v, u, activation, held[i]), wi, radius=r, rng=seed)
+            for i, (wi, r) in enumerate(zip(w, rad))
+        ]
+    )
+    rho_u = np.array(
+        [
+            local_roughness(lambda u: gate_matrix(v, u, activation), wi, radius=r, rng=seed)
+            for wi, r in zip(w, rad)
+        ]
+    )
     return {
         "w": w,
         "settled": diag["residual"] <= tol,
         **{k: diag[k] for k in ("residual", "rank", "top_cos", "eig_cos")},
+        "radius": rad,
         "z0": np.exp(-(h(w @ x.T) ** 2) / (2 * tau)).mean(-1),
         "rho_g": rho_g,
         "rho_u": rho_u,

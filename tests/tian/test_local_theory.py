@@ -175,3 +175,8 @@ def test_gaussian_alpha_roughness_small_tau_shrinks_z0_and_rejects_bad_input():
         gaussian_alpha_roughness(np.ones(3), "relu", 1.0, np.eye(3)[:1])
     with pytest.raises(ParameterError, match="tau"):
         gaussian_alpha_roughness(x, "relu", 0.0, np.eye(3)[:1])
+    with pytest.raises(ParameterError, match="w0 must be"):
+        gaussian_alpha_roughness(x, "relu", 1.0, np.ones(3))
+    with pytest.raises(ParameterError, match="min_crossing"):
+        gaussian_alpha_roughness(x, "relu", 1.0, np.eye(3)[:1], min_crossing=0)
+    assert np.all(out["radius"] >= 0.02)  # at least the given radius, wider where no sample is near the plane
