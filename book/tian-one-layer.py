@@ -596,6 +596,17 @@ c_b2sf = run.expect(
             "2026-11-26",
         ),
     ],
+    not_reproduced=NotReproduced(
+        "In this setting z₀ ≈ 0.8: the predicted effect is small. Corollary 2 bounds the unnormalized roughness, "
+        "r(α_g) = z₀ r(α_u); the raw ratio ρ(α_g)/ρ(α_u) follows it, but the scale-free ratio also divides by "
+        "λ₁(A_g)/λ₁(A_u), and the unnormalized α_g ≤ 1 shrinks λ₁ about as much as ρ, so on some data seeds the "
+        "scale-free ratio exceeds 1. Observed before the first sweep, in a script repeating this loop at base "
+        "seed 3: scale-free ratios 0.93, 0.84, 1.61 with raw ratios 0.45, 0.38, 0.24 (base seeds 0–2: all "
+        "scale-free ratios 0.53–0.89). The explanation holds only if the raw ratio is below 1 on every data seed.",
+        profiles=("ci", "full"),
+        expected=lambda m: max(b2["raw"]) < 1.0,
+        evidence="glued thm2-raw-ratio-max; the per-seed values in the claims table",
+    ),
 )
 c_glme = run.expect(
     "cor2-gaussian-cp-lme",
@@ -631,7 +642,9 @@ c_small = run.expect(
 # %%
 NOISE6 = 0.2
 atoms6, atom_p6, _ = latent_summation_support(U, P.q)
-b2 = {k: [] for k in ("uniform", "gaussian", "scale_free", "slack", "z0", "settled", "small", "small_z0")}
+b2 = {
+    k: [] for k in ("uniform", "gaussian", "scale_free", "raw", "slack", "z0", "settled", "small", "small_z0")
+}
 cp_rank, cp_eig_cos, cp_top_cos, uni_top_cos = [], [], [], []
 OFFSET_Z0, TAU_Z0 = 1.0, 0.02  # the z₀ ≪ 1 setting (f)
 
@@ -673,6 +686,7 @@ for s_ in range(P.n_theory_seeds):
     gb = gaussian_alpha_roughness(xb, act, P.tau, wb, rng=rng_s)  # Corollary 2 at Gaussian-α critical points
     b2["settled"].append(float(gb["settled"].mean()))  # the small-z₀ setting's fraction is added below
     b2["scale_free"].append(scale_free_ratio(gb))
+    b2["raw"].append(float(np.mean(gb["rho_g"][gb["settled"]]) / np.mean(gb["rho_u"][gb["settled"]])))
     cp_rank += list(gb["rank"][gb["settled"]])
     cp_eig_cos += list(gb["eig_cos"][gb["settled"]])
     cp_top_cos += list(gb["top_cos"][gb["settled"]])
@@ -692,6 +706,7 @@ cp_rank, cp_eig_cos, cp_top_cos = np.array(cp_rank), np.array(cp_eig_cos), np.ar
 run.glue("cor2-cp-ranks", ", ".join(f"{r}: {int((cp_rank == r).sum())}" for r in np.unique(cp_rank)))
 run.glue("cor2-cp-top-cos", f"{cp_top_cos.max():.3f}" if cp_top_cos.size else "none")
 run.glue("cor2-uniform-lme-top-cos", f"{min(uni_top_cos):.3f}–{max(uni_top_cos):.3f}")
+run.glue("thm2-raw-ratio-max", f"{max(b2['raw']):.3f}")
 run.glue("cor2-small-z0-mean", f"{np.nanmean(b2['small_z0']):.3f}")
 
 fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4, height=3.4)
@@ -739,7 +754,9 @@ c_small.measure_seeds(b2["small"])
 #
 # At the Gaussian-α critical points ({glue:text}`cor2-n-critical` in Sec. 6; on every data seed here the fraction
 # is the check `cor2-gaussian-critical`), $z_0(\alpha_g)$ averages {glue:text}`thm2-z0-mean` and the measured scale-free
-# ratio is the claim `thm2-alpha-scale-free`. With the shifted data and $\tau = 0.02$, $z_0$ averages
+# ratio is the claim `thm2-alpha-scale-free`; the raw ratio $\bar\rho(\alpha_g)/\bar\rho(\alpha_u)$, which is what the
+# corollary's $r(\alpha_g) = z_0 r(\alpha_u)$ scales, is at most {glue:text}`thm2-raw-ratio-max` over the data seeds.
+# With the shifted data and $\tau = 0.02$, $z_0$ averages
 # {glue:text}`cor2-small-z0-mean` and the ratio is the claim `cor2-small-z0-roughness`. The Gaussian-α critical
 # points are eigenvectors of $A_g(\mathbf{w}_*)$, with eigenvalue ranks (0 = top: an LME; rank: count)
 # {glue:text}`cor2-cp-ranks` and largest $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ = {glue:text}`cor2-cp-top-cos`: what
