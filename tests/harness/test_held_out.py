@@ -110,3 +110,13 @@ def test_timing_claims_measured_beside_others_are_undecided_not_failed(one_chapt
     h = held_out.headline(rec, one_chapter_repo)
     assert (h["failed"], h["not_gated"]) == (0, 1)
     assert "1 timing claims not gated" in held_out.headline_text(rec, one_chapter_repo)
+
+
+def test_attach_gives_each_claim_its_held_out_verdict(one_chapter_repo):
+    rec = _record()
+    out = held_out.attach(
+        [{"chapter": "ch", "id": "b"}, {"chapter": "ch", "id": "new"}], rec, one_chapter_repo
+    )
+    assert out[0]["held_out"]["verdict"] == "fail" and out[0]["held_out"]["seeds"] == [11, 22, 33]
+    assert out[0]["held_out"]["revised"] and "held_out" not in out[1]
+    assert held_out.attach([{"chapter": "ch", "id": "b"}], None) == [{"chapter": "ch", "id": "b"}]
