@@ -138,6 +138,7 @@ def train_token_runs(
     workers: int = 1,
     scheduler: str | None = None,
     record_every: int | None = None,
+    engine: str = "auto",
 ) -> TrainResult:
     """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
@@ -160,6 +161,7 @@ def train_token_runs(
     untrained filters' χ̄± and the loss of the first minibatch; at every multiple s of
     ``record_every`` (and at ``steps``) χ̄± of the filters after s updates and the mean loss of
     the minibatches since the previous record.  Recording does not change the training.
+    ``engine``: :func:`~nlcl.tian.token_training.train_batched`'s (``"fused"``: compiled, opt-in).
     """
     steps = positive_int("steps", steps)
     if record_every is not None:
@@ -194,6 +196,7 @@ def train_token_runs(
         device=str(device),
         dtype=dtype,
         record_every=record_every,
+        engine=engine,
     )
     # χ̄+, χ̄− pairs: the book's (cosine), the released normaliser, |cos| for sign-symmetric h,
     # as printed (signed cosine for every h, 1/P prefactor)
@@ -319,6 +322,7 @@ def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
         check_every=1 if device.type == "cpu" else 50,
         callback=callback,
         progress=progress,
+        engine=opts.get("engine", "auto"),
     )
     Wf = model.filters().cpu()
     cp, cm = matching_scores(Wf, world, linear=lin)

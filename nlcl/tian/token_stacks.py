@@ -15,7 +15,8 @@ import torch
 
 from nlcl.core.validate import ParameterError, positive_int
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.tokens import make_token_worlds, sample_views
+from nlcl.tian.token_fused import TokenViews
+from nlcl.tian.tokens import make_token_worlds
 
 __all__: list[str] = []
 
@@ -70,12 +71,8 @@ def _build_stack(
         device=device,
     )
     emb = world.embedding(dtype=dtype, device=device)
-
-    def data(step: int):
-        x1, x2, _ = sample_views(world, step, batch_size, device=device, embedding=emb)
-        return x1, x2
-
-    return world, model, data
+    # data(step) -> (x, x'), sample_views' draws; the fused engine draws the same in its step
+    return world, model, TokenViews(world, batch_size, emb)
 
 
 def _result_table(runs, scores, final) -> pd.DataFrame:

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: Gradient engines of :func:`train_batched`.
-ENGINES: tuple[str, ...] = ("auto", "tables", "autograd")
+ENGINES: tuple[str, ...] = ("auto", "tables", "autograd", "fused")
 
 
 def sgd_momentum_step(
@@ -100,7 +100,10 @@ def train_batched(
     ``"tables"`` computes the same loss and gradients in token-table space
     (:func:`nlcl.tian.token_tables.token_step`, token inputs only, about an order of magnitude faster);
     ``"auto"`` (default) takes ``"tables"`` for :class:`~nlcl.tian.tokens.TokenBatch` views and
-    ``"autograd"`` otherwise.
+    ``"autograd"`` otherwise; ``"fused"`` (opt-in, token inputs only) runs the whole step (the
+    batch draw for :class:`~nlcl.tian.token_fused.TokenViews` data, forward, loss, backward, update)
+    as one compiled graph per shape (:mod:`nlcl.tian.token_fused`), equal to ``"tables"`` within
+    rounding, not bitwise.
     """
     steps = positive_int("steps", steps)
     engine = choice("engine", engine, ENGINES)
@@ -127,6 +130,22 @@ def train_batched(
         from tqdm.auto import tqdm
 
         it = tqdm(it, desc=progress if isinstance(progress, str) else "train", leave=False)
+    if engine == "fused":
+        from nlcl.tian.token_fused import train_fused
+
+        return train_fused(
+            model,
+            data,
+            steps,
+            losses=losses,
+            tau=tau_t,
+            lr=lr_t,
+            momentum=momentum,
+            weight_decay=weight_decay,
+            check_every=check_every,
+            callback=callback,
+            it=it,
+        )
     last = torch.full((R,), float("nan"))
     for step in it:
         x1, x2 = data(step)
