@@ -11,7 +11,15 @@ prints and writes ``_build/bench.json``:
   per-sample network (:func:`step_flops`, what the ``autograd`` engine computes; for the
   ``tables`` engine a *dense-equivalent* rate) and the FLOPs the ``tables`` engine actually does
   (:func:`table_step_flops`, about 13× fewer);
-* the projected wall time of the full grid (960 runs × 5000 steps).
+* the projected wall time of the full grid (960 runs × 5000 steps);
+* the *reference step* (:func:`time_reference_steps`, the configuration of
+  ``tests/numerics/cost.py``: ReLU, InfoNCE, BatchNorm mean, β = 5, P = 5, d_out = 50) for one
+  configuration and per configuration-step of a 16-configuration stack: ms per step, its FLOPs
+  (:func:`table_step_flops`) and the *roofline ratio*, the time as a multiple of the time those
+  FLOPs take at the matmul peak measured in the same run (same dtype, same threads, same clock),
+  which is comparable across machines.  With ``--engine fused`` the eager ``tables`` engine and
+  the fused one are timed interleaved in the same process (best of several repeats), and the
+  fused engine's compile time is reported (once per shape; later runs of the shape reuse it).
 
 The grid is timed stack by stack for a few steps each (all stacks, or a subset with ``--quick``)
 and extrapolated to 5000 steps.  On a shared machine the wall time includes waiting for a core,
@@ -43,6 +51,8 @@ __all__ = [
     "step_flops",
     "table_step_flops",
     "time_stack",
+    "reference_runs",
+    "time_reference_steps",
     "run_benchmark",
     "format_benchmark",
 ]
@@ -148,6 +158,80 @@ def time_stack(
     return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
 
 
+def reference_runs(n_runs: int = 1) -> list:
+    """The reference step's runs: ReLU, InfoNCE, BN mean, β = 5, P = 5, lr 0.02, seeds 0..n−1.
+
+    The configuration whose cost ``tests/numerics/cost.py`` records against the released trainer
+    (trained with ``out_dim=50``); M = βP = 25 filters per RF.
+    """
+    from nlcl.tian.token_grid import TokenRun
+
+    return [
+        TokenRun("relu", "infonce", "mean", 5, 5, 1.0, s, lr=0.02, tau=0.1)
+        for s in range(positive_int("n_runs", n_runs))
+    ]
+
+
+def time_reference_steps(
+    sizes=(1, 16),
+    engines=("tables",),
+    *,
+    steps: int = 50,
+    repeats: int = 5,
+    peak_gflops: float | None = None,
+    out_dim: int = 50,
+    batch_size: int = 128,
+) -> dict:
+    """Time the reference step (:func:`reference_runs`) per engine, interleaved, best of ``repeats``.
+
+    For each stack size R in ``sizes`` and each engine, one model is trained ``steps`` steps per
+    repeat, the engines taking turns, so that a load change on a shared machine hits them alike;
+    the least disturbed repeat (the minimum) is kept, in process CPU time and in wall time.  A
+    first call per engine (excluded) warms up; for ``"fused"`` it compiles, and its duration is
+    ``compile_s``.  Returns ``{str(R): {engine: {...}}}`` with ms per configuration-step (CPU and
+    wall), the FLOPs per configuration-step (:func:`table_step_flops`) and, when ``peak_gflops``
+    is given, ``roofline_ratio`` = CPU time / (FLOPs / peak).
+    """
+    from nlcl.tian.token_fused import compile_log
+
+    steps, repeats = positive_int("steps", steps), positive_int("repeats", repeats)
+    for e in engines:
+        choice("engine", e, ENGINES)
+    out: dict = {}
+    for R in sizes:
+        runs = reference_runs(R)
+        flops = table_step_flops(runs[0].M, "infonce", batch_size=batch_size, out_dim=out_dim)
+        models, data = {}, None
+        entry: dict = {}
+        for e in engines:
+            _, models[e], data = _build_stack(runs, batch_size=batch_size, out_dim=out_dim)
+            n_log = len(compile_log())
+            t0 = time.perf_counter()
+            train_batched(models[e], data, 2, loss="infonce", tau=0.1, lr=0.02, engine=e)
+            warm = time.perf_counter() - t0
+            log = compile_log()[n_log:]
+            entry[e] = dict(
+                ms_cpu=float("inf"),
+                ms_wall=float("inf"),
+                flops_per_config_step=flops,
+                warmup_s=warm,
+                compile_s=sum(x["compile_s"] for x in log) if log else None,
+                backend=log[-1]["backend"] if log else None,
+            )
+        for _ in range(repeats):
+            for e in engines:
+                t0, c0 = time.perf_counter(), time.process_time()
+                train_batched(models[e], data, steps, loss="infonce", tau=0.1, lr=0.02, engine=e)
+                scale = 1e3 / (steps * R)
+                entry[e]["ms_cpu"] = min(entry[e]["ms_cpu"], (time.process_time() - c0) * scale)
+                entry[e]["ms_wall"] = min(entry[e]["ms_wall"], (time.perf_counter() - t0) * scale)
+        if peak_gflops:
+            for v in entry.values():
+                v["roofline_ratio"] = v["ms_cpu"] / 1e3 / (v["flops_per_config_step"] / (peak_gflops * 1e9))
+        out[str(R)] = entry
+    return out
+
+
 def _time_stack_job(runs, steps: int, device: str, engine: str) -> tuple[float, float, float]:
     """Worker side of :func:`run_benchmark` with workers > 1: (wall, CPU, elapsed incl. set-up) s/step."""
     t0 = time.perf_counter()
@@ -178,6 +262,21 @@ def run_benchmark(
         torch.set_num_threads(positive_int("threads", threads))
     steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
     peak = matmul_peak_gflops(512 if quick else 1024, device=dev)
+    from nlcl.tian.token_fused import compile_log
+
+    n_log = len(compile_log())
+    reference = None
+    if dev.type == "cpu":  # process CPU time: the reference step is a CPU measurement
+        ref_engines = (
+            ("tables", "fused")
+            if engine == "fused"
+            else ("autograd",)
+            if engine == "autograd"
+            else ("tables",)
+        )
+        reference = time_reference_steps(
+            engines=ref_engines, steps=10 if quick else 50, repeats=3 if quick else 7, peak_gflops=peak
+        )
     grid = paper_grid()
     runs = runs_from_table(grid)
     by_m: dict[int, list] = {}
@@ -251,6 +350,9 @@ def run_benchmark(
         fraction_of_peak_engine=engine_rate / peak,
         projected_full_grid_min_wall=grid_wall * scale / 60,
         projected_full_grid_min_dedicated=grid_busy * scale / 60,
+        reference_config="ReLU, InfoNCE, BN mean, beta=5, P=5 (M=25), d_out=50, batch 128, K=10, 20 tokens",
+        reference_steps=reference,
+        compile_s_total=sum(x["compile_s"] for x in compile_log()[n_log:]),
         note=(
             "achieved_gflops counts the FLOPs of the per-sample network (for the tables engine a dense-equivalent "
             "rate); achieved_gflops_engine counts the FLOPs the engine does. Shared machine: wall times include "
@@ -286,4 +388,23 @@ def format_benchmark(res: dict) -> str:
         f"dedicated core, {res['projected_full_grid_min_wall']:.1f} min at this run's wall-clock rate",
         res["note"],
     ]
+    ref = res.get("reference_steps")
+    if ref:
+        lines.append(f"reference step ({res['reference_config']}), best of interleaved repeats, CPU time:")
+        for R, entry in ref.items():
+            what = "one configuration" if R == "1" else f"stack of {R}, per configuration-step"
+            parts = []
+            for e, v in entry.items():
+                part = f"{e} {v['ms_cpu']:.3f} ms ({v['ms_wall']:.3f} wall)"
+                if "roofline_ratio" in v:
+                    part += f" = {v['roofline_ratio']:.0f}x its FLOP time at the peak"
+                if v.get("compile_s") is not None:
+                    part += f", compiled in {v['compile_s']:.1f} s ({v['backend']})"
+                parts.append(part)
+            flops = next(iter(entry.values()))["flops_per_config_step"]
+            lines.append(f"  {what}: {flops / 1e6:.2f} MFLOP; " + "; ".join(parts))
+            if "tables" in entry and "fused" in entry:
+                lines.append(f"  fused speed-up: {entry['tables']['ms_cpu'] / entry['fused']['ms_cpu']:.2f}x")
+    if res.get("compile_s_total"):
+        lines.append(f"compile time (fused engine, all shapes of this run): {res['compile_s_total']:.1f} s")
     return "\n".join(lines)

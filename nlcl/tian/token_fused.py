@@ -251,20 +251,23 @@ class _Stepper:
         self.eager = _make_step(cfg)
         self.key = key
         self.fn = _compile(self.eager, f"fused_token_step_{len(_CACHE)}") if compile else self.eager
-        self.ready = not compile
+        self.compiled = compile
+        self.ready = False
 
     def __call__(self, *args):
         if self.ready:
             with torch.no_grad():
                 return self.fn(*args)
         t0 = time.perf_counter()
-        backend = "inductor"
+        backend = "inductor" if self.compiled else "eager"
         try:
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
             with torch.no_grad(), torch._inductor.config.patch(assert_indirect_indexing=False):
                 out = self.fn(*args)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to eager
+            if not self.compiled:
+                raise
             msg = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:200]
             if not _WARNED:
                 warnings.warn(

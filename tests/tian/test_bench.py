@@ -5,7 +5,15 @@ import json
 import pytest
 
 from nlcl.core.validate import ParameterError
-from nlcl.tian.bench import format_benchmark, matmul_peak_gflops, run_benchmark, step_flops, table_step_flops
+from nlcl.tian.bench import (
+    format_benchmark,
+    matmul_peak_gflops,
+    reference_runs,
+    run_benchmark,
+    step_flops,
+    table_step_flops,
+    time_reference_steps,
+)
 
 
 def test_step_flops_grows_with_M():
@@ -43,6 +51,9 @@ def test_quick_benchmark_writes_json(tmp_path, monkeypatch):
     assert stored["engine"] == "auto"
     text = format_benchmark(res)
     assert "matmul peak" in text and "projected full grid" in text
+    ref = stored["reference_steps"]
+    assert set(ref) == {"1", "16"} and ref["16"]["tables"]["roofline_ratio"] > 1
+    assert "reference step" in text and "its FLOP time at the peak" in text
 
 
 def test_benchmark_rejects_unknown_engine(tmp_path):
@@ -74,3 +85,27 @@ def test_benchmark_with_worker_processes(tmp_path, monkeypatch):
     assert res["workers"] == 2 and res["projected_full_grid_min_wall"] > 0
     with pytest.raises(ParameterError, match="workers"):
         run_benchmark(quick=True, steps=1, out=None, workers=0)
+
+
+def test_reference_step_flops_counted_from_the_shapes():
+    # M = βP = 25, d_out = 50, N = 128, K = 10, 20 tokens: table products 3·2·K·2T·M·d_out,
+    # gather + scatter 2·2N·K·d_out, InfoNCE similarities and their gradient 2·2·N²·d_out
+    (run,) = reference_runs(1)
+    assert run.M == 25 and run.bn == "mean" and run.loss == "infonce"
+    expected = 3 * 2 * 10 * 40 * 25 * 50 + 2 * 256 * 10 * 50 + 2 * 2 * 128 * 128 * 50
+    assert table_step_flops(run.M, "infonce", out_dim=50) == expected == 6_532_800
+
+
+def test_time_reference_steps_interleaves_engines(monkeypatch):
+    monkeypatch.setenv("NLCL_FUSED_COMPILE", "0")  # the fused step run eagerly: no compiler needed here
+    res = time_reference_steps(
+        (1, 2), ("tables", "fused"), steps=1, repeats=2, peak_gflops=100.0, batch_size=16
+    )
+    for R in ("1", "2"):
+        for engine in ("tables", "fused"):
+            v = res[R][engine]
+            assert v["ms_cpu"] > 0 and v["ms_wall"] > 0 and v["roofline_ratio"] > 0
+            assert v["flops_per_config_step"] == table_step_flops(25, out_dim=50, batch_size=16)
+    assert res["1"]["fused"]["backend"] == "eager" and res["1"]["tables"]["compile_s"] is None
+    with pytest.raises(ParameterError, match="engine"):
+        time_reference_steps((1,), ("fast",), steps=1, repeats=1)
