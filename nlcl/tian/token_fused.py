@@ -109,7 +109,7 @@ def _grads(W, Vt, iv, emb, tau, cfg):
         counts = (c / N)[:, :, None]  # (R, K, 1, 2, T)
     Ys, saved = [], []
     for sl, (act, bn) in cfg.segments:
-        h = get_activation(act)(Pre[sl])[:, :, :, None]  # (r, K, M, 1, T)
+        h = cfg.acts[act](Pre[sl])[:, :, :, None]  # (r, K, M, 1, T)
         spec = BN_BACKPROP[bn]
         if spec is None:
             Ys.append(h.expand(-1, -1, -1, 2, -1))
@@ -178,7 +178,7 @@ def _grads(W, Vt, iv, emb, tau, cfg):
             if spec[1]:
                 dc = dc - p * y * (s * (dy * y).sum(4, keepdim=True))
             dh = dc.sum(3)
-        dHs.append(dh * get_activation(act).derivative(Pre[sl]))
+        dHs.append(dh * cfg.acts[act].derivative(Pre[sl]))
     dH = dHs[0] if len(dHs) == 1 else torch.cat(dHs, 0)  # (R, K, M, T)
     if cfg.diagonal:
         dW = dH * scale
@@ -198,6 +198,7 @@ class _Config:
     """Everything a compiled step is specialised on (besides tensor shapes and dtypes)."""
 
     segments: tuple  # ((slice, (activation, bn)), ...)
+    acts: dict  # activation name → Activation, resolved before tracing (its checks use numpy)
     losses: tuple  # ((slice, loss), ...)
     T: int
     N: int
@@ -233,7 +234,8 @@ _WARNED: list[str] = []
 
 
 def compile_log() -> list[dict]:
-    """One entry per compiled step of this process: its shape key, compile seconds, backend used."""
+    """One entry per cached step of this process: its shape key, the seconds of its first call
+    (the compilation), the backend used and, after a failed compilation, the error."""
     return [dict(e) for e in _LOG]
 
 
@@ -259,7 +261,7 @@ class _Stepper:
             with torch.no_grad():
                 return self.fn(*args)
         t0 = time.perf_counter()
-        backend = "inductor" if self.compiled else "eager"
+        backend, error = ("inductor" if self.compiled else "eager"), None
         try:
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
@@ -276,11 +278,13 @@ class _Stepper:
                     stacklevel=3,
                 )
             _WARNED.append(msg)
-            self.fn, backend = self.eager, "eager (compile failed)"
+            self.fn, backend, error = self.eager, "eager (compile failed)", msg
             with torch.no_grad():
                 out = self.fn(*args)
         self.ready = True
-        _LOG.append(dict(key=repr(self.key), compile_s=time.perf_counter() - t0, backend=backend))
+        _LOG.append(
+            dict(key=repr(self.key), compile_s=time.perf_counter() - t0, backend=backend, error=error)
+        )
         return out
 
 
@@ -307,6 +311,7 @@ def fused_stepper(
     """
     cfg = _Config(
         segments=tuple((sl, tuple(ab)) for sl, ab in model._segments),
+        acts={a: get_activation(a) for _, (a, _) in model._segments},
         losses=tuple(segments(list(losses))),
         T=int(T),
         N=int(N),

@@ -103,12 +103,17 @@ def test_compiled_fused_is_as_accurate_as_tables_in_float32():
         TokenRun("relu", "infonce", "mean", 2, 3, 1.0, 0, lr=0.02),
         TokenRun("relu", "infonce", "mean", 3, 2, 2.0, 1, lr=0.02),
         TokenRun("quadratic", "quadratic", "none", 1, 6, 1.0, 2, lr=0.02),
+        TokenRun("leaky_relu", "infonce", "pooled-vanilla", 2, 3, 5.0, 3, lr=0.02),
+        TokenRun("sigmoid", "quadratic", "none", 3, 2, 1.0, 4, lr=0.02),
     ]
     kw = dict(batch_size=32, out_dim=8, keep_weights=range(len(runs)), record_every=1)
     res = {}
     for engine, dtype in (("tables", torch.float64), ("tables", torch.float32), ("fused", torch.float32)):
         res[engine, dtype] = train_token_runs(runs, 5, dtype=dtype, engine=engine, **kw)
-    assert compile_log() and compile_log()[-1]["compile_s"] > 0
+    entry = compile_log()[-1]
+    assert entry["compile_s"] > 0
+    # compiled where a C++ compiler works: a fallback for any other reason (a graph break) is a bug
+    assert entry["backend"] == "inductor" or "ompiler" in entry["error"], entry
     ref = res["tables", torch.float64]
     eager, fused = res["tables", torch.float32], res["fused", torch.float32]
     # per-step losses (the curves' loss column: step 0 and each of the 5 steps) and final weights
