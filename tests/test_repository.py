@@ -2,6 +2,7 @@
 
 import importlib
 import inspect
+import json
 import pkgutil
 import re
 import shutil
@@ -287,6 +288,22 @@ def test_committed_full_profile_records_are_current():
     assert not stale, "stale paper-scale records:\n" + "\n".join(
         f"  {c}: {w}" for c, w in sorted(stale.items())
     )
+
+
+def test_committed_verdict_records_come_from_committed_trees():
+    """Paper-scale, seed-sweep and held-out records name a commit without uncommitted changes
+    (issue 26): a record made from a dirty tree describes code nobody can check out."""
+    paths = [
+        *(ROOT / "results" / "claims-full").glob("*.json"),
+        *(ROOT / "results" / "seed-sweeps").glob("*.json"),
+        *(ROOT / "results" / "held-out").glob("record.json"),
+    ]
+    dirty = []
+    for path in paths:
+        rec = json.loads(path.read_text())
+        commits = [rec.get("commit")] + [c.get("commit") for c in rec.get("chapters", {}).values()]
+        dirty += [f"{path.relative_to(ROOT)}: {c}" for c in commits if str(c).endswith("+dirty")]
+    assert paths and not dirty, "records from dirty trees:\n" + "\n".join(dirty)
 
 
 def test_committed_seed_sweeps_are_current():
