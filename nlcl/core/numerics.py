@@ -44,6 +44,7 @@ from typing import Any
 __all__ = [
     "MODES",
     "PORTABLE",
+    "KERNEL_VARS",
     "SETTINGS",
     "mode",
     "apply",
@@ -66,6 +67,9 @@ PORTABLE: dict[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
 }
+
+#: The variables that choose torch's kernels (a process without them takes the native path).
+KERNEL_VARS = ("NLCL_NUMERICS", "MKL_ENABLE_INSTRUCTIONS", *PORTABLE)
 
 #: Environment variables that choose kernels; :func:`environment` records each one's value.
 SETTINGS = (

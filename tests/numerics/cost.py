@@ -13,7 +13,6 @@ nothing else runs (a claim about time is decided on a quiet machine).
 """
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,14 +20,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OUT = ROOT / "results" / "numerics-cost-cpu.json"
+sys.path.insert(0, str(HERE))
+from record import clean_env, stamp  # noqa: E402
+
 REPEATS = 3
-KERNEL_VARS = (
-    "NLCL_NUMERICS",
-    "MKL_CBWR",
-    "MKL_ENABLE_INSTRUCTIONS",
-    "ATEN_CPU_CAPABILITY",
-    "ONEDNN_MAX_CPU_ISA",
-)
 
 PROBE = r"""
 import json, time, sys
@@ -64,11 +59,9 @@ print(json.dumps({"times": out, "numerics": numerics.environment()}))
 
 
 def measure(mode: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARS}
-    env["NLCL_NUMERICS"] = mode
     res = subprocess.run(
         [sys.executable, "-c", PROBE, str(HERE.parent / "oracle")],
-        env=env,
+        env=clean_env({"NLCL_NUMERICS": mode}),
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -78,11 +71,6 @@ def measure(mode: str) -> dict:
 
 
 def main() -> dict:
-    sys.path.insert(0, str(ROOT))
-    import datetime as dt
-
-    from nlcl.harness import provenance
-
     runs = {"native": [], "portable": []}
     for _ in range(REPEATS):
         for mode in runs:
@@ -93,8 +81,7 @@ def main() -> dict:
         best[mode] = {k: (max if k.startswith("gemm") else min)(r["times"][k] for r in rs) for k in keys}
     ratio = {k: best["portable"][k] / best["native"][k] for k in best["native"]}
     rec = {
-        "commit": provenance.git_commit(ROOT),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        **stamp(),
         "made_with": "python tests/numerics/cost.py",
         "units": "gemm_*: GFLOP/s (higher is faster); *_step*: ms per (configuration-)step",
         "best_of": REPEATS,

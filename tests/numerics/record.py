@@ -51,16 +51,13 @@ PATHS = {
     "mkl-compatible-aten-default": {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default"},
     "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
 }
-KERNEL_VARS = (
-    "NLCL_NUMERICS",
-    "MKL_CBWR",
-    "MKL_ENABLE_INSTRUCTIONS",
-    "ATEN_CPU_CAPABILITY",
-    "ONEDNN_MAX_CPU_ISA",
-)
 
 
 def clean_env(extra: dict) -> dict:
+    """This process's environment without kernel-choosing variables, plus ``extra``, with the
+    repository, the oracle and this folder importable (for fresh processes on one numeric path)."""
+    from nlcl.core.numerics import KERNEL_VARS
+
     env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARS}
     env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE.parent / "oracle"), str(HERE)])
@@ -114,7 +111,7 @@ def _in_fresh_process(extra: dict, what: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _stamp() -> dict:
+def stamp() -> dict:
     sys.path.insert(0, str(ROOT))
     import datetime as dt
 
@@ -135,7 +132,7 @@ def fingerprint_here() -> dict:
 def make_reference() -> dict:
     env = {"NLCL_NUMERICS": "portable"}
     rec = {
-        **_stamp(),
+        **stamp(),
         "made_with": "python tests/numerics/record.py reference",
         "fingerprint": _in_fresh_process(env, "fingerprint_here"),
         **_in_fresh_process(env, "cell_scores"),
@@ -172,7 +169,7 @@ def spread_stats(paths: dict) -> dict:
 def _write_spread(paths: dict) -> dict:
     stats = spread_stats(paths)
     rec = {
-        **_stamp(),
+        **stamp(),
         "made_with": "python tests/numerics/record.py spread",
         "rule": "tol = 3*sqrt(2)*sd over the distinct outcomes of the paths (declared before the measurement)",
         "paths": paths,

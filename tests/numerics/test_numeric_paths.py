@@ -7,7 +7,6 @@ without AVX-512, and ``MKL_CBWR=<branch>`` takes the code path MKL picks on a CP
 """
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +16,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 REFERENCE = ROOT / "results" / "numerics-reference.json"
-KERNEL_VARS = (
-    "NLCL_NUMERICS",
-    "MKL_CBWR",
-    "MKL_ENABLE_INSTRUCTIONS",
-    "ATEN_CPU_CAPABILITY",
-    "ONEDNN_MAX_CPU_ISA",
-)
+sys.path.insert(0, str(HERE))
+from record import clean_env  # noqa: E402
+
 FLAGS = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
 
 pytestmark = pytest.mark.skipif(
@@ -33,10 +28,9 @@ pytestmark = pytest.mark.skipif(
 
 def fingerprint(**env) -> dict:
     """fingerprint.py in a fresh process with exactly these kernel variables (none inherited)."""
-    clean = {k: v for k, v in os.environ.items() if k not in KERNEL_VARS}
     out = subprocess.run(
         [sys.executable, str(HERE / "fingerprint.py")],
-        env={**clean, **env, "PYTHONPATH": str(HERE.parent / "oracle")},
+        env=clean_env(env),
         cwd=ROOT,
         capture_output=True,
         text=True,
