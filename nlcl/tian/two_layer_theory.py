@@ -17,6 +17,7 @@ from nlcl.tian.rf_network import batch_norm
 
 __all__ = [
     "binary_latent_tokens",
+    "latent_token_draw",
     "blowup_time",
     "blowup_winners",
     "corollary3_prediction",
@@ -96,6 +97,23 @@ def project_out(w: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     return g - w * (w * g).sum(-1, keepdim=True) / (w * w).sum(-1, keepdim=True)
 
 
+def latent_token_draw(
+    n: int, K: int, d: int, *, generator: torch.Generator, p1: float = 0.4
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The noise-free part of :func:`binary_latent_tokens` (Tian 2023, App. C.3): z ~ Bernoulli(``p1``)
+    and, given z, one token per RF from π_{z,k} (uniform³, normalized), as one-hot float64 vectors.
+    Returns z (n,) bool and the one-hot tokens (n, K, d); draws from ``generator`` in a fixed order."""
+    z = torch.rand(n, generator=generator) < p1
+    pis = torch.rand(2, K, d, generator=generator) ** 3
+    pis = pis / pis.sum(-1, keepdim=True)
+    tok = torch.where(
+        z[:, None],
+        torch.multinomial(pis[1], n, replacement=True, generator=generator).T,
+        torch.multinomial(pis[0], n, replacement=True, generator=generator).T,
+    )
+    return z, torch.nn.functional.one_hot(tok, d).double()
+
+
 def binary_latent_tokens(
     n: int,
     K: int,
@@ -117,20 +135,12 @@ def binary_latent_tokens(
     purpose (a control for Lemma 5). Returns x (n, K, d) float64 and z (n,) bool.
     Chapter ``book/tian-two-layer-theory.py``.
     """
-    gen = generator
-    z = torch.rand(n, generator=gen) < p1
-    pis = torch.rand(2, K, d, generator=gen) ** 3
-    pis = pis / pis.sum(-1, keepdim=True)
-    tok = torch.where(
-        z[:, None],
-        torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
-        torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
-    )
-    x = torch.nn.functional.one_hot(tok, d).double() + noise * torch.randn(n, K, d, generator=gen)
+    z, onehot = latent_token_draw(n, K, d, generator=generator, p1=p1)
+    x = onehot + noise * torch.randn(n, K, d, generator=generator)
     if shared_noise < 0:
         raise ParameterError(f"shared_noise must be ≥ 0, got {shared_noise!r}")
     if shared_noise > 0:
-        x = x + shared_noise * torch.randn(n, 1, d, generator=gen)
+        x = x + shared_noise * torch.randn(n, 1, d, generator=generator)
     if scales is not None:
         x = x * torch.as_tensor(scales)[None, :, None]
     return x, z

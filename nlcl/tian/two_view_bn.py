@@ -17,7 +17,13 @@ import torch
 from nlcl.core.activations import get_activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import contrastive_covariance, energy
-from nlcl.tian.two_layer_theory import gated_inputs, hidden_two_layer, project_out, theorem5_from_moments
+from nlcl.tian.two_layer_theory import (
+    gated_inputs,
+    hidden_two_layer,
+    latent_token_draw,
+    project_out,
+    theorem5_from_moments,
+)
 
 __all__ = [
     "bn_moments",
@@ -51,18 +57,9 @@ def two_view_binary_tokens(
     """
     if not gain > 0:
         raise ParameterError(f"gain must be > 0, got {gain!r}")
-    gen = generator
-    z = torch.rand(n, generator=gen) < p1
-    pis = torch.rand(2, K, d, generator=gen) ** 3
-    pis = pis / pis.sum(-1, keepdim=True)
-    tok = torch.where(
-        z[:, None],
-        torch.multinomial(pis[1], n, replacement=True, generator=gen).T,
-        torch.multinomial(pis[0], n, replacement=True, generator=gen).T,
-    )
-    onehot = torch.nn.functional.one_hot(tok, d).double()
-    v1 = onehot + noise * torch.randn(n, K, d, generator=gen)
-    v2 = gain * (onehot + noise * torch.randn(n, K, d, generator=gen))
+    z, onehot = latent_token_draw(n, K, d, generator=generator, p1=p1)
+    v1 = onehot + noise * torch.randn(n, K, d, generator=generator)
+    v2 = gain * (onehot + noise * torch.randn(n, K, d, generator=generator))
     x = torch.cat([v1, v2], 0)
     if scales is not None:
         x = x * torch.as_tensor(scales, dtype=x.dtype)[None, :, None]

@@ -196,3 +196,12 @@ def test_corollary3_matches_theorem5_on_rescaled_inputs():
     assert torch.allclose(cs["d"], cf["d"], rtol=1e-9) and torch.allclose(cs["s"], cf["s"], rtol=1e-8)
     with pytest.raises(ParameterError, match="eps"):
         corollary3_prediction(W, x, z, "relu", eps=-1.0)
+
+
+def test_latent_token_draw_is_the_noise_free_part_of_binary_latent_tokens():
+    from nlcl.tian.two_layer_theory import binary_latent_tokens, latent_token_draw
+
+    z, onehot = latent_token_draw(40, 3, 5, generator=torch.Generator().manual_seed(1))
+    x, z2 = binary_latent_tokens(40, 3, 5, generator=torch.Generator().manual_seed(1), noise=0.0)
+    assert torch.equal(z, z2) and torch.equal(onehot, x)
+    assert onehot.shape == (40, 3, 5) and (onehot.sum(-1) == 1).all()
