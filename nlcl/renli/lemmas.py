@@ -75,7 +75,9 @@ def alignment_condition(U_A, V_A, U_B, V_B) -> dict[str, torch.Tensor]:
 
     Returns ``eps_A``, ``eps_B`` (noise), ``delta`` (misalignment), ``kappa`` (κ(U_A)), ``kappa_bound``
     (K*), ``holds`` (κ < K*, bool), ``margin`` (σ_min(Ũ_A) − δ − ε_A − ε_B; > 0 is the sharper form of
-    the condition, implied by ``holds``).  Ren & Li, Lemma 4.4 (reconstructed constants); chapter
+    the condition, implied by ``holds``) and ``kappa_bound_noise_free`` (K* with ε_A = ε_B = 0,
+    ‖Ũ_A‖_F/(√r δ): the bound the condition would have without its noise terms; ≥ K*, infinite
+    when δ = 0).  Ren & Li, Lemma 4.4 (reconstructed constants); chapter
     ``book/renli-simulation.py``.
     """
     _check_maps(U_A, V_A, U_B, V_B)
@@ -94,6 +96,7 @@ def alignment_condition(U_A, V_A, U_B, V_B) -> dict[str, torch.Tensor]:
         kappa_bound=bound,
         holds=kappa < bound,
         margin=sv[..., -1] - (delta + eps_a + eps_b),
+        kappa_bound_noise_free=torch.linalg.matrix_norm(U_A) / (math.sqrt(r) * delta),
     )
 
 

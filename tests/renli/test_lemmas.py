@@ -47,6 +47,8 @@ def test_lemma_4_4_explicit_condition_implies_alignment(seed, spread, noise, mis
     """κ(U_A) < K* ⇒ every pair with z_i ≠ z_j is ranked correctly (score ≥ fraction of such pairs)."""
     maps = _maps(seed, spread=spread, noise=noise, misalign=misalign)
     cond = alignment_condition(*maps)
+    # without its noise terms the bound can only be larger (δ ≤ δ + ε_A + ε_B)
+    assert float(cond["kappa_bound_noise_free"]) >= float(cond["kappa_bound"]) * (1 - 1e-12)
     if bool(cond["holds"]):
         assert float(cond["margin"]) > 0
         score, distinct = population_alignment(*maps, n=256, generator=torch.Generator().manual_seed(seed))
