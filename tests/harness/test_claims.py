@@ -106,7 +106,13 @@ def test_record_fields_and_json(tmp_path):
 def test_fail_not_reproduced_and_required(tmp_path):
     reg = registry(tmp_path)
     reg.declare("a", source="s", statement="s", check=exactly(1)).measure(2)
-    reg.declare("b", source="s", statement="s", check=exactly(1), not_reproduced="because X").measure(2)
+    reg.declare(
+        "b",
+        source="s",
+        statement="s",
+        check=exactly(1),
+        not_reproduced=NotReproduced("because X", expected=lambda m: m == 2),
+    ).measure(2)
     reg.declare("c", source="s", statement="s", check=exactly(1), required=False).measure(2)
     reg.declare("d", source="s", statement="s", check=exactly(1), profiles=("full",)).measure(2)
     status = {r["id"]: (r["status"], r["required"]) for r in reg.records}
@@ -132,7 +138,7 @@ def test_declaration_errors(tmp_path):
     with pytest.raises(ParameterError, match="source must be a non-empty"):
         reg.declare("z", source="", statement="s", check=at_least(1))
     with pytest.raises(ParameterError, match="not_reproduced must be an explanation"):
-        reg.declare("w", source="s", statement="s", check=at_least(1), not_reproduced=" ")
+        reg.declare("w", source="s", statement="s", check=at_least(1), not_reproduced=" ", required=False)
     assert reg.unmeasured() == ["x"]
 
 
@@ -177,10 +183,22 @@ def test_load_records_rejects_non_list(tmp_path):
 
 def test_explanation_applies_only_where_observed(tmp_path):
     reg = registry(tmp_path, profile="full")
-    why = NotReproduced("ci grid too coarse", profiles=("ci",), evidence="Fig. 2")
+    why = NotReproduced("ci grid too coarse", profiles=("ci",), evidence="Fig. 2", expected=lambda m: m == 2)
     reg.declare("a", source="s", statement="s", check=exactly(1), not_reproduced=why).measure(2)
-    reg.declare("b", source="s", statement="s", check=exactly(1), not_reproduced="seen in ci").measure(2)
-    reg.declare("c", source="s", statement="s", check=exactly(1), not_reproduced={"full": "x"}).measure(2)
+    reg.declare(
+        "b",
+        source="s",
+        statement="s",
+        check=exactly(1),
+        not_reproduced=NotReproduced("seen in ci", expected=lambda m: m == 2),
+    ).measure(2)
+    reg.declare(
+        "c",
+        source="s",
+        statement="s",
+        check=exactly(1),
+        not_reproduced=NotReproduced("x", profiles=("full",), expected=lambda m: m == 2),
+    ).measure(2)
     assert [r["status"] for r in reg.records] == ["fail", "fail", "not-reproduced"]
     assert [r["id"] for r in reg.failed_required()] == ["a", "b"]
 
@@ -188,8 +206,8 @@ def test_explanation_applies_only_where_observed(tmp_path):
 def test_explanation_setting_and_expected_predicate(tmp_path):
     reg = registry(tmp_path)
     reg.settings = {"n_grid": 3601}
-    in_setting = NotReproduced("coarse", setting={"n_grid": 3601})
-    other = NotReproduced("coarse", setting={"n_grid": 999})
+    in_setting = NotReproduced("coarse", setting={"n_grid": 3601}, expected=lambda m: 4 <= m < 8)
+    other = NotReproduced("coarse", setting={"n_grid": 999}, expected=lambda m: 4 <= m < 8)
     shaped = NotReproduced("too few maxima", expected=lambda m: 4 <= m < 8)
     reg.declare("a", source="s", statement="s", check=at_least(8), not_reproduced=in_setting).measure(5)
     reg.declare("b", source="s", statement="s", check=at_least(8), not_reproduced=other).measure(5)
@@ -202,7 +220,7 @@ def test_explanation_setting_and_expected_predicate(tmp_path):
 
 def test_nan_and_inf_are_invalid_and_fail_the_run(tmp_path):
     reg = registry(tmp_path)
-    nr = NotReproduced("whatever")
+    nr = NotReproduced("whatever", expected=lambda m: 1 < m < 2)
     reg.declare("a", source="s", statement="s", check=at_most(1.0), not_reproduced=nr).measure(float("nan"))
     reg.declare("b", source="s", statement="s", check=at_least(0.0)).measure([1.0, float("inf")])
     reg.declare("c", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, float("nan"), 2.0])
@@ -213,7 +231,13 @@ def test_nan_and_inf_are_invalid_and_fail_the_run(tmp_path):
 
 def test_passing_claim_with_explanation_is_reproduced_and_stale(tmp_path):
     reg = registry(tmp_path)
-    rec = reg.declare("a", source="s", statement="s", check=exactly(1), not_reproduced="old").measure(1)
+    rec = reg.declare(
+        "a",
+        source="s",
+        statement="s",
+        check=exactly(1),
+        not_reproduced=NotReproduced("old", expected=lambda m: m == 2),
+    ).measure(1)
     assert rec["status"] == "pass" and rec["note_stale"]
     assert "stale explanation" in reg.table_markdown()
 
@@ -239,10 +263,15 @@ def test_kinds_and_revisions(tmp_path):
         NotReproduced("x", profiles=())
     with pytest.raises(ParameterError, match="one explanation"):
         reg.declare(
-            "w", source="s", statement="s", check=at_least(0), not_reproduced={"ci": "a", "full": "b"}
+            "w",
+            source="s",
+            statement="s",
+            check=at_least(0),
+            not_reproduced={"ci": "a", "full": "b"},
+            required=False,
         )
     with pytest.raises(ParameterError, match="must be None, a string"):
-        reg.declare("v", source="s", statement="s", check=at_least(0), not_reproduced=3)
+        reg.declare("v", source="s", statement="s", check=at_least(0), not_reproduced=3, required=False)
 
 
 def test_measure_seeds_rules(tmp_path):
@@ -315,8 +344,8 @@ def test_run_expect_passes_kind_and_matches_explanation_setting(build_dir):
     sizes = {"ci": {"n": 3}, "full": {"n": 30}}
     run = nlcl.start("unitv", profile="ci", device="cpu", sizes=sizes, params={"n": None})
     run.expect("k", source="s", statement="s", check=at_least(1), kind="check").measure(1)
-    here = NotReproduced("seen at n = 3", setting={"n": 3})
-    elsewhere = NotReproduced("seen at n = 30", setting={"n": 30})
+    here = NotReproduced("seen at n = 3", setting={"n": 3}, expected=lambda m: m == 0)
+    elsewhere = NotReproduced("seen at n = 30", setting={"n": 30}, expected=lambda m: m == 0)
     run.expect("a", source="s", statement="s", check=at_least(1), not_reproduced=here).measure(0)
     run.expect("b", source="s", statement="s", check=at_least(1), not_reproduced=elsewhere).measure(0)
     with pytest.raises(ClaimsFailed, match=r"failed: b \(check"):

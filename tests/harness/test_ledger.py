@@ -279,6 +279,7 @@ def inline(run, slope):
                 profiles=("ci",),
                 setting={"act": "relu"},
                 expected=lambda m: m <= 0.0 and diag["slope"] <= 1.25,
+                diagnostics=("slope",),
             ),
         ),
         run.expect(
@@ -315,7 +316,9 @@ def test_a_ledger_claim_gives_the_record_of_the_same_run_expect(runs_dir, tmp_pa
     path = write(tmp_path, FULL)
     params = {"act": "relu", "n": 8}
     a = nlcl.start("unit", device="cpu", params=params, run_dir=tmp_path / "a")
-    measure(inline(a, slope))
+    claims = inline(a, slope)
+    a.diagnostic("slope", slope)
+    measure(claims)
     b = nlcl.start("unit", device="cpu", params=params, run_dir=tmp_path / "b")
     b.show_ledger(ledger=path, tol=0.1, scale=2.0, c6_required=True)
     b.diagnostic("slope", slope)
@@ -422,7 +425,7 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
             statement: At the paper's lr.
             check: {at_most: 1}
             required: {at_paper: [lr]}
-            not_reproduced: the ci run is short
+            not_reproduced: {why: the ci run is short, expected: {between: [1.5, 2.5]}}
           - id: c3
             source: P
             statement: A flag.
