@@ -210,7 +210,7 @@ class ClaimRegistry:
         for name, text in (("source", source), ("statement", statement)):
             if not isinstance(text, str) or not text.strip():
                 raise ParameterError(f"claim {id!r}: {name} must be a non-empty string")
-        if required and not_reproduced is not None:  # an explanation must predict (issue 26)
+        if required and self.profile in tuple(profiles) and not_reproduced is not None:  # it must predict
             _predictions.validate_explanation(id, not_reproduced, check)
         try:
             not_reproduced = _v.normalize_not_reproduced(not_reproduced)
