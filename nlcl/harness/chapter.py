@@ -35,7 +35,7 @@ from nlcl.core import plotting
 from nlcl.core.device import describe_device, get_device, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
-from nlcl.harness import ledger, provenance, runs, spec
+from nlcl.harness import ledger, provenance, runs, sources, spec
 from nlcl.harness.spec import PROFILES
 
 __all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes", "namespace_parameters"]
@@ -261,6 +261,7 @@ class Run(ledger.LedgerRun):
             commit=self.commit,
             chapter=self.chapter,
             chapter_sha256=self._source_sha256(),
+            modules_sha256=sources.modules_sha256(self.chapter, missing_ok=True),
             seed=self.seed,
             run_id=self.run_id,
             wall_time_s=round(self.wall_time, 2),

@@ -260,7 +260,7 @@ def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) ->
 
 def _run(args: argparse.Namespace) -> int:
     from nlcl.core import numerics
-    from nlcl.harness import notebook, provenance, seed_sweeps
+    from nlcl.harness import notebook, provenance, seed_sweeps, sources
     from nlcl.harness.sweep import run_sweep
 
     root = provenance.repo_root()
@@ -292,6 +292,7 @@ def _run(args: argparse.Namespace) -> int:
             chapter,
             res.points,
             chapter_sha256=provenance.chapter_sha256(chapter, root),
+            modules_sha256=sources.modules_sha256(chapter, root),
             commit=commit,
             profile="ci",
             seconds=sum(float(p.get("seconds", 0.0)) for p in res.points),

@@ -64,6 +64,7 @@ def save_full_record(
         "wall_time_s": prov.get("wall_time_s"),
         "parameters": prov.get("parameters"),
         "chapter_sha256": prov.get("chapter_sha256"),
+        "modules_sha256": prov.get("modules_sha256"),
         "claims": claims,
     }
     destination = Path(destination)

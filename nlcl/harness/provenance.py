@@ -149,10 +149,15 @@ def stale_sources(
 ) -> dict[str, str]:
     """Committed records (chapter → record with ``chapter_sha256`` and ``commit``) that no longer
     describe their chapter: chapter → reason. A record is current when its ``chapter_sha256``
-    equals that of today's ``book/<chapter>.py``; one without the hash, or of a chapter that no
-    longer exists, is stale too. ``since`` names what made the record in the reason ("the run",
-    "the sweep"). Used by :mod:`nlcl.harness.paper_scale` and :mod:`nlcl.harness.seed_sweeps`.
+    equals that of today's ``book/<chapter>.py`` (with its ledger) and the ``nlcl`` code the
+    chapter computes with is unchanged (:mod:`nlcl.harness.sources`): its ``modules_sha256``
+    equals today's, or, for a record made before records carried it, git finds no change to those
+    files since the record's commit. One without the hash, or of a chapter that no longer exists,
+    is stale too. ``since`` names what made the record in the reason ("the run", "the sweep").
+    Used by :mod:`nlcl.harness.paper_scale` and :mod:`nlcl.harness.seed_sweeps`.
     """
+    from nlcl.harness import sources
+
     out = {}
     for chapter, rec in records.items():
         now = chapter_sha256(chapter, root)
@@ -163,6 +168,23 @@ def stale_sources(
             out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
         elif then != now:
             out[chapter] = f"book/{chapter}.py changed since {since} (commit {rec.get('commit')})"
+        elif rec.get("modules_sha256"):
+            if rec["modules_sha256"] != sources.modules_sha256(chapter, root):
+                out[chapter] = (
+                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')})"
+                )
+        else:
+            files = sources.module_files(chapter, root)
+            changed = sources.changed_since(str(rec.get("commit", "")), files, root)
+            if changed is None:
+                out[chapter] = (
+                    f"the record has no modules_sha256 and git cannot compare commit {rec.get('commit')}"
+                )
+            elif changed:
+                out[chapter] = (
+                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')}; "
+                    "git diff of its modules)"
+                )
     return out
 
 

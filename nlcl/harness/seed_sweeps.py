@@ -49,6 +49,7 @@ def record_from_points(
     profile: str,
     seconds: float,
     numerics: Mapping[str, Any] | None = None,
+    modules_sha256: str | None = None,
 ) -> dict[str, Any]:
     """The committed record of one seed sweep, from the sweep's point results (``SweepResult.points``);
     ``seconds`` is the sum of the points' chapter run times; ``numerics`` the numeric environment
@@ -67,6 +68,7 @@ def record_from_points(
                     "required": bool(c.get("required")),
                     "status": c["status"],
                     "measured": c.get("measured"),
+                    "computed": c.get("computed", "this run"),
                 }
             )
     return {
@@ -74,6 +76,7 @@ def record_from_points(
         "profile": profile,
         "seeds": sorted(int(p["params"]["seed"]) for p in points),
         "chapter_sha256": chapter_sha256,
+        "modules_sha256": modules_sha256,
         "commit": commit,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "points_time_s": round(float(seconds), 1),
@@ -105,7 +108,8 @@ def stale_sweeps(directory: Path, root: Path | None = None) -> dict[str, str]:
 
 def claim_stability(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per claim of a sweep record: its status at each seed, whether that is one verdict at every
-    seed, and the seeds at which it fails while required (where a build at that seed fails)."""
+    seed, and the seeds at which it fails while required (where a build at that seed fails). A claim
+    whose value was read from a committed artifact (``read_from``) is never counted as stable."""
     by_claim: dict[str, dict[str, Any]] = {}
     for row in record["rows"]:
         c = by_claim.setdefault(
@@ -113,13 +117,16 @@ def claim_stability(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
         c["statuses"][row["seed"]] = row["status"]
         c["required"] = c["required"] or row["required"]
+        if row.get("computed", "this run") != "this run":  # read from a committed artifact
+            c["read_from"] = row["computed"]
         if row["required"] and row["status"] in ("fail", "invalid"):
             c.setdefault("breaks_build", []).append(row["seed"])
     out = []
     for c in by_claim.values():
         seen = set(c["statuses"].values())
         missing = [s for s in record["seeds"] if s not in c["statuses"]]
-        c["stable"] = len(seen) == 1 and not missing
+        # a verdict read from a committed artifact cannot change with the seed: not evidence of stability
+        c["stable"] = len(seen) == 1 and not missing and "read_from" not in c
         c["breaks_build"] = sorted(c.get("breaks_build", []))
         c["summary"] = ", ".join(f"{s} {n}" for s, n in Counter(c["statuses"].values()).most_common())
         out.append(c)
@@ -148,7 +155,8 @@ def report_lines(
         rec = sweeps[chapter]
         rows = claim_stability(rec)
         stable = sum(r["stable"] for r in rows)
-        moving = [r for r in rows if not r["stable"]]
+        moving = [r for r in rows if not r["stable"] and "read_from" not in r]
+        read = sum("read_from" in r for r in rows)
         changing += [(chapter, r) for r in moving]
         breaking = [
             f"`{r['claim']}` (seeds {', '.join(map(str, r['breaks_build']))})"
@@ -159,7 +167,8 @@ def report_lines(
         seeds = ", ".join(map(str, rec["seeds"]))
         current = f"**stale**: {rec['stale']}" if rec.get("stale") else "yes"
         lines.append(
-            f"| {{doc}}`{chapter}` | {seeds} | {stable} of {len(rows)} | {len(moving)} | "
+            f"| {{doc}}`{chapter}` | {seeds} | {stable} of {len(rows)}"
+            f"{f' ({read} read from committed artifacts, not counted)' if read else ''} | {len(moving)} | "
             f"{'; '.join(breaking) or 'none'}{' — errors: ' + errors if errors else ''} | {current} |"
         )
     if changing:
@@ -211,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     seeds = parse_values("seed", args.seeds)
     sha = provenance.chapter_sha256(args.chapter, root)
+    from nlcl.harness import sources
+
     if sha is None:
         parser.error(f"unknown chapter {args.chapter!r}: no book/{args.chapter}.py")
     res = run_sweep(
@@ -226,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         args.chapter,
         res.points,
         chapter_sha256=sha,
+        modules_sha256=sources.modules_sha256(args.chapter, root),
         commit=commit,
         profile="ci",
         seconds=sum(float(p.get("seconds", 0.0)) for p in res.points),
