@@ -56,6 +56,7 @@ __all__ = [
     "linearization_gap",
     "initial_linearization_gap",
     "procrustes_rotation",
+    "collapse_horizon",
 ]
 
 
@@ -205,6 +206,52 @@ def collapse_ratio(u: torch.Tensor) -> torch.Tensor:
         raise ParameterError(f"u has shape {tuple(u.shape)}; collapse_ratio needs z >= 2 output dimensions")
     ev = output_covariance_spectrum(u)
     return ev[..., 1] / ev[..., 0]
+
+
+def collapse_horizon(
+    C: Any, *, lr: float, target: float = 1e-6, min_steps: int = 1, max_steps: int | None = None
+) -> tuple[int, float]:
+    """Gradient steps after which the two leading modes of Θ ← Θ(𝕀 − 2ηC) have separated by ``target``.
+
+    Proposition 1 of Esser et al. (2024): under Tr(ΘCΘᵀ) every row of Θ follows θ ← (𝕀 − 2ηC)θ, so
+    the component along the eigenvector of the most negative eigenvalue λ₁ of C grows by
+    g₁ = 1 − 2ηλ₁ per step and the next one by g₂ = 1 − 2ηλ₂; λ₂/λ₁ of the output covariance
+    decays like (g₂/g₁)^{2t} times a factor set by the initialisation.  Returns (T, (g₂/g₁)^{2T})
+    with T the smallest number of steps ≥ ``min_steps`` at which (g₂/g₁)^{2T} ≤ ``target``, capped
+    at ``max_steps`` (then the separation reached is larger than ``target``).  The collapse is a
+    statement about t → ∞, and a fixed step count instead measures the seed's eigen-gap
+    λ₂ − λ₁: the chapter ``book/esser-collapse.py`` measures it at this horizon.
+
+    Raises
+    ------
+    ParameterError
+        If C is not square symmetric with d ≥ 2, or ``lr``, ``target`` (in (0, 1)), ``min_steps``,
+        ``max_steps`` (≥ ``min_steps``) are invalid, or 1 − 2ηλ₂ ≤ 0 (the step is too large for C).
+    """
+    C = as_tensor("C", C, torch.float64)
+    if C.dim() != 2 or C.shape[0] != C.shape[1] or C.shape[0] < 2 or not torch.allclose(C, C.T):
+        raise ParameterError(f"C must be a symmetric d x d matrix with d >= 2; got shape {tuple(C.shape)}")
+    lr = positive_float("lr", lr)
+    target = positive_float("target", target)
+    if target >= 1:
+        raise ParameterError(f"target={target!r} must be in (0, 1): the separation factor to reach")
+    min_steps = positive_int("min_steps", min_steps)
+    if max_steps is not None:
+        max_steps = positive_int("max_steps", max_steps)
+        if max_steps < min_steps:
+            raise ParameterError(f"max_steps={max_steps} must be >= min_steps={min_steps}")
+    lam = torch.linalg.eigvalsh(C)
+    g1, g2 = 1 - 2 * lr * float(lam[0]), 1 - 2 * lr * float(lam[1])
+    if g2 <= 0:
+        raise ParameterError(f"lr={lr} is too large for C (1 - 2·lr·λ₂ = {g2:.3g} <= 0)")
+    per_step = 2 * (np.log(g2) - np.log(g1))  # log of the separation per step (≤ 0)
+    if per_step < 0:
+        steps = max(min_steps, int(np.ceil(np.log(target) / per_step)))
+    else:
+        steps = max_steps if max_steps is not None else min_steps
+    if max_steps is not None:
+        steps = min(steps, max_steps)
+    return steps, float(np.exp(per_step * steps))
 
 
 def procrustes_rotation(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

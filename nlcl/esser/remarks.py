@@ -1,5 +1,10 @@
 """Esser et al. (2024), Remarks 2-3 and the p-positive / q-negative construction of C̃, made testable.
 
+* **Remark 1** (multivariate regression = independent univariate regressions): under the squared
+  loss, Lemma 1 makes every output component of a kernel machine (or an infinitely wide network)
+  evolve on its own.  :func:`regression_decoupling` trains a two-layer ReLU network in NTK
+  parameterisation on z-dimensional labels jointly and, from the same weights, once per output on
+  that output's labels alone, and returns how far the two are apart.
 * **Remark 2** (other losses): for a linear model u(x) = Θx the paper argues that InfoNCE behaves
   like loss (1) — its output dimensions decouple, hence collapse — while the spectral contrastive
   loss of HaoChen et al. (2021) keeps them coupled through the terms u(x_i)ᵀu(x_i⁻).
@@ -20,6 +25,7 @@ Explained in the chapter ``book/esser-collapse.py`` (section "Remarks 2 and 3").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +44,7 @@ from nlcl.core.validate import (
 from nlcl.esser.losses import pair_matrix
 
 __all__ = [
+    "regression_decoupling",
     "infonce_loss",
     "spectral_loss",
     "rowwise_training_gap",
@@ -61,6 +68,75 @@ def _theta(theta: torch.Tensor, d: int) -> torch.Tensor:
     if theta.dim() < 2 or theta.shape[-1] != d:
         raise ParameterError(f"theta has shape {tuple(theta.shape)}; expected (..., z, {d})")
     return theta
+
+
+def _regression_descent(
+    x: torch.Tensor, y: torch.Tensor, W: torch.Tensor, A: torch.Tensor, lr: float, steps: int, hidden: bool
+) -> torch.Tensor:
+    """Full-batch gradient descent on ½ mean_i ‖u(x_i) − y_i‖², u = Aᵀrelu(Wx)/√h; final outputs (S, n, z)."""
+    W, A = W.clone(), A.clone()
+    n, root_h = x.shape[0], math.sqrt(W.shape[1])
+    for _ in range(steps):
+        pre = x @ W.transpose(-1, -2)  # (S, n, h)
+        act = torch.relu(pre)
+        g_u = (act @ A / root_h - y) / n  # dL/du (S, n, z)
+        g_A = act.transpose(-1, -2) @ g_u / root_h
+        if hidden:
+            g_pre = (g_u @ A.transpose(-1, -2)) * (pre > 0) / root_h
+            W = W - lr * g_pre.transpose(-1, -2) @ x
+        A = A - lr * g_A
+    out = torch.relu(x @ W.transpose(-1, -2)) @ A / root_h
+    if not bool(torch.isfinite(out).all()):
+        raise NonFiniteError(f"regression gradient descent became non-finite; lower lr={lr}")
+    return out
+
+
+def regression_decoupling(
+    x: Any, y: Any, W: Any, A: Any, *, lr: float, steps: int, train_hidden: bool = True
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Multivariate regression trained jointly vs as z univariate regressions; (gap, joint, separate).
+
+    Esser et al. (2024), Remark 1 (a consequence of Lemma 1 applied to Eq. 3): under the squared
+    loss L = ½ Σ_i ‖u(x_i) − y_i‖² each output component u_l of a kernel machine, or of an infinitely
+    wide network, evolves on its own, so a z-variate regression can be solved as z univariate ones.
+    The model is the two-layer ReLU network u(x) = Aᵀrelu(Wx)/√h of :mod:`nlcl.esser.ntk` (W (S, h, d),
+    A (S, h, z): S initialisations).  *Joint*: all z outputs trained together on y (n, z) by
+    full-batch gradient descent on ½ mean_i ‖u(x_i) − y_i‖² (step ``lr``, ``steps`` steps).
+    *Separate*: for each l, the network with the same W and the single output column A[:, :, l]
+    trained on y[:, l] alone.  ``train_hidden=False`` trains A only: the random-feature kernel machine
+    ψ(x) = relu(Wx)/√h, for which the two coincide exactly (Lemma 1's kernel case).  Returns
+    ``gap`` (S,) = ‖U_joint − U_sep‖_F / ‖U_joint − U_0‖_F (the difference relative to what training
+    changed; U the outputs on x), and the final outputs U_joint, U_sep (S, n, z).  Chapter
+    ``book/esser-collapse.py`` (section "Remark 1").
+
+    Raises
+    ------
+    ParameterError
+        On bad shapes or non-positive ``lr``; NonFiniteError if the descent diverges.
+    """
+    lr, steps = positive_float("lr", lr), nonneg_int("steps", steps)
+    x = as_tensor("x", x, torch.float64)
+    y = as_tensor("y", y, torch.float64)
+    W, A = as_tensor("W", W, torch.float64), as_tensor("A", A, torch.float64)
+    if x.dim() != 2 or y.dim() != 2 or y.shape[0] != x.shape[0]:
+        raise ParameterError(f"x {tuple(x.shape)} and y {tuple(y.shape)} must be (n, d) and (n, z)")
+    if W.dim() != 3 or A.dim() != 3 or W.shape[:2] != A.shape[:2] or W.shape[2] != x.shape[1]:
+        raise ParameterError(
+            f"W {tuple(W.shape)} and A {tuple(A.shape)} must be (S, h, d={x.shape[1]}) and (S, h, z) with the same (S, h)"
+        )
+    if A.shape[2] != y.shape[1]:
+        raise ParameterError(f"A has {A.shape[2]} outputs but y has {y.shape[1]} columns")
+    S, z = W.shape[0], A.shape[2]
+    u0 = torch.relu(x @ W.transpose(-1, -2)) @ A / math.sqrt(W.shape[1])
+    joint = _regression_descent(x, y, W, A, lr, steps, train_hidden)
+    # the z univariate problems as S·z networks of one output each, trained in one batch
+    W_sep = W.repeat_interleave(z, dim=0)  # (S·z, h, d): network (s, l) at index s·z + l
+    A_sep = A.transpose(-1, -2).reshape(S * z, -1, 1)  # column l of A[s]
+    y_sep = y.T.repeat(S, 1)[:, :, None]  # (S·z, n, 1): labels y[:, l]
+    sep = _regression_descent(x, y_sep, W_sep, A_sep, lr, steps, train_hidden).reshape(S, z, -1)
+    sep = sep.transpose(-1, -2)  # (S, n, z)
+    gap = torch.linalg.matrix_norm(joint - sep) / torch.linalg.matrix_norm(joint - u0)
+    return gap, joint, sep
 
 
 def infonce_loss(theta: torch.Tensor, x: Any, x_pos: Any, *, temperature: float = 1.0) -> torch.Tensor:

@@ -8,8 +8,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.core.validate import ParameterError
 from nlcl.esser.collapse import (
     KernelFeatureMap,
+    collapse_horizon,
     collapse_ratio,
     init_two_layer,
     linear_output,
@@ -293,3 +295,50 @@ def test_procrustes_rotation_recovers_an_orthogonal_map(z, seed):
     assert torch.allclose(
         procrustes_rotation(a[..., :1], -a[..., :1]), -torch.ones(2, 1, 1, dtype=torch.float64)
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), d=st.integers(2, 6), lr=st.sampled_from([0.01, 0.05]))
+def test_collapse_horizon_is_the_first_step_with_the_target_separation(seed, d, lr):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(d, d, generator=g, dtype=torch.float64)
+    C = (a + a.T) / 2
+    lam = torch.linalg.eigvalsh(C)
+    if float(lam[1] - lam[0]) < 1e-3 or float(1 - 2 * lr * lam[-1]) <= 0:
+        return
+    T, sep = collapse_horizon(C, lr=lr, target=1e-6, max_steps=10**9)
+    per = (float((1 - 2 * lr * lam[1]) / (1 - 2 * lr * lam[0]))) ** 2
+    assert sep == pytest.approx(per**T, rel=1e-9)
+    assert sep <= 1e-6 * (1 + 1e-9)
+    assert T == 1 or per ** (T - 1) > 1e-6 * (1 - 1e-9)
+
+
+def test_collapse_horizon_predicts_the_ratio_decay_of_gradient_descent():
+    # Θ_t = Θ_0 (I − 2ηC)^t: λ₂/λ₁ of Cov[Θ_t x] falls by the predicted separation (up to the
+    # initialisation's factor, which cancels in the ratio between two horizons)
+    g = torch.Generator().manual_seed(3)
+    C = torch.diag(torch.tensor([-1.0, -0.8, 0.2], dtype=torch.float64))
+    x = torch.randn(200, 3, generator=g, dtype=torch.float64)
+    theta0 = torch.randn(1, 3, 3, generator=g, dtype=torch.float64)
+    step = torch.eye(3, dtype=torch.float64) - 2 * 0.05 * C
+    T1, s1 = collapse_horizon(C, lr=0.05, target=1e-2)
+    T2, s2 = collapse_horizon(C, lr=0.05, target=1e-4)
+    r1 = collapse_ratio(linear_output(x, theta0 @ torch.linalg.matrix_power(step, T1)))
+    r2 = collapse_ratio(linear_output(x, theta0 @ torch.linalg.matrix_power(step, T2)))
+    assert float(r2 / r1) == pytest.approx(s2 / s1, rel=0.05)
+
+
+def test_collapse_horizon_min_and_max_steps_and_bad_input():
+    C = torch.diag(torch.tensor([-1.0, -0.99], dtype=torch.float64))
+    T, sep = collapse_horizon(C, lr=0.05, target=1e-6, min_steps=10, max_steps=100)
+    assert T == 100 and sep > 1e-6  # capped: the separation is not reached
+    T, _ = collapse_horizon(torch.diag(torch.tensor([-5.0, 1.0], dtype=torch.float64)), lr=0.05, min_steps=50)
+    assert T == 50
+    with pytest.raises(ParameterError, match="target"):
+        collapse_horizon(C, lr=0.05, target=1.5)
+    with pytest.raises(ParameterError, match="symmetric"):
+        collapse_horizon(torch.tensor([[0.0, 1.0], [0.0, 0.0]]), lr=0.05)
+    with pytest.raises(ParameterError, match="max_steps"):
+        collapse_horizon(C, lr=0.05, min_steps=10, max_steps=5)
+    with pytest.raises(ParameterError, match="too large"):
+        collapse_horizon(torch.diag(torch.tensor([-1.0, 30.0], dtype=torch.float64)), lr=0.05)

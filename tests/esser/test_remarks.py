@@ -18,6 +18,7 @@ from nlcl.esser.remarks import (
     gradient_coupling,
     infonce_loss,
     projector_collapse_rate,
+    regression_decoupling,
     rowwise_training_gap,
     sample_pair_matrices,
     spectral_loss,
@@ -141,3 +142,55 @@ def test_pair_matrix_with_p_and_q_is_the_trace_form():
     assert torch.allclose(torch.trace(M @ pair_matrix(x, pos, neg) @ M.T), direct)
     with pytest.raises(ParameterError, match="mean"):
         expected_pair_matrix([0.0, 1.0], np.eye(3))
+
+
+def _regression(seed=0, n=10, h=16, z=3, S=2):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.cat(
+        [torch.randn(n, 2, generator=g, dtype=torch.float64), torch.ones(n, 1, dtype=torch.float64)], 1
+    )
+    y = torch.randn(n, z, generator=g, dtype=torch.float64)
+    W = torch.randn(S, h, 3, generator=g, dtype=torch.float64)
+    A = torch.randn(S, h, z, generator=g, dtype=torch.float64)
+    return x, y, W, A
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), h=st.integers(2, 40), z=st.integers(1, 4))
+def test_regression_output_layer_only_decouples_exactly(seed, h, z):
+    # Remark 1 / Lemma 1, kernel case: with the features fixed, each column of A has its own dynamics
+    x, y, W, A = _regression(seed, h=h, z=z)
+    gap, joint, sep = regression_decoupling(x, y, W, A, lr=0.3, steps=30, train_hidden=False)
+    assert float(gap.max()) <= 1e-12
+    assert torch.allclose(joint, sep, rtol=0, atol=1e-12)
+
+
+def test_regression_joint_run_is_gradient_descent_on_the_squared_loss():
+    x, y, W, A = _regression(1)
+    _, joint, _ = regression_decoupling(x, y, W, A, lr=0.2, steps=15)
+    w, a = W.clone().requires_grad_(True), A.clone().requires_grad_(True)
+    for _ in range(15):
+        u = torch.relu(x @ w.transpose(-1, -2)) @ a / math.sqrt(W.shape[1])
+        gw, ga = torch.autograd.grad(0.5 * ((u - y) ** 2).sum() / x.shape[0], (w, a))
+        w, a = (w - 0.2 * gw).detach().requires_grad_(True), (a - 0.2 * ga).detach().requires_grad_(True)
+    ref = torch.relu(x @ w.transpose(-1, -2)) @ a / math.sqrt(W.shape[1])
+    assert torch.allclose(joint, ref.detach(), rtol=1e-10, atol=1e-12)
+
+
+def test_regression_separate_runs_are_univariate_problems_and_couple_at_small_width():
+    x, y, W, A = _regression(2, h=4)
+    gap, joint, sep = regression_decoupling(x, y, W, A, lr=0.2, steps=20)
+    for l in range(3):  # separate output l = the joint run of the one-output problem
+        _, alone, _ = regression_decoupling(x, y[:, l : l + 1], W, A[:, :, l : l + 1], lr=0.2, steps=20)
+        assert torch.allclose(sep[:, :, l], alone[:, :, 0], rtol=1e-12, atol=1e-12)
+    assert float(gap.min()) > 1e-3  # a narrow network with a trained hidden layer couples its outputs
+
+
+def test_regression_decoupling_bad_input():
+    x, y, W, A = _regression()
+    with pytest.raises(ParameterError, match="columns"):
+        regression_decoupling(x, y[:, :2], W, A, lr=0.1, steps=1)
+    with pytest.raises(ParameterError, match="W"):
+        regression_decoupling(x, y, W[:, :, :2], A, lr=0.1, steps=1)
+    with pytest.raises(ParameterError, match="lr"):
+        regression_decoupling(x, y, W, A, lr=-1.0, steps=1)
