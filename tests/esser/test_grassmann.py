@@ -19,6 +19,7 @@ from nlcl.esser.grassmann import (
     output_loss,
     output_ode_rhs,
     outputs_on_eigenvectors,
+    theorem3_bounds,
 )
 from nlcl.esser.losses import trace_loss
 
@@ -126,6 +127,53 @@ def test_theorem3_cases():
     neg = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
     end = integrate_output_ode(q0, neg, [0.0, 20.0])[-1]
     assert torch.all(alignment(end, torch.tensor([1.0, 0, 0], dtype=torch.float64)) > 0.999)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    d=st.integers(2, 5),
+    t=st.floats(0.1, 30.0),
+    gap=st.floats(0.005, 1.0),
+)
+def test_theorem3_bounds_hold_along_the_flow(seed, d, t, gap):
+    """Our derivation from Eq. 9 (z = 1): the solver's |cos(q(t), e₁)| lies between the bounds
+    and |q(t)| below its bound, for spectra with a negative λ₁ (small gaps included)."""
+    g = torch.Generator().manual_seed(seed)
+    rest = torch.sort(torch.randn(d - 1, generator=g, dtype=torch.float64)).values
+    lam1 = -0.05 - torch.rand(1, generator=g, dtype=torch.float64)
+    lam = torch.cat([lam1, lam1 + gap + (rest - rest[0])])
+    q0 = torch.randn(3, d, 1, generator=g, dtype=torch.float64)
+    q0 = (
+        q0
+        / torch.linalg.matrix_norm(q0, keepdim=True)
+        * torch.rand(3, 1, 1, generator=g, dtype=torch.float64)
+    )
+    end = integrate_output_ode(q0, lam, [0.0, t], rtol=1e-10, atol=1e-12)[-1]
+    b = theorem3_bounds(q0, lam, t)
+    e1 = torch.zeros(d, dtype=torch.float64)
+    e1[0] = 1.0
+    cos = alignment(end, e1)
+    assert torch.all(b["cos_lower"] <= cos + 1e-6) and torch.all(cos <= b["cos_upper"] + 1e-6)
+    assert torch.all(torch.linalg.matrix_norm(end) <= b["norm_upper"] + 1e-6)
+
+
+def test_theorem3_bounds_exact_cases():
+    lam = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
+    on_e1 = torch.tensor([[0.3, 0.0, 0.0]], dtype=torch.float64)
+    b = theorem3_bounds(on_e1, lam, 2.0)
+    assert torch.allclose(b["cos_lower"], torch.ones(1, dtype=torch.float64))
+    # on e₁ the norm follows the logistic law exactly: (|q|²)˙ = 8|λ₁| |q|²(1 − |q|²)
+    exact = integrate_output_ode(on_e1[..., None], lam, [0.0, 2.0], rtol=1e-11, atol=1e-13)[-1, 0, 0, 0]
+    assert float(b["norm_upper"][0]) == pytest.approx(float(exact), rel=1e-7)
+    no_e1 = torch.tensor([0.0, 0.6, 0.0], dtype=torch.float64)
+    assert float(theorem3_bounds(no_e1, lam, 5.0)["cos_upper"]) == 0.0
+    with pytest.raises(ValueError, match="ascending"):
+        theorem3_bounds(on_e1, torch.tensor([1.0, 0.0, 2.0]), 1.0)
+    with pytest.raises(ValueError, match="<= 1"):
+        theorem3_bounds(torch.ones(3), lam, 1.0)
+    with pytest.raises(ValueError, match="t=-1"):
+        theorem3_bounds(on_e1, lam, -1.0)
 
 
 def test_embed_new_point():
