@@ -121,6 +121,7 @@ test = load_mnist(P.source, split="test")
 print("Training images:", train.description)
 print("Held-out images:", test.description)
 run.glue("data-source", train.source)
+run.data_source(train.source)  # part of every claim's setting: a verdict on a subset says so
 run.glue("n-train", len(train))
 run.glue("n-test", len(test))
 epochs = P.steps * P.batch_size / len(train)

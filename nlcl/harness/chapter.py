@@ -262,6 +262,7 @@ class Run(ledger.LedgerRun):
             chapter=self.chapter,
             chapter_sha256=self._source_sha256(),
             modules_sha256=sources.modules_sha256(self.chapter, missing_ok=True),
+            data_source=self.registry.settings.get("data_source"),
             seed=self.seed,
             run_id=self.run_id,
             wall_time_s=round(self.wall_time, 2),

@@ -130,18 +130,13 @@ def claim_rows(
     for rec in sorted(records, key=lambda r: (order.get(r["chapter"], len(order)), r["chapter"])):
         at: dict[str, dict[str, Any]] = {}
         full = rec.get("full")
+        keys = ("status", "measured", "seeds", "artifact", "data_source", "computed")
         if isinstance(full, Mapping) and full:
-            at["full"] = {
-                "status": full.get("status"),
-                "measured": full.get("measured"),
-                "seeds": full.get("seeds"),
-                "artifact": full.get("artifact"),
-            }
+            at["full"] = {k: full.get(k) for k in keys}
         at[rec.get("profile") or "ci"] = {
-            "status": rec["status"],
-            "measured": rec.get("measured"),
-            "seeds": rec.get("seeds"),
+            **{k: rec.get(k) for k in keys},
             "artifact": None,
+            "data_source": (rec.get("parameters") or {}).get("data_source"),
         }
         rows.append(
             {
@@ -259,6 +254,7 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     extra = f'<br><span class="nlcl-num" title="measured">{_e(_fmt(at.get("measured")))}</span>'
     if at.get("seeds") is not None:
         extra += f'<br><span class="nlcl-seeds" title="seeds">{_e(_seeds(at["seeds"]))}</span>'
+    extra += _provenance_line(at)
     extra += _held_out_line(row) if profile == "ci" else ""
     # The record it comes from (the same file for a chapter's rows): on hover, not in the way.
     title = f' title="from {_e(at["artifact"])}"' if at.get("artifact") else ""
@@ -266,6 +262,17 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
         f'<td class="nlcl-verdict" data-sort="{rank}"{title}>'
         f'<span class="nlcl-status nlcl-{_e(status)}">{_e(label)}</span>{extra}</td>'
     )
+
+
+def _provenance_line(at: Mapping[str, Any]) -> str:
+    """Where the verdict's value came from when that is not simply this run on the paper's data:
+    read from a committed artifact, or measured on a named data source (an MNIST subset)."""
+    parts = []
+    if at.get("computed") and at["computed"] != "this run":
+        parts.append(str(at["computed"]))
+    if at.get("data_source"):
+        parts.append(f"data: {at['data_source']}")
+    return f'<br><span class="nlcl-source">{_e("; ".join(parts))}</span>' if parts else ""
 
 
 def _held_out_line(row: Mapping[str, Any]) -> str:

