@@ -129,6 +129,7 @@ default_setting = run.paper_setting
 # %%
 train_set = load_mnist(source=P.mnist_source, split="train")
 test_set = load_mnist(source=P.mnist_source, split="test")
+run.data_source(train_set.source)  # part of every claim's setting: the verdicts are on this data
 print(train_set.description)
 print(f"test split: {len(test_set)} images")
 print("text encoder:", encoder_version())
