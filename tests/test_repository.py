@@ -290,6 +290,21 @@ def test_committed_full_profile_records_are_current():
     )
 
 
+def test_committed_explanations_record_a_prediction():
+    """Every required claim of a paper-scale record whose explanation is shown recorded what that
+    explanation predicted (issue 26: diagnostics with their values, or a band that excludes at least
+    half of the failure region); `.ci/run book` walks the ci build's records the same way."""
+    from nlcl.harness import predictions
+
+    records = [
+        r
+        for path in sorted((ROOT / "results" / "claims-full").glob("*.json"))
+        for r in json.loads(path.read_text())["claims"]
+    ]
+    problems = predictions.walk_records(records)
+    assert records and not problems, "explanations that predict nothing:\n" + "\n".join(problems)
+
+
 def test_committed_verdict_records_come_from_committed_trees():
     """Paper-scale, seed-sweep and held-out records name a commit without uncommitted changes
     (issue 26): a record made from a dirty tree describes code nobody can check out."""
