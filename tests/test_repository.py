@@ -290,6 +290,19 @@ def test_committed_full_profile_records_are_current():
     )
 
 
+def test_one_list_of_profiles():
+    """The profile names live in one place, ``nlcl.harness.spec.PROFILES`` (issue 25, item 3)."""
+    spelled = re.compile(r"""[(\[]\s*["']ci["']\s*,\s*["']full["']\s*[)\]]""")
+    found = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in sorted((ROOT / "nlcl").rglob("*.py"))
+        if p != ROOT / "nlcl" / "harness" / "spec.py"
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if spelled.search(line)
+    ]
+    assert not found, "profiles spelled out instead of spec.PROFILES: " + ", ".join(found)
+
+
 def test_committed_explanations_record_a_prediction():
     """Every required claim of a paper-scale record whose explanation is shown recorded what that
     explanation predicted (issue 26: diagnostics with their values, or a band that excludes at least

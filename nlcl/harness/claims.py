@@ -8,8 +8,8 @@ carries a *check* (a tolerance or predicate) that is declared before the measure
     ...                      # the experiment
     c.measure(n_maxima)      # records JSON, glues the value, shows the verdict
 
-Each measurement appends one JSON object to ``_build/claims/<chapter>.json`` with the fields
-:data:`RECORD_FIELDS`. A failed *required* claim makes the chapter fail when ``run.finish()`` is
+Each measurement appends one JSON object to ``<directory>/<chapter>.json`` (a run folder's
+``claims/``, or ``_build/claims/`` in a book build) with the fields :data:`RECORD_FIELDS`. A failed *required* claim makes the chapter fail when ``run.finish()`` is
 called, after every claim has been recorded. A claim that fails may be recorded as
 ``not-reproduced`` only together with an explanation that applies where it failed
 (:class:`~nlcl.harness.verdicts.NotReproduced`: profiles, parameter setting, expected failure);
@@ -45,6 +45,7 @@ from nlcl.harness.checks import (
     to_plain,
 )
 from nlcl.harness.claim_display import records_table_markdown, show_claim, show_markdown, status_badge
+from nlcl.harness.spec import PROFILES
 from nlcl.harness.verdicts import (
     NotReproduced,
     Revision,
@@ -182,7 +183,7 @@ class ClaimRegistry:
         check: Check,
         paper: Any = None,
         required: bool = True,
-        profiles: Sequence[str] = ("ci", "full"),
+        profiles: Sequence[str] = PROFILES,
         not_reproduced: str | _v.NotReproduced | Mapping[str, str] | None = None,
         kind: str = "reproduction",
         revised: Sequence[_v.Revision] = (),

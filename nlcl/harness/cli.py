@@ -30,6 +30,7 @@ import sys
 
 from nlcl import __version__
 from nlcl.core.validate import ParameterError
+from nlcl.harness.spec import PROFILES
 
 EXIT_CODES = """exit codes:
   0    success
@@ -72,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PARAMS.yaml",
         help="parameters from a YAML mapping (as papermill -f); -p values win",
     )
-    run.add_argument("--profile", choices=("ci", "full"), default=None, help="size profile (default: ci)")
+    run.add_argument("--profile", choices=PROFILES, default=None, help="size profile (default: ci)")
     run.add_argument(
         "-o", "--output", default=None, help="executed notebook (default: <run folder>/notebook.ipynb)"
     )
@@ -82,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     book = sub.add_parser("book", help="execute every chapter and build the site into _build/html")
-    book.add_argument("--profile", choices=("ci", "full"), default="ci")
+    book.add_argument("--profile", choices=PROFILES, default="ci")
     book.add_argument("--jobs", "-j", type=int, default=1, help="chapters executed in parallel")
     book.add_argument(
         "--only", nargs="+", default=None, metavar="CHAPTER", help="execute only these chapters"
@@ -129,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar=("NAME", "VALUES"),
         help="swept parameter (repeatable): comma-separated values 'a,b,c' or an integer range '0..9'",
     )
-    sweep.add_argument("--profile", choices=("ci", "full"), default="ci")
+    sweep.add_argument("--profile", choices=PROFILES, default="ci")
     sweep.add_argument(
         "--scheduler", default=None, help="address of a running Dask scheduler (default: a LocalCluster)"
     )
@@ -293,7 +294,6 @@ def _check_book_arguments(args: argparse.Namespace) -> None:
     """``nlcl book``'s usage errors (profile, jobs, unknown ``--only`` chapters), found at once."""
     from nlcl.core.validate import choice, positive_int
     from nlcl.harness.notebook import ChapterNotFound, chapters
-    from nlcl.harness.spec import PROFILES
 
     choice("profile", args.profile, PROFILES)
     positive_int("jobs", args.jobs)

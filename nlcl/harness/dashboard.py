@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nlcl.harness.spec import PROFILES
+
 __all__ = [
     "DASHBOARD_MARKER",
     "STATUS_LABELS",
@@ -59,7 +61,6 @@ STATUS_COLORS = {
     "not-gated": "#56b4e9",
 }
 _ALWAYS_COUNTED = ("pass", "not-reproduced", "fail")  # the others are named only when present
-PROFILES = ("ci", "full")
 MISSING = "—"
 _PAPERS = {"tian": "Tian 2023", "esser": "Esser et al. 2024", "renli": "Ren & Li 2023"}
 FIGURE_NAME = "claims-summary.svg"

@@ -31,6 +31,7 @@ from nlcl.harness.claim_display import show_markdown
 from nlcl.harness.ledger_schema import CHECK_KINDS, SCHEMA
 from nlcl.harness.ledger_view import claim_calls, ledger_markdown
 from nlcl.harness.predictions import MissingDiagnostic
+from nlcl.harness.spec import PROFILES
 
 __all__ = [
     "Ledger",
@@ -335,7 +336,7 @@ class LedgerRun:
             check=_field("check", make_check, entry["check"], values),
             paper=entry.get("paper"),
             required=_field("required", self._required, entry.get("required", True), values),
-            profiles=tuple(entry.get("profiles", ("ci", "full"))),
+            profiles=tuple(entry.get("profiles", PROFILES)),
             not_reproduced=_field("not_reproduced", self._explanation, entry.get("not_reproduced"), values),
             kind=entry.get("kind", "reproduction"),
             revised=entry.get("revised", ()),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nlcl.harness.spec import PROFILES
+
 __all__ = ["CHECK_KINDS", "SEED_RULES", "SCHEMA"]
 
 #: The check constructors of :mod:`nlcl.harness.checks`, as the keys of a ``check:`` mapping.
@@ -102,7 +104,7 @@ _REQUIRED = {
     ]
 }
 
-_PROFILES = {"type": "array", "items": {"enum": ["ci", "full"]}, "uniqueItems": True, "minItems": 1}
+_PROFILES = {"type": "array", "items": {"enum": list(PROFILES)}, "uniqueItems": True, "minItems": 1}
 
 _REVISION = {
     "type": "object",

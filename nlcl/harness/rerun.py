@@ -27,6 +27,8 @@ from typing import Any
 
 import nbformat
 
+from nlcl.harness.spec import PROFILES
+
 __all__ = [
     "Expression",
     "chapter_sizes",
@@ -42,7 +44,6 @@ RERUN_TAG = "nlcl-rerun"
 COLAB_TAG = "nlcl-colab-setup"
 #: The branch the book workflow pushes the executed notebooks to (the launch buttons' target).
 NOTEBOOKS_BRANCH = "notebooks"
-PROFILES = ("ci", "full")
 
 
 @dataclass(frozen=True)
