@@ -158,6 +158,23 @@ def test_theorem3_bounds_hold_along_the_flow(seed, d, t, gap):
     assert torch.all(torch.linalg.matrix_norm(end) <= b["norm_upper"] + 1e-6)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), d=st.integers(2, 6), r=st.floats(0.05, 1.0))
+def test_radial_and_rotation_parts_of_the_two_flows(seed, d, r):
+    """z = 1: Eq. 9 and the Stiefel flow share the radial part −4(1 − |q|²) q qᵀΛq/|q|²; their
+    rotations are −(4 − 2|q|²)PΛq and −(4 − |q|²)PΛq, P = 𝕀 − qqᵀ/|q|² (the book's Fig. 3 text)."""
+    g = torch.Generator().manual_seed(seed)
+    lam = torch.randn(d, generator=g, dtype=torch.float64)
+    q = torch.randn(d, 1, generator=g, dtype=torch.float64)
+    q = r * q / torch.linalg.matrix_norm(q)
+    n2, qlq = float(q.T @ q), float(q.T @ torch.diag(lam) @ q)
+    P = torch.eye(d, dtype=torch.float64) - q @ q.T / n2
+    for metric, c in (("grassmann", 4 - 2 * n2), ("stiefel", 4 - n2)):
+        v = output_ode_rhs(q, lam, metric=metric)
+        assert torch.allclose(P @ v, -c * P @ (lam[:, None] * q), atol=1e-12)
+        assert torch.allclose(v - P @ v, -4 * (1 - n2) * q * qlq / n2, atol=1e-12)
+
+
 def test_theorem3_bounds_exact_cases():
     lam = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
     on_e1 = torch.tensor([[0.3, 0.0, 0.0]], dtype=torch.float64)
