@@ -411,6 +411,7 @@ c_err = run.expect(
         profiles=("ci",),
         setting={"n_repeats": 16, "n_max": 1024},
         expected=lambda m: float(np.max(z_all)) < 6.0,  # a few standard errors, not a wrong limit
+        diagnostics=("lemma2-max-z",),
         evidence="the right panel of the Lemma 2 figure, the per-seed table and the ci seed sweep on the "
         "reproducibility page",
     ),
@@ -528,6 +529,7 @@ display(
 
 c_ltv.measure(float(ltv_gaps.max()))
 c_slope.measure_seeds(fits[:, 0])
+run.diagnostic("lemma2-max-z", float(np.max(z_all)))
 c_err.measure_seeds(z_all)
 c_rms.measure_seeds(rms_all[:, -1])
 

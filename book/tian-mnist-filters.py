@@ -199,15 +199,28 @@ c_learned = run.expect(
     paper="filters capture parts of the digits",
     required=paper_setting,
     profiles=("full",),
+    revised=[
+        Revision(
+            from_="explanation predicts measured > 0.5",
+            to="explanation predicts measured > 0.5 and a final no-augmentation InfoNCE loss ≤ 0.1 (mean "
+            "over seeds), diagnostic e3-final-loss-noaug",
+            reason="issue 26: an explanation of a claim required in the full profile must predict something "
+            "narrower than its failure (it applies in ci only, but is declared, and checked, in full)",
+            date="2026-11-26",
+        )
+    ],
     not_reproduced=NotReproduced(
         "Expected only at the paper's length (50,000 minibatches, the full profile). At ci length "
         "(6,000 minibatches) the filters trained without augmentation keep a cosine of about 0.97 "
         "with their random initialization: with identical views InfoNCE on batches of 8 digits "
         "falls to about 0.01 early, its gradient nearly vanishes, and only weight decay (a factor "
         "of about 0.55 on the initialization after 6,000 steps with momentum 0.9) removes the "
-        "initial noise. The committed full-profile artifact below shows the digit parts.",
+        "initial noise. The committed full-profile artifact below shows the digit parts. The explanation "
+        "holds only if the InfoNCE loss without augmentation at the last step is at most 0.1 (mean over "
+        "seeds; about 0.01 stated, ln 8 ≈ 2.1 for random features)",
         profiles=("ci",),
-        expected=lambda m: m > 0.5,
+        expected=lambda m: m > 0.5 and noaug_final_loss <= 0.1,
+        diagnostics=("e3-final-loss-noaug",),
         evidence="the ci filter figure against the committed full-profile artifact's figure below",
     ),
 )
@@ -221,11 +234,23 @@ c_div = run.expect(
     decide=holds_on_fraction(0.8),
     paper="a diverse set of patterns",
     required=paper_setting,
+    revised=[
+        Revision(
+            from_="explanation predicts measured > 0.5",
+            to="explanation predicts measured > 0.5 from the cos-to-init term (mean > 0.5) while the mean "
+            "pairwise |cos| stays ≤ 0.5, diagnostics cos-to-init-noaug and e3-abs-cos-noaug",
+            reason="issue 26: an explanation of a required claim must predict something narrower than its failure",
+            date="2026-11-26",
+        )
+    ],
     not_reproduced=NotReproduced(
         "at ci length the filters trained without augmentation are still mostly their random "
-        "initialization (see e3-noaug-learned): the pairwise diversity is that of random filters",
+        "initialization (see e3-noaug-learned): the pairwise diversity is that of random filters. "
+        "The explanation holds only if the failure comes from the cos-to-init term (mean cosine to the "
+        "initial filter > 0.5) while the filters are still diverse (mean pairwise |cos| ≤ 0.5)",
         profiles=("ci",),
-        expected=lambda m: m > 0.5,
+        expected=lambda m: m > 0.5 and noaug_cos_init > 0.5 and noaug_pairwise <= 0.5,
+        diagnostics=("cos-to-init-noaug", "e3-abs-cos-noaug"),
         evidence="glued cos-to-init-noaug and e3-random-abs-cos; the ci filter figure",
     ),
 )
@@ -402,11 +427,16 @@ per_seed = pd.DataFrame(
 display(per_seed.round(3))
 c_ratio.measure_seeds(ratio_seed)
 c_seeds.measure_seeds(ratio_seed)
+noaug_final_loss = float(final_loss[:S].mean())  # the explanation of e3-noaug-learned: the loss fell early
+run.diagnostic("e3-final-loss-noaug", noaug_final_loss)
 c_learned.measure_seeds(moved_seed[:S])
 cos_init = mean_pairwise_abs_cos(W_init).numpy()  # random filters: the baseline diversity
 run.glue("e3-random-abs-cos", float(cos_init.mean()))
 run.glue("e3-abs-cos-noaug", float(cos[:S].mean()))
 run.glue("e3-abs-cos-aug", float(cos[S:].mean()))
+noaug_cos_init, noaug_pairwise = float(moved[:S].mean()), float(cos[:S].mean())  # the two terms, no aug
+run.diagnostic("cos-to-init-noaug", noaug_cos_init)
+run.diagnostic("e3-abs-cos-noaug", noaug_pairwise)
 c_div.measure_seeds(div_seed[:S])
 c_div_aug.measure_seeds(div_seed[S:])
 run.glue("eta-noaug", float(eta_run[:S].mean()))

@@ -566,6 +566,7 @@ c_win = run.expect(
         "initializations per c) gave the same: 0.874 on average, below 0.9 on every seed.",
         profiles=("ci", "full"),
         expected=lambda m: 0.7 <= m < 0.9 and np.median(miss_close) < np.median(hit_close),
+        diagnostics=("thm6-winner-close-misses", "thm6-winner-close-hits"),
         evidence="the per-seed fractions in the claim record; glued thm6-winner-close-misses and "
         "thm6-winner-close-hits (the explanation applies only if the misses' t* ratio is below the hits')",
     ),
@@ -657,6 +658,8 @@ plt.show()
 
 c_t146.measure(float(max(err146)))
 c_neg146.measure(float(max(neg146)))
+run.diagnostic("thm6-winner-close-misses", float(np.median(miss_close)) if miss_close else float("nan"))
+run.diagnostic("thm6-winner-close-hits", float(np.median(hit_close)) if hit_close else float("nan"))
 c_win.measure_seeds(win_frac)
 
 # %% [markdown]
@@ -741,6 +744,7 @@ c_free = run.expect(
         expected=lambda m: (
             scale_free_diag["eps0"] <= 1e-6 * m and 0.05 <= scale_free_diag["eps_ratio"] <= 0.2
         ),
+        diagnostics=("cor3-scale-free-eps0", "cor3-scale-free-eps-ratio"),
         evidence="glued cor3-scale-free-eps0 (the same difference with ε = 1e-12) and cor3-scale-free-eps-ratio "
         "(the difference at ε = 1e-6 over that at ε = 1e-5; first order in ε predicts 0.1, accepted in [0.05, 0.2])",
     ),
@@ -782,6 +786,8 @@ def scale_gap(eps):
 scale_free_diag = {"eps0": scale_gap(1e-12), "eps_ratio": scale_gap(1e-6) / scale_gap(1e-5)}
 run.glue("cor3-scale-free-eps0", f"{scale_free_diag['eps0']:.1e}")
 run.glue("cor3-scale-free-eps-ratio", round(scale_free_diag["eps_ratio"], 3))
+run.diagnostic("cor3-scale-free-eps0", float(scale_free_diag["eps0"]))
+run.diagnostic("cor3-scale-free-eps-ratio", float(scale_free_diag["eps_ratio"]))
 c_free.measure(round(float(((speed_bn - speed_bn_unit).abs() / speed_bn_unit).max()), 4))
 run.glue("cor3-baseline-ratio", round(float(speed_unit.min() / speed_unit.max()), 3))
 
@@ -877,6 +883,7 @@ c_c32 = run.expect(
         profiles=("ci",),
         setting={"n_samples": 100_000},
         expected=lambda m: fails_at_smallest_gaps([v >= 0.999 for v in c3["p2"]]),
+        diagnostics=("cor3-eigengaps", "cor3-part2-cos"),
         evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 2 side by side)",
     ),
     revised=[EIGENGAP_EXPLANATION],
@@ -897,6 +904,7 @@ c_c33 = run.expect(
         profiles=("ci",),
         setting={"n_samples": 100_000},
         expected=lambda m: fails_at_smallest_gaps([v <= 0.05 for v in c3["p3"]]),
+        diagnostics=("cor3-eigengaps", "cor3-part3-err"),
         evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 3 side by side)",
     ),
     revised=[EIGENGAP_EXPLANATION],
@@ -928,6 +936,9 @@ for s_ in range(P.n_seeds):
     c3["p2"].append(float((cf["s"] @ vec_s[:, -1]).abs()))
     c3["p3"].append(float((cf["wdot"] - auto3).norm() / auto3.norm()))
 print({k: np.round(v, 4).tolist() for k, v in c3.items()})
+run.diagnostic("cor3-eigengaps", list(c3["p1"]))  # per data seed: what the explanations of parts 2-3 test
+run.diagnostic("cor3-part2-cos", list(c3["p2"]))
+run.diagnostic("cor3-part3-err", list(c3["p3"]))
 c_c31.measure_seeds(c3["p1"])
 c_c32.measure_seeds(c3["p2"])
 c_c33.measure_seeds(c3["p3"])
@@ -1017,6 +1028,7 @@ TWO_VIEW_WHY = NotReproduced(
     "homogeneous h and a gain).",
     profiles=("ci", "full"),
     expected=lambda m: per_view_closer() and min(cor2v["view_share"]) >= 0.1,
+    diagnostics=("cor3-2view-per-view-closer", "cor3-2view-view-share-min"),
     evidence="per-seed table of the two-view cell: parts (2)-(3) with per-view moments and the view term's share",
 )
 TWO_VIEW_REVISION = Revision(
@@ -1076,6 +1088,7 @@ c_2v_speed = run.expect(
         "falls far below).",
         profiles=("ci", "full"),
         expected=lambda m: min(cor2v["scale_effect"]) >= 1 / 3,
+        diagnostics=("cor3-2view-scale-effect",),
         evidence="column scale_effect of the per-seed table (min_k BN speed scaled / BN speed unit-scale); glued "
         "cor3-2view-scale-effect-no-bn for the same without BN",
     ),
@@ -1187,6 +1200,9 @@ for s_ in range(P.n_seeds):
     sig_ratio.append(float((bn_moments(f7, True)[1][0] / bn_moments(f7, False)[1][0] - 1).abs().max()))
 display(pd.DataFrame(cor2v).round(4).rename_axis("data seed"))
 c_2v_differ.measure(round(min(sig_ratio), 3))
+run.diagnostic("cor3-2view-per-view-closer", per_view_closer())
+run.diagnostic("cor3-2view-view-share-min", float(min(cor2v["view_share"])))
+run.diagnostic("cor3-2view-scale-effect", float(min(cor2v["scale_effect"])))
 c_2v1.measure_seeds(cor2v["p1"])
 c_2v2.measure_seeds(cor2v["p2"])
 c_2v3.measure_seeds(cor2v["p3"])
@@ -1270,6 +1286,7 @@ c_156 = run.expect(
         "violation is at a top gap above 1, and the bound min(gap, 1)/2 is never violated.",
         profiles=("ci", "full"),
         expected=lambda m: eq156_diag["worst_small_gap"] <= 5 and eq156_diag["worst_capped"] <= 5,
+        diagnostics=("eq156-worst-small-gap", "eq156-worst-capped"),
         evidence="glued eq156-worst-small-gap (the largest violation among ε with top gap ≤ 1) and "
         "eq156-worst-capped (the largest violation of min(gap, 1)/2)",
     ),
@@ -1326,6 +1343,8 @@ run.glue("eq156-worst-small-gap", round(eq156_diag["worst_small_gap"], 2))
 run.glue("eq156-worst-capped", round(eq156_diag["worst_capped"], 2))
 ub157 = eq157_upper_bound(eps_rand)
 viol157 = np.where(np.isfinite(ub157), (p_rand - ub157) / se_r, -np.inf)
+run.diagnostic("eq156-worst-small-gap", eq156_diag["worst_small_gap"])
+run.diagnostic("eq156-worst-capped", eq156_diag["worst_capped"])
 c_156.measure(round(float(viol156.max()), 2))
 c_157.measure(round(float(viol157.max()), 2))
 
