@@ -674,7 +674,7 @@ first_variate = canon.variates(x_test.numpy(), 1)[:, 0]
 with torch.no_grad():
     lin_emb = rich_heads["linear"].image_heads(x_test_dev.expand(R, -1, -1).contiguous())
 overlap = top_direction_overlap(lin_emb, first_variate)  # (R,): non-contrastive seeds first
-srank_final = final_rich.set_index(["arch", "method", "seed"]).stable_rank
+srank_final = final_rich.set_index(["arch", "method", "seed"]).stable_rank.sort_index()
 _diagnostic("rich-linear-nc-overlap-min", overlap[: len(SEEDS)].min())
 _diagnostic("rich-linear-nc-final-srank-max", srank_final["linear", "non-contrastive"].max())
 _diagnostic("rich-linear-nc-final-srank-min", srank_final["linear", "non-contrastive"].min())
