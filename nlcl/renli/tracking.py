@@ -26,6 +26,18 @@ the paper's Eq. 7) starts the infinite-width dynamics.  :func:`train_population`
 learner itself (gradient descent on W); tests check that it follows :func:`gram_trajectory`
 exactly.  Explained in the chapter ``book/renli-simulation.py`` (section "Finite width tracks
 infinite width").
+
+**Finite batches, and why width still enters only through G(0).** The closure holds for *any*
+loss that depends on the outputs only through their inner products, because then it depends on
+W only through G: a minibatch loss with the batch normalisation of Eq. 2 is a function of G and of
+the batch's latent signs (:func:`batch_loss`), and gradient descent on W is again G ← TᵀGT with
+S = ∂L_batch/∂G (:func:`gram_batch_trajectory`).  So in this linear model no loss, batched or
+population, lets the width act after initialisation: a width-m run is the infinite-width map started
+from a perturbed G(0).  What finite batches add is a second, width-independent error (the batch
+noise), and what the dynamics add is the amplification of the initial perturbation, which
+:func:`linear_response` propagates to first order (the Taylor expansion around the infinite-width
+trajectory of Ren & Li, Sec. 5.2) together with the discrete Gronwall factor Π_s ‖J_s‖₂ of the
+step's Jacobians J_s (the amplification a Gronwall argument such as their Lemma 5.2 bounds).
 """
 
 from __future__ import annotations
@@ -60,6 +72,10 @@ __all__ = [
     "gram_condition_number",
     "gram_noise_to_signal",
     "tracking_error",
+    "sample_signs",
+    "batch_loss",
+    "gram_batch_trajectory",
+    "linear_response",
 ]
 
 #: Largest r + r_ξ for which :func:`population_loss` enumerates the 2^(r + r_ξ) sign vectors.
@@ -327,3 +343,125 @@ def tracking_error(G: torch.Tensor, G_ref: torch.Tensor, r: int, r_xi: int) -> t
     """
     a, b = normalized_gram(G, r, r_xi), normalized_gram(G_ref, r, r_xi)
     return torch.linalg.matrix_norm(a - b) / torch.linalg.matrix_norm(b)
+
+
+def sample_signs(
+    n_runs: int, n: int, r: int, r_xi: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Latent signs of a batch of n positive pairs per run: w_A = (z, ξ_A), w_B = (z, ξ_B), each (R, n, K).
+
+    Ren & Li, Eq. 1 (a positive pair shares z, never ξ), uniform signs.  Chapter ``book/renli-simulation.py``.
+    """
+    n_runs, n = positive_int("n_runs", n_runs), positive_int("n", n)
+    r, r_xi = positive_int("r", r), positive_int("r_xi", r_xi)
+    sign = lambda *shape: torch.randint(0, 2, shape, generator=generator).to(torch.float64) * 2 - 1  # noqa: E731
+    z = sign(n_runs, n, r)
+    return torch.cat([z, sign(n_runs, n, r_xi)], -1), torch.cat([z, sign(n_runs, n, r_xi)], -1)
+
+
+def batch_loss(
+    G: torch.Tensor, w_a: torch.Tensor, w_b: torch.Tensor, r: int, r_xi: int, lam: float, beta: float
+) -> torch.Tensor:
+    """The minibatch loss of :mod:`nlcl.renli.losses` as a function of G and the batch's latent signs.
+
+    With X = [W_A P_A, W_B P_B]/√m, ⟨W_A x_A,i, W_B x_B,j⟩/m = w_A,iᵀ G_AB w_B,j and the batch
+    normalisation s_A² = mean_i w_A,iᵀ G_AA w_A,i (Ren & Li, Eq. 2), so S_ij = w_A,iᵀ G_AB w_B,j/(s_A s_B)
+    and the loss is :func:`nlcl.renli.losses.contrastive_loss` (λ > 0) or ``non_contrastive_loss``
+    (λ = 0) of those similarities (tested against them).  G (..., 2K, 2K), w_a, w_b (..., n, K) → (...,).
+    Chapter ``book/renli-simulation.py``.
+    """
+    K = _check_gram(G, r, r_xi)
+    lam = nonneg_float("lam", lam)
+    if w_a.shape[-1] != K or w_b.shape != w_a.shape or w_a.shape[-2] < 2:
+        raise ParameterError(
+            f"w_a {tuple(w_a.shape)} and w_b {tuple(w_b.shape)} must be equal (..., n, {K}) with n >= 2"
+        )
+    quad = lambda w, B: ((w @ B) * w).sum(-1).mean(-1)  # noqa: E731
+    s_a, s_b = quad(w_a, G[..., :K, :K]).sqrt(), quad(w_b, G[..., K:, K:]).sqrt()
+    S = (w_a @ G[..., :K, K:] @ w_b.transpose(-1, -2)) / (s_a * s_b)[..., None, None]
+    loss = -torch.diagonal(S, dim1=-2, dim2=-1).mean(-1)
+    if lam == 0:
+        return loss
+    beta = positive_float("beta", beta)
+    n = S.shape[-1]
+    masked = (beta * S).masked_fill(torch.eye(n, dtype=torch.bool), float("-inf"))
+    rows = (torch.logsumexp(masked, -1) - math.log(n - 1)).mean(-1)
+    cols = (torch.logsumexp(masked, -2) - math.log(n - 1)).mean(-1)
+    return loss + lam * (rows + cols) / (2.0 * beta)
+
+
+def _update(G: torch.Tensor, D: torch.Tensor, S: torch.Tensor, lr: float) -> torch.Tensor:
+    T = torch.eye(G.shape[-1], dtype=G.dtype) - lr * (S + S.transpose(-1, -2)) * D[..., None, :]
+    return T.transpose(-1, -2) @ G @ T
+
+
+def gram_batch_trajectory(
+    G0: torch.Tensor,
+    D: torch.Tensor,
+    batches,
+    *,
+    r: int,
+    r_xi: int,
+    lam: float,
+    steps_stage1: int,
+    steps_stage2: int,
+    lr: float,
+    beta1: float = 0.05,
+    beta2: float = 2.0,
+    record_every: int = 1,
+) -> tuple[np.ndarray, torch.Tensor]:
+    """:func:`gram_trajectory` on minibatches: step t uses ``batches(t) = (w_a, w_b)`` of :func:`sample_signs`
+    (shapes broadcast against G0's leading shape, so runs may share a batch) and :func:`batch_loss`.
+
+    Exactly gradient descent on W (step η·m) for the minibatch loss (module docstring; tested).
+    Ren & Li, Algorithm 3.1 with "polynomially many samples at each step" (Thm. 4.3).  Returns the
+    recorded steps and G (T, ..., 2K, 2K).  Raises ParameterError on bad arguments and NonFiniteError
+    on a non-finite G.  Chapter ``book/renli-simulation.py``.
+    """
+    steps1, steps2 = nonneg_int("steps_stage1", steps_stage1), nonneg_int("steps_stage2", steps_stage2)
+    lr, record_every = positive_float("lr", lr), positive_int("record_every", record_every)
+    _check_gram(G0, r, r_xi)
+    if D.shape != G0.shape[:-1]:
+        raise ParameterError(f"D has shape {tuple(D.shape)}; expected {tuple(G0.shape[:-1])}")
+    beta_at = _schedule(steps1, steps2, beta1, beta2)
+    G = G0.detach().clone()
+    rec_t, rec_g = [0], [G.clone()]
+    total = steps1 + steps2
+    for t in range(total):
+        w_a, w_b = batches(t)
+        leaf = G.requires_grad_(True)
+        (S,) = torch.autograd.grad(batch_loss(leaf, w_a, w_b, r, r_xi, lam, beta_at(t)).sum(), leaf)
+        G = _update(G.detach(), D, S, lr)
+        if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
+            if not bool(torch.isfinite(G).all()):
+                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
+            rec_t.append(t + 1)
+            rec_g.append(G.clone())
+    return np.asarray(rec_t), torch.stack(rec_g)
+
+
+def linear_response(
+    G_ref0: torch.Tensor,
+    dG0: torch.Tensor,
+    D: torch.Tensor,
+    *,
+    h: float = 1e-4,
+    **trajectory_kwargs,
+) -> tuple[np.ndarray, torch.Tensor]:
+    """First-order propagation of initial perturbations dG0 along the trajectory from G_ref0.
+
+    e_t = J_{t−1}···J_0 dG0 with J_s the Jacobian of the step map at the reference trajectory (the
+    Taylor expansion around the infinite-width trajectory of Ren & Li, Sec. 5.2, whose growth a
+    Gronwall argument such as their Lemma 5.2 bounds), computed as the central difference
+    (Φ^t(G_ref0 + h dG0) − Φ^t(G_ref0 − h dG0))/(2h): error O(h²‖dG0‖²), no Jacobian formed.
+    G_ref0, dG0 (R, 2K, 2K), D (R, 2K); ``trajectory_kwargs`` go to :func:`gram_trajectory`.
+    Returns the recorded steps and e (T, R, 2K, 2K).  Chapter ``book/renli-simulation.py``.
+    """
+    h = positive_float("h", h)
+    if dG0.shape != G_ref0.shape:
+        raise ParameterError(f"dG0 has shape {tuple(dG0.shape)}; expected {tuple(G_ref0.shape)}")
+    steps, G = gram_trajectory(
+        torch.cat([G_ref0 + h * dG0, G_ref0 - h * dG0]), torch.cat([D, D]), **trajectory_kwargs
+    )
+    R = G_ref0.shape[0]
+    return steps, (G[:, :R] - G[:, R:]) / (2 * h)

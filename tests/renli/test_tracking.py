@@ -13,6 +13,8 @@ from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.renli.losses import contrastive_loss, non_contrastive_loss
 from nlcl.renli.model import make_data
 from nlcl.renli.tracking import (
+    batch_loss,
+    gram_batch_trajectory,
     gram_condition_number,
     gram_noise_to_signal,
     gram_step,
@@ -20,8 +22,10 @@ from nlcl.renli.tracking import (
     infinite_width_gram,
     initial_gram,
     input_scales,
+    linear_response,
     normalized_gram,
     population_loss,
+    sample_signs,
     sign_table,
     tracking_error,
     train_population,
@@ -144,3 +148,76 @@ def test_gram_step_and_bad_inputs():
             steps_stage2=0,
             lr=0.1,
         )
+
+
+def _outputs(W_a, W_b, data, w_a, w_b):
+    """f_A, f_B of a batch with latent signs w = (z, ξ), with the batch normalisation of Eq. 2."""
+    P_a = torch.cat([data.M_A, data.H_A], -1).double()
+    P_b = torch.cat([data.M_B, data.H_B], -1).double()
+    y_a, y_b = w_a @ (W_a @ P_a).transpose(-1, -2), w_b @ (W_b @ P_b).transpose(-1, -2)
+    norm = lambda y: y / y.pow(2).sum(-1).mean(-1).sqrt()[..., None, None]  # noqa: E731
+    return norm(y_a), norm(y_b)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), lam=st.sampled_from([0.0, 0.5, 1.0]), beta=st.floats(0.05, 3.0))
+def test_batch_loss_is_the_loss_of_the_outputs(seed, lam, beta):
+    data = _data(seeds=(seed,), r=2, r_xi=3)
+    G, (W_a, W_b) = initial_gram(data, 16)
+    w_a, w_b = sample_signs(1, 6, 2, 3, torch.Generator().manual_seed(seed))
+    assert torch.equal(w_a[..., :2], w_b[..., :2])  # a positive pair shares z
+    f_a, f_b = _outputs(W_a, W_b, data, w_a, w_b)
+    expected = contrastive_loss(f_a, f_b, lam, beta) if lam > 0 else non_contrastive_loss(f_a, f_b)
+    assert torch.allclose(batch_loss(G, w_a, w_b, 2, 3, lam, beta), expected, atol=1e-10)
+
+
+def test_batch_recursion_is_the_batch_learner():
+    """Gradient descent on W (step η·m) for the minibatch loss follows the batch Gram recursion."""
+    data = _data(seeds=(0, 1), r=2, r_xi=2)
+    m, lr, n, steps = 12, 0.5, 5, 6
+    G0, (W_a, W_b) = initial_gram(data, m)
+    draws = [sample_signs(2, n, 2, 2, torch.Generator().manual_seed(t)) for t in range(steps)]
+    kw = dict(r=2, r_xi=2, lam=1.0, steps_stage1=3, steps_stage2=3, lr=lr, beta1=0.1, beta2=2.0)
+    _, G_rec = gram_batch_trajectory(G0, input_scales(data), lambda t: draws[t], **kw)
+    P_a = torch.cat([data.M_A, data.H_A], -1).double()
+    P_b = torch.cat([data.M_B, data.H_B], -1).double()
+    W_a, W_b = W_a.clone(), W_b.clone()
+    for t in range(steps):
+        W_a.requires_grad_(True)
+        W_b.requires_grad_(True)
+        f_a, f_b = _outputs(W_a, W_b, data, *draws[t])
+        loss = contrastive_loss(f_a, f_b, 1.0, 0.1 if t < 3 else 2.0).sum()
+        g_a, g_b = torch.autograd.grad(loss, (W_a, W_b))
+        W_a, W_b = (W_a - lr * m * g_a).detach(), (W_b - lr * m * g_b).detach()
+    X = torch.cat([W_a @ P_a, W_b @ P_b], -1) / math.sqrt(m)
+    assert torch.allclose(G_rec[-1], X.transpose(-1, -2) @ X, atol=1e-9)
+
+
+def test_linear_response_is_the_jacobian_product():
+    data = _data(seeds=(0,), r=2, r_xi=2)
+    D, G = input_scales(data), infinite_width_gram(data)
+    dG = initial_gram(data, 64)[0] - G
+    kw = dict(r=2, r_xi=2, lam=1.0, steps_stage1=2, steps_stage2=2, lr=0.5)
+    _, e = linear_response(G, dG, D, **kw)
+
+    def phi(g):  # the four steps of gram_trajectory as one differentiable map
+        for t in range(4):
+            beta = 0.05 if t < 2 else 2.0
+            S = torch.func.grad(lambda x, beta=beta: population_loss(x, 2, 2, 1.0, beta))(g)
+            T = torch.eye(8, dtype=g.dtype) - 0.5 * (S + S.T) * D[0][None, :]
+            g = T.T @ g @ T
+        return g
+
+    _, jvp = torch.func.jvp(phi, (G[0],), (dG[0],))
+    assert torch.allclose(e[-1, 0], jvp, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ParameterError, match="dG0"):
+        linear_response(G, dG[..., :4, :4], D, **kw)
+
+
+def test_batch_loss_rejects_bad_batches():
+    G = infinite_width_gram(_data())
+    w = torch.ones(3, 4)
+    with pytest.raises(ParameterError, match="w_a"):
+        batch_loss(G[0], w[:1], w[:1], 2, 2, 1.0, 1.0)
+    with pytest.raises(ParameterError, match="w_a"):
+        batch_loss(G[0], w[:, :3], w[:, :3], 2, 2, 1.0, 1.0)
