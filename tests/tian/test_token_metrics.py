@@ -138,8 +138,9 @@ def test_grid_predicates_on_a_constructed_grid():
     assert out["p1_linear_minus_relu"] == pytest.approx(0.2)
     assert out["relu_beats_linear"] == 1.0  # the one cell with β ≥ 2, P > 1
     assert out["relu_beta_span"] == pytest.approx(0.5) and out["linear_beta_span"] == pytest.approx(0.05)
+    assert out["linear_beta_span_signed"] == pytest.approx(-0.05)  # 0.5 at β = 1, 0.45 at β = 5
     assert out["infonce_minus_quadratic"] == pytest.approx(0.1)
-    assert out["lowest_chi_minus"] == "relu"
+    assert out["lowest_chi_minus"] == "relu" and out["relu_chi_minus_rank"] == 1  # 0.1 against 0.3
     assert out["bn_minus_none_zeta10"] == pytest.approx(0.2)
     assert out["no_var_backprop_wins"] == 1.0  # 0.8 ≥ 0.6 and 0.5 ≥ 0.5
     paper = paper_table1().set_index(["beta", "P", "bn"]).paper_mean
@@ -151,6 +152,14 @@ def test_grid_predicates_on_a_constructed_grid():
         ]
     )
     assert out["table1_vs_paper"] == pytest.approx(want)
+    signed = np.mean(
+        [
+            {"detached": 0.8, "var": 0.6, "mean": 0.5, "vanilla": 0.5}[bn] - paper[(b, p, bn)]
+            for b, p in cells
+            for bn in ("detached", "var", "mean", "vanilla")
+        ]
+    )
+    assert out["table1_minus_paper"] == pytest.approx(signed)
 
 
 def test_grid_predicates_missing_cells_give_nan():
@@ -161,6 +170,24 @@ def test_grid_predicates_missing_cells_give_nan():
     out = grid_predicates(fig9, fig9, empty, empty)
     assert np.isnan(out["p1_linear_minus_relu"]) and np.isnan(out["bn_minus_none_zeta10"])
     assert np.isnan(out["no_var_backprop_wins"]) and np.isnan(out["table1_vs_paper"])
+    assert np.isnan(out["table1_minus_paper"]) and np.isnan(out["linear_beta_span_signed"])
+    assert out["relu_chi_minus_rank"] == 1  # the only activation present
+
+
+def test_relu_chi_minus_rank_counts_from_the_lowest():
+    from nlcl.tian.token_metrics import grid_predicates
+
+    fig9 = pd.concat(
+        [
+            _grid_table({(1, 1): 0.5}, activation=a).assign(chi_minus=cm)
+            for a, cm in (("relu", 0.2), ("leaky_relu", 0.1), ("linear", 0.3))
+        ]
+    )
+    empty = fig9.iloc[:0].assign(bn="none", zeta=10.0)
+    out = grid_predicates(fig9, fig9, empty, empty)
+    assert out["lowest_chi_minus"] == "leaky_relu" and out["relu_chi_minus_rank"] == 2
+    out = grid_predicates(*(fig9[fig9.activation != "relu"],) * 2, empty, empty)
+    assert out["relu_chi_minus_rank"] == 0
 
 
 def test_grid_predicates_per_seed_is_grid_predicates_of_each_seed():
