@@ -1257,7 +1257,7 @@ def computed_text(fig):
 texts = {fig: computed_text(fig) for fig in FIGURES}
 run.glue(
     "tokens-computed-main",
-    f"{texts['fig9']} (<figure>: {', '.join(FIGURES)})"
+    texts["fig9"] + (f" (<figure>: {', '.join(FIGURES)})" if "<figure>" in texts["fig9"] else "")
     if len(set(texts.values())) == 1
     else "; ".join(f"{fig}: {t}" for fig, t in texts.items()),
 )
