@@ -19,7 +19,8 @@
 # (Proposition 3). On half moons the unconstrained loss diverges while the orthogonally
 # constrained one converges (Example 1, Fig. 1). Finally, wide two-layer networks with a
 # nonlinearity $\phi$ ($\phi(0)=0$, $\phi'(0)=1$) stay close to their linear counterpart
-# (Theorem 1, Conjecture 1, Fig. 2).
+# (Theorem 1, Conjecture 1, Fig. 2). We also test Lemma 1 and Remarks 1–3 (regression decouples into
+# univariate problems; InfoNCE and the spectral loss; fixed projectors).
 #
 # **Prerequisites.** Paper sections "Learning dynamics of regression and its naive extension to
 # SSL" and "SSL with (orthogonality) constraints" and the appendix proofs of Propositions 1–3 and
@@ -27,8 +28,8 @@
 # `nlcl.tian.contrastive`) is the vocabulary we connect to. The sequel {doc}`esser-grassmann` derives
 # the width-independent dynamics under orthogonality constraints.
 #
-# **Expected run time.** `ci` profile: about 1–2 minutes on a loaded 2-core CPU; `full`: about
-# 15 minutes (Fig. 2 with ten initialisations and widths up to 2000).
+# **Expected run time.** `ci` profile: about 2 minutes on a loaded 2-core CPU; `full`: about
+# 15–17 minutes (Fig. 2 with ten initialisations and widths up to 2000).
 
 # %% [markdown]
 # ## The losses, their trace form, and Tian's α-CL energy
@@ -87,6 +88,13 @@ constraints: list | None = (
 ntk_widths: list | None = None  # widths h of the Lemma 1 sweep; None takes the profile's list
 ntk_points: int | None = None  # half-moon anchors of the Lemma 1 sweep; None takes the profile's size
 ntk_steps: int | None = None  # gradient steps over the Lemma 1 horizon; None takes the profile's size
+remark1_widths: list | None = (
+    None  # network widths h of the Remark 1 regression sweep; None takes the profile's list
+)
+remark1_points: int | None = (
+    None  # half-moon points of the Remark 1 regression; None takes the profile's size
+)
+remark1_steps: int | None = None  # gradient steps of the Remark 1 regression; None takes the profile's size
 remark_points: int | None = None  # half-moon anchors of the Remark 2 runs; None takes the profile's size
 remark_steps: int | None = None  # gradient steps of the Remark 2 runs; None takes the profile's size
 mc_reps: int | None = None  # Monte-Carlo samples per (p, q) in the p/q section; None takes the profile's size
@@ -138,6 +146,14 @@ run = nlcl.start(
         },
         "ntk_points": {"range": [4, 10_000], "ci": 32, "full": 64},
         "ntk_steps": {"range": [1, 1_000_000], "ci": 100, "full": 200},
+        "remark1_widths": {
+            "length": [2, 30],
+            "items": {"type": "int", "range": [1, 1_000_000]},
+            "ci": [64, 256, 1024, 4096],
+            "full": [64, 128, 256, 512, 1024, 2048, 4096],
+        },
+        "remark1_points": {"range": [4, 100_000], "ci": 32, "full": 32},
+        "remark1_steps": {"range": [1, 1_000_000], "ci": 200, "full": 200},
         "remark_points": {"range": [4, 100_000], "ci": 100, "full": 200},
         "remark_steps": {"range": [1, 1_000_000], "ci": 600, "full": 2000},
         "mc_reps": {"range": [2, 1_000_000], "ci": 400, "full": 2000},
@@ -159,6 +175,7 @@ from nlcl.core import validate
 from nlcl.core.fits import loglog_slope
 from nlcl.esser.collapse import (
     KernelFeatureMap,
+    collapse_horizon,
     collapse_ratio,
     init_two_layer,
     initial_linearization_gap,
@@ -258,6 +275,27 @@ c_tian.measure(float((alpha_cl_loss_matrix(x, x_pos, perm) - C_sum).abs().max() 
 # 2. *Collapse.* The output covariance on the anchors has $\lambda_2/\lambda_1 \le 10^{-3}$ at the
 #    end, for every initialisation (it starts at order one): measured per initialisation, and the
 #    claim holds only if it holds on every one of the `n_init` initialisations.
+#
+# **When is "the end"?** Every row follows $\theta \leftarrow (\mathbb I - 2\eta C)\theta$, so the
+# component along the eigenvector of the most negative eigenvalue $\lambda_1$ of $C$ grows by
+# $g_1 = 1 - 2\eta\lambda_1$ per step, the next by $g_2 = 1 - 2\eta\lambda_2$, and $\lambda_2/\lambda_1$ of the
+# output covariance decays like $(g_2/g_1)^{2t}$ times an order-one factor set by the
+# initialisation. Proposition 1 is a statement about $t\to\infty$; after a *fixed* number of steps
+# the ratio measures the eigen-gap $\lambda_2-\lambda_1$ of the seed's $C$ instead. For the kernel
+# model that gap varies a lot with the data and the random features: at base seeds 0–4 the predicted
+# separation $(g_2/g_1)^{2000}$ after the 1000 `ci` steps ranged from $6\cdot10^{-17}$ to $10^{-6}$
+# (contrastive) and the measured ratios followed it within about a decade; at base seeds outside the
+# development set `prop1-collapse-kernel-contrastive` measured 0.0063 after 1000 steps (issue 26),
+# which is what a gap $|\lambda_1|-|\lambda_2| \approx 0.025$ gives. *Revision (2026-11-26, made after
+# that failure was seen):* each collapse claim is measured at the horizon $T$ at which the predicted
+# separation $(g_2/g_1)^{2T}$ reaches $10^{-6}$, three decades below the tolerance to leave room for the
+# initialisation's factor (`nlcl.esser.collapse.collapse_horizon`; $T$ is at least `steps` and at most
+# 20 × `steps`; if the cap binds the claim is decided there and may fail: a $C$ whose two leading
+# eigenvalues (nearly) coincide has no single direction to collapse onto). Past `steps` the run
+# continues with $\Theta$ rescaled to unit norm after every step: the loss is quadratic, so the
+# rescaling leaves the direction of every row, hence $\lambda_2/\lambda_1$, unchanged, and it keeps the
+# exponentially growing weights finite. The tolerance is unchanged. Horizons $T$ (model, loss):
+# {glue:text}`prop1-horizons`.
 
 # %%
 c_p1_same = run.expect(
@@ -268,22 +306,31 @@ c_p1_same = run.expect(
     check=at_most(1e-8),
     paper="identical dynamics",
 )
+P1_HORIZON = Revision(
+    "λ₂/λ₁ after `steps` gradient steps",
+    "λ₂/λ₁ at the horizon T where the predicted separation (g₂/g₁)^{2T} of the two leading modes is 1e-6 "
+    "(steps ≤ T ≤ 20·steps; same tolerance)",
+    "at base seeds outside the development set the kernel contrastive ratio was 0.0063 after 1000 steps: "
+    "a fixed step count measures the seed's eigen-gap of C, not the t → ∞ collapse of Proposition 1",
+    date="2026-11-26",
+)
 c_p1_collapse = {}
 for model in ("linear", "kernel"):
     for name in LOSSES:
         c_p1_collapse[model, name] = run.expect(
             f"prop1-collapse-{model}-{name.replace('_', '-')}",
             source="Esser et al. 2024, Proposition 1",
-            statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the end, per initialisation (every initialisation must hold).",
+            statement=f"Unconstrained {model} model, {name} loss: λ₂/λ₁ of the output covariance at the horizon T where the predicted separation of the two leading modes is 1e-6, per initialisation (every initialisation must hold).",
             check=at_most(1e-3),
             decide=holds_on_fraction(1.0),
             paper="→ 0",
+            revised=[P1_HORIZON],
         )
 
 # %%
 fmap = KernelFeatureMap.fit(2, 100, gamma=1.0, seed=seed)
 features = {"linear": lambda v: v, "kernel": fmap}
-p1_curves, same_err = [], []
+p1_curves, same_err, p1_horizons = [], [], {}
 for model, feat in features.items():
     fx, fp, fn = feat(x), feat(x_pos), feat(x_neg)
     D = fx.shape[1]
@@ -301,11 +348,30 @@ for model, feat in features.items():
         ident = gradient_descent(loss_fn, (torch.eye(D)[None],), **kw)
         pred = theta0 @ ident.params[0]
         same_err.append(float((traj.params[0] - pred).abs().max() / traj.params[0].abs().max()))
-        c_p1_collapse[model, name].measure_seeds(traj.observed[-1].tolist())
+        horizon, separation = collapse_horizon(
+            CC, lr=0.05, target=1e-6, min_steps=P.steps, max_steps=20 * P.steps
+        )
+        p1_horizons[model, name] = (horizon, separation)
+        more = gradient_descent(  # continue to the horizon with Θ rescaled to unit norm after every step
+            loss_fn,
+            (traj.params[0] / torch.linalg.matrix_norm(traj.params[0])[:, None, None],),
+            lr=0.05,
+            steps=horizon - P.steps,
+            project_fn=lambda th: (th / torch.linalg.matrix_norm(th)[:, None, None],),
+            observe=lambda th, fx=fx: collapse_ratio(linear_output(fx, th)),
+            record_every=max(horizon - P.steps, 1),
+        )
+        c_p1_collapse[model, name].measure_seeds(more.observed[-1].tolist())
         for t_i, step in enumerate(traj.steps):
             for s in range(P.n_init):
                 p1_curves.append((model, name, int(step), s, float(traj.observed[t_i, s])))
 c_p1_same.measure(max(same_err))
+run.glue(
+    "prop1-horizons",
+    "; ".join(
+        f"{m}, {n}: T = {T} (predicted separation {sep:.1e})" for (m, n), (T, sep) in p1_horizons.items()
+    ),
+)
 p1 = pd.DataFrame(p1_curves, columns=["model", "loss", "step", "init", "ratio"])
 
 fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
@@ -321,7 +387,7 @@ plt.show()
 
 # %% [markdown]
 # All components collapse onto one direction at a geometric rate set by the gap between the two
-# most negative eigenvalues (end-of-training ratio, mean over initialisations, linear model, Eq. 1:
+# most negative eigenvalues (ratio at the horizon $T$, mean over initialisations, linear model, Eq. 1:
 # {glue:text}`prop1-collapse-linear-contrastive:.1e`; kernel model:
 # {glue:text}`prop1-collapse-kernel-contrastive:.1e`). The identical-dynamics identity holds to
 # {glue:text}`prop1-identical-dynamics:.1e`.
@@ -410,7 +476,15 @@ c_p2_opt.measure_seeds((final / lam[0]).tolist())
 #    with six times more steps still ended percent-level above it; numbers in the claim's note).
 #    We keep the claim and mark it not reproduced (in `ci`, and in `full` since a full-size run showed
 #    the same, see the note);
-#    the equivalence of the *optima* holds (claims 1 and the bound);
+#    the equivalence of the *optima* holds (claims 1 and the bound). *What the explanation predicts*
+#    (rewritten 2026-11-26, issue 26: it used to accept any final error below 0.1, which covers almost
+#    any failure): if the iterates oscillate instead of converging, then over the last 20% of the steps
+#    (a) the scaled loss goes *up* on at least 10% of the steps for every initialisation (gradient
+#    descent that converges on a smooth loss with a small step decreases it on every step), and (b) it
+#    moves over a range of at least $10^{-3}|\text{optimum}|$, the claim's tolerance, for every
+#    initialisation (a run settled within the tolerance would not). Both are recorded as diagnostics
+#    (`prop3-scaled-tail-increases`, `prop3-scaled-tail-range`: the smallest over initialisations); if
+#    either fails, the explanation does not apply and the claim fails;
 # 3. under (4) the output subspace $\operatorname{span}(W_1^\top W_2)$ is spanned by the eigenvectors
 #    of the $\min(z,l)$ most negative eigenvalues: all principal-angle cosines ≥ 0.999.
 #
@@ -465,10 +539,15 @@ c_p3_scaled = run.expect(
         "around the optimum (exploratory run, d = 6, z = 3: 2% above it after 6000 steps, 5% after 1000). "
         "Full profile (added after the first full run had failed this claim; seen in a run of this section "
         "at the full sizes, 10 initialisations, 3000 steps): every initialisation ended 0.8–5.8% above "
-        "the optimum, the same picture",
+        "the optimum, the same picture. Prediction (2026-11-26): over the last 20% of the steps the loss "
+        "rises on ≥ 10% of the steps and spans ≥ 1e-3·|optimum|, for every initialisation",
         profiles=("ci", "full"),
-        expected=lambda m: m < 0.1,  # close to the optimum, not diverging
-        evidence="the per-initialisation relative errors of this claim and prop3-scaled-above-optimum",
+        expected=lambda m: (
+            p3_diag["prop3-scaled-tail-increases"] >= 0.1 and p3_diag["prop3-scaled-tail-range"] >= 1e-3
+        ),
+        diagnostics=("prop3-scaled-tail-increases", "prop3-scaled-tail-range"),
+        evidence="the diagnostics prop3-scaled-tail-increases and prop3-scaled-tail-range (smallest over "
+        "initialisations) and the scaled-loss curves of the figure",
     ),
 )
 c_p3_span = run.expect(
@@ -512,6 +591,7 @@ run.glue("prop3-optimum", round(optimum, 4))
 run.glue("prop3-n-negative", n_neg)
 W1, W2 = init_two_layer(P.n_init, P.hidden, P.d_random, P.z_random, generator=gen)
 p3_rows, rel_errors, per_init_errors = [], {}, {}
+p3_every = max(P.steps // 100, 1)
 for constraint, label in FORMS.items():
     tr3 = projected_gradient_descent(
         lambda a, b: trace_loss(a, b, C_rand),
@@ -520,14 +600,22 @@ for constraint, label in FORMS.items():
         constraint=constraint,
         lr=0.05,
         steps=P.steps,
-        record_every=max(P.steps // 100, 1),
+        record_every=1 if constraint == "scaled" else p3_every,  # every step: the diagnostics below
     )
     per_init_errors[constraint] = np.abs(tr3.loss[-1] - optimum) / abs(optimum)
     rel_errors[constraint] = float(per_init_errors[constraint].max())
     if constraint == "scaled":
         scaled_min = float((tr3.loss.min() - optimum) / abs(optimum))
+        tail = tr3.loss[-max(P.steps // 5, 2) :]  # the last 20% of the steps, (T, S)
+        p3_diag = {
+            "prop3-scaled-tail-increases": float((np.diff(tail, axis=0) > 0).mean(0).min()),
+            "prop3-scaled-tail-range": float(((tail.max(0) - tail.min(0)) / abs(optimum)).min()),
+        }
     p3_rows += [
-        (label, int(t), s, float(tr3.loss[i, s])) for i, t in enumerate(tr3.steps) for s in range(P.n_init)
+        (label, int(t), s, float(tr3.loss[i, s]))
+        for i, t in enumerate(tr3.steps)
+        if t % p3_every == 0
+        for s in range(P.n_init)
     ]
     if constraint == "orthogonal":
         A, B = tr3.params
@@ -537,6 +625,8 @@ for constraint, label in FORMS.items():
         orth_cos = torch.linalg.svdvals(V_r[:, :k].T @ basis).amin(-1)  # smallest principal-angle cosine
 c_p3_loss.measure_seeds(np.max([v for c_, v in per_init_errors.items() if c_ != "scaled"], axis=0).tolist())
 c_p3_bound.measure(scaled_min)
+for key, value in p3_diag.items():
+    run.diagnostic(key, value)
 c_p3_scaled.measure_seeds(per_init_errors["scaled"].tolist())
 c_p3_span.measure_seeds(orth_cos.tolist())
 run.glue("prop3-errors", ", ".join(f"{FORMS[c_].split()[0]} {v:.1e}" for c_, v in rel_errors.items()))
@@ -1330,6 +1420,143 @@ plt.show()
 # overflowed before the horizon: {glue:text}`lemma1-overflows`; a width-64 network often does, which is
 # why the sweep starts at 128).
 #
+# ## Remark 1: multivariate regression decouples into univariate regressions
+#
+# Before the SSL losses the paper looks at regression. Under the squared loss
+# $\tfrac12\sum_i\|u(x_i)-y_i\|^2$ with $z$-dimensional labels, Eq. 3 couples the output components
+# through the gradient inner products $\langle\nabla u_l(x), \nabla u_j(x_i)\rangle$. Lemma 1 says
+# these vanish for $l\neq j$ in a kernel machine and, in the infinite-width limit, in a network, so
+# Eq. 3 becomes $\mathring u_l(x) = -\sum_i k(x,x_i)\,(u_l(x_i)-y_{i,l})$: every output follows its own
+# univariate regression, and a $z$-variate regression can be solved as $z$ independent ones
+# (Esser et al. 2024, Remark 1). Harmless there, because the labels drive each component its own
+# way; the same decoupling without labels is what makes the SSL outputs collapse (Proposition 1).
+#
+# **Setting.** The two-layer ReLU network of the Lemma 1 section ($u(x) = A^\top\mathrm{relu}(Wx)/\sqrt h$,
+# NTK parameterisation, inputs $(x, 1)$) on `remark1_points` half-moon points with three different
+# labels, $y = (\sin\pi x_1, \cos\pi x_2, x_1x_2)$ ($z = 3$). It is trained by full-batch gradient
+# descent on $\tfrac12\operatorname{mean}_i\|u(x_i)-y_i\|^2$ with step $\eta = 1/\lambda_{\max}(K/n)$ ($K$ the
+# analytic NTK) for `remark1_steps` steps, *jointly*, and *separately*: for each $l$ the network with
+# the same $W$ and the single output column $A_{:,l}$ trained on $y_{:,l}$ alone
+# (`nlcl.esser.remarks.regression_decoupling`); widths `remark1_widths`, `n_init` initialisations
+# per width. The gap is $\|U_{\text{joint}}-U_{\text{sep}}\|_F/\|U_{\text{joint}}-U_0\|_F$, the difference
+# relative to what training changed.
+#
+# **Predictions** (declared before the run):
+#
+# 1. *(check of our code)* training the output layer only (the random-feature kernel machine
+#    $\psi(x) = \mathrm{relu}(Wx)/\sqrt h$, Lemma 1's kernel case), joint and separate training
+#    coincide: largest gap over widths and initialisations ≤ 1e-10;
+# 2. with both layers trained the gap shrinks with width: log-log slope of the mean gap over
+#    initialisations against $h$ ≤ −0.2. A sum of $h$ independent terms would give $h^{-1/2}$; an
+#    exploratory run (3 initialisations, widths 64–4096, 32 points, 200 steps, data and weights drawn
+#    outside this chapter's seed streams) gave slopes −0.29 to −0.37, so we ask only that the gap
+#    shrinks at least like $h^{-0.2}$ and report the slope;
+# 3. at the largest width the joint and separate regressions agree to 5% of what training changed
+#    (mean gap over initialisations ≤ 0.05);
+# 4. the labels keep the outputs apart: $\lambda_2/\lambda_1$ of the jointly trained outputs'
+#    covariance at the largest width is ≥ 0.1 for every initialisation (against $\le 10^{-3}$ for
+#    the label-free losses of Proposition 1; the labels' own ratio is printed below).
+
+# %%
+from nlcl.esser.ntk import init_ntk_network
+from nlcl.esser.remarks import regression_decoupling
+
+R1_WIDTHS = list(P.remark1_widths)
+c_r1_kernel = run.expect(
+    "remark1-kernel-identity",
+    kind="check",
+    source="Esser et al. 2024, Remark 1 / Lemma 1 (kernel case)",
+    statement="Output layer trained only (random-feature kernel machine): largest relative joint/separate gap over widths and initialisations.",
+    check=at_most(1e-10),
+    paper="identical (independent univariate regressions)",
+)
+c_r1_slope = run.expect(
+    "remark1-network-decouples",
+    source="Esser et al. 2024, Remark 1",
+    statement="Two-layer ReLU network, both layers trained: log-log slope vs h of the mean (over initialisations) joint/separate gap.",
+    check=at_most(-0.2),
+    paper="decoupled as h → ∞",
+)
+c_r1_wide = run.expect(
+    "remark1-wide-gap-small",
+    source="Esser et al. 2024, Remark 1",
+    statement="Largest width: mean joint/separate gap over initialisations.",
+    check=at_most(0.05),
+    paper="z independent univariate problems",
+)
+c_r1_spread = run.expect(
+    "remark1-regression-no-collapse",
+    source="Esser et al. 2024, Remark 1 and the paragraph after Eq. 5",
+    statement="Largest width, joint training: λ₂/λ₁ of the output covariance at the end, per initialisation (all must hold).",
+    check=at_least(0.1),
+    decide=holds_on_fraction(1.0),
+    paper="labels drive the components apart",
+)
+
+# %%
+r1_gen = torch.Generator().manual_seed(seed + 40)
+X_r1, _ = make_moons(P.remark1_points, noise=0.05, random_state=seed + 5)
+r1_x = torch.cat([torch.as_tensor(X_r1), torch.ones(P.remark1_points, 1)], dim=1)
+r1_y = torch.stack([torch.sin(np.pi * r1_x[:, 0]), torch.cos(np.pi * r1_x[:, 1]), r1_x[:, 0] * r1_x[:, 1]], 1)
+r1_lr = 1.0 / float(torch.linalg.eigvalsh(relu_ntk(r1_x, r1_x) / P.remark1_points)[-1])
+r1_rows, r1_kernel_gap, r1_wide = [], 0.0, None
+for h in R1_WIDTHS:
+    W_r1, A_r1 = init_ntk_network(P.n_init, h, 3, 3, generator=r1_gen)
+    gap_net, joint_r1, sep_r1 = regression_decoupling(r1_x, r1_y, W_r1, A_r1, lr=r1_lr, steps=P.remark1_steps)
+    gap_ker = regression_decoupling(
+        r1_x, r1_y, W_r1, A_r1, lr=r1_lr, steps=P.remark1_steps, train_hidden=False
+    )[0]
+    r1_kernel_gap = max(r1_kernel_gap, float(gap_ker.max()))
+    r1_rows += [(h, s, float(gap_net[s]), float(gap_ker[s])) for s in range(P.n_init)]
+    r1_wide = (joint_r1, sep_r1)
+r1 = pd.DataFrame(r1_rows, columns=["h", "init", "network", "kernel"])
+r1_mean = r1.groupby("h").network.mean()
+c_r1_kernel.measure(r1_kernel_gap)
+c_r1_slope.measure(loglog_slope(r1_mean.index, r1_mean.values))
+c_r1_wide.measure(float(r1_mean.loc[max(R1_WIDTHS)]))
+c_r1_spread.measure_seeds(collapse_ratio(r1_wide[0]).tolist())
+run.glue("remark1-label-ratio", round(float(collapse_ratio(r1_y)), 3))
+run.glue("remark1-gap-narrowest", round(float(r1_mean.iloc[0]), 4))
+run.glue("remark1-lr", round(r1_lr, 3))
+
+# %%
+fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4, height=3.4)
+ax = axes[0, 0]
+for s_ in range(P.n_init):
+    part = r1[r1.init == s_]
+    ax.plot(part.h, part.network, color="0.7", lw=1)
+ax.plot(r1_mean.index, r1_mean.values, "o-", color="C0", label="both layers trained (mean)")
+hs_r1 = np.array(R1_WIDTHS, dtype=float)
+ax.plot(hs_r1, r1_mean.iloc[0] * np.sqrt(hs_r1[0] / hs_r1), "k:", lw=1, label=r"$\propto h^{-1/2}$")
+ax.plot(r1.groupby("h").kernel.max().clip(lower=1e-17), "s--", color="C2", label="output layer only (max)")
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.set_xlabel("width $h$")
+ax.set_ylabel(r"$\|U_{\mathrm{joint}}-U_{\mathrm{sep}}\|_F/\|U_{\mathrm{joint}}-U_0\|_F$")
+ax.set_title("Remark 1: joint vs univariate regressions")
+ax.legend(fontsize="small")
+ax = axes[0, 1]
+for l_ in range(3):
+    ax.plot(r1_wide[1][0, :, l_], r1_wide[0][0, :, l_], "o", ms=3, label=f"output {l_ + 1}", color=f"C{l_}")
+lims = [float(r1_y.min()) - 0.2, float(r1_y.max()) + 0.2]
+ax.plot(lims, lims, "k:", lw=1)
+ax.set_xlabel(r"$u_l(x_i)$, output trained alone")
+ax.set_ylabel(r"$u_l(x_i)$, outputs trained jointly")
+ax.set_title(f"largest width $h = {max(R1_WIDTHS)}$, one initialisation")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# With the output layer alone the joint and separate regressions agree to
+# {glue:text}`remark1-kernel-identity:.1e`: Lemma 1's kernel case, exactly. With both layers trained
+# the gap is {glue:text}`remark1-gap-narrowest` of what training changed at the smallest width and
+# {glue:text}`remark1-wide-gap-small:.4f` at the largest, a log-log slope of
+# {glue:text}`remark1-network-decouples:.2f` (step $\eta$ = {glue:text}`remark1-lr`): the network
+# approaches independent univariate regressions as it widens. The trained outputs keep
+# $\lambda_2/\lambda_1$ = {glue:text}`remark1-regression-no-collapse:.2f` (mean over initialisations; the
+# labels' own ratio is {glue:text}`remark1-label-ratio`): with labels, decoupled components do not
+# collapse.
+#
 # ## Remark 2: InfoNCE and the spectral contrastive loss
 #
 # Remark 2 extends the argument to other losses: for a linear model, InfoNCE "closely resembles (1)",
@@ -1359,7 +1586,22 @@ plt.show()
 #    the end (worst initialisation; the criterion of Proposition 1 above). *An exploratory run*
 #    (3 initialisations, 100 anchors, 1000 steps) gave a joint/row-wise gap of 0.9–1.3 and
 #    $\lambda_2/\lambda_1 = 0.30$: both claims are declared not reproduced (notes), for the reason of the
-#    expansion above: away from small outputs the variance term couples the rows and balances them;
+#    expansion above: away from small outputs the variance term couples the rows and balances them.
+#    *What the explanations predict* (rewritten 2026-11-26, issue 26: until then they predicted
+#    nothing a failure could contradict). For the linear model InfoNCE depends on $\Theta$ only
+#    through $G = \Theta^\top\Theta$ ($s_{ij} = x_i^\top G x_j^+$), and as a function of $G$ it is
+#    convex (a log-sum-exp of linear functions minus a linear one); with $z \ge d$ every
+#    $G \succeq 0$ is reachable. So (a) the joint run converges to a finite minimiser: continuing it
+#    for 10% more steps moves $\Theta$ by at most $10^{-6}$ relative (`remark2-infonce-drift`, worst
+#    initialisation), and (b) every initialisation reaches the same $G^*$, hence the same
+#    $\lambda_2/\lambda_1$ (the nonzero eigenvalues of $\mathrm{Cov}[\Theta x]$ are those of
+#    $\Sigma^{1/2}G^*\Sigma^{1/2}$): relative spread over initialisations $\le 10^{-6}$
+#    (`remark2-infonce-ratio-spread`). A row trained alone has $G = \theta\theta^\top$ of rank one and
+#    the same one-dimensional problem for every row, so (c) the row-wise runs all end on one direction:
+#    their $\lambda_2/\lambda_1 \le 10^{-6}$ (`remark2-infonce-rowwise-ratio`, worst initialisation). The
+#    collapse claim's explanation predicts (a) and (b); the decoupling claim's predicts (a) and (c)
+#    (joint and row-wise training end at a spread and a collapsed solution). If a prediction fails
+#    the explanation does not apply and the claim fails;
 # 4. the spectral loss couples: joint/row-wise gap ≥ 0.1 for every initialisation; 5. and does not
 #    collapse: $\lambda_2/\lambda_1 \ge 0.1$ at the end for every initialisation.
 
@@ -1386,8 +1628,15 @@ c_r2_dec = run.expect(
         "exploratory run (3 initialisations, 100 anchors, 1000 steps): 0.92–1.26. Only the first-order "
         "term of InfoNCE is loss (1); the ½Var_j(s_ij) term couples the rows once the outputs are O(1) "
         "(remark2-infonce-first-order). The first full-profile run (commit 5807e9a, 10 initialisations) "
-        "gives 0.93 at the end.",
+        "gives 0.93 at the end. Prediction (2026-11-26): the joint run has converged (relative drift over "
+        "10% more steps ≤ 1e-6) and the row-wise runs end on one direction (their λ₂/λ₁ ≤ 1e-6): trained "
+        "alone, every row solves the same one-dimensional problem",
         profiles=("ci", "full"),
+        expected=lambda m: (
+            r2_diag["remark2-infonce-drift"] <= 1e-6 and r2_diag["remark2-infonce-rowwise-ratio"] <= 1e-6
+        ),
+        diagnostics=("remark2-infonce-drift", "remark2-infonce-rowwise-ratio"),
+        evidence="the diagnostics remark2-infonce-drift and remark2-infonce-rowwise-ratio",
     ),
 )
 c_r2_col = run.expect(
@@ -1402,8 +1651,15 @@ c_r2_col = run.expect(
         "exploratory run: λ₂/λ₁ = 0.30 for every initialisation. InfoNCE with dot-product similarity has "
         "a finite minimiser for a linear model (the loss grows linearly in the scale when a negative beats "
         "the positive), and its variance term spreads the outputs over both directions. The first "
-        "full-profile run (commit 5807e9a) gives λ₂/λ₁ = 0.34.",
+        "full-profile run (commit 5807e9a) gives λ₂/λ₁ = 0.34. Prediction (2026-11-26): the loss is convex "
+        "in G = ΘᵀΘ, so the joint run converges (relative drift over 10% more steps ≤ 1e-6) and every "
+        "initialisation ends at the same λ₂/λ₁ (relative spread ≤ 1e-6)",
         profiles=("ci", "full"),
+        expected=lambda m: (
+            r2_diag["remark2-infonce-drift"] <= 1e-6 and r2_diag["remark2-infonce-ratio-spread"] <= 1e-6
+        ),
+        diagnostics=("remark2-infonce-drift", "remark2-infonce-ratio-spread"),
+        evidence="the diagnostics remark2-infonce-drift and remark2-infonce-ratio-spread",
     ),
 )
 c_r2_sp_c = run.expect(
@@ -1438,7 +1694,7 @@ r2_losses = {
 r2_theta0 = 1e-2 * torch.randn(P.n_init, 3, 2, generator=r2_gen)
 r2 = {}
 for name, (fn, n_steps) in r2_losses.items():
-    gap, joint, _, ratios = rowwise_training_gap(
+    gap, joint, rowwise, ratios = rowwise_training_gap(
         fn,
         r2_theta0,
         lr=0.1,
@@ -1446,11 +1702,28 @@ for name, (fn, n_steps) in r2_losses.items():
         observe=lambda t: collapse_ratio(linear_output(r2_x, t)),
         record_every=max(n_steps // 100, 1),
     )
-    r2[name] = dict(gap=gap.numpy(), ratio=ratios.numpy(), steps=n_steps)
+    r2[name] = dict(gap=gap.numpy(), ratio=ratios.numpy(), steps=n_steps, joint=joint, rowwise=rowwise)
 eps_grid = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
 r2_dir = torch.randn(P.n_init, 3, 2, generator=r2_gen)
 coupling = np.stack([gradient_coupling(r2_losses["InfoNCE"][0], e * r2_dir).numpy() for e in eps_grid])
 c_r2_order.measure_seeds([loglog_slope(eps_grid, coupling[:, s]) for s in range(P.n_init)])
+nce = r2["InfoNCE"]
+nce_more = gradient_descent(
+    r2_losses["InfoNCE"][0], (nce["joint"],), lr=0.1, steps=max(P.remark_steps // 10, 1)
+)
+nce_final = nce["ratio"][-1]
+r2_diag = {
+    "remark2-infonce-drift": float(
+        (
+            torch.linalg.matrix_norm(nce_more.params[0] - nce["joint"])
+            / torch.linalg.matrix_norm(nce["joint"])
+        ).max()
+    ),
+    "remark2-infonce-ratio-spread": float((nce_final.max() - nce_final.min()) / nce_final.mean()),
+    "remark2-infonce-rowwise-ratio": float(collapse_ratio(linear_output(r2_x, nce["rowwise"])).max()),
+}
+for key, value in r2_diag.items():
+    run.diagnostic(key, value)
 c_r2_dec.measure_seeds(r2["InfoNCE"]["gap"].tolist())
 c_r2_col.measure_seeds(r2["InfoNCE"]["ratio"][-1].tolist())
 c_r2_sp_c.measure_seeds(r2["spectral"]["gap"].tolist())
@@ -1526,6 +1799,16 @@ plt.show()
 # 5. with $\lambda_2/\lambda_1 = (\sigma_2/\sigma_1)^2$ computed from the singular values of $A\Theta$ (which
 # reach far smaller ratios than a covariance) and fitted late, in $[10^{-20}, 10^{-10}]$, the rate matches
 # the gradient-descent prediction $2[\log(1+2\eta a_1|c_1|) - \log(1+2\eta a_2|c_2|)]/\eta$ to 10%.
+#
+# *What claim 4's explanation predicts* (added 2026-11-26, issue 26: until then it predicted nothing).
+# Its two causes each leave a trace the run measures. (a) For the orthonormal-row projector all
+# nonzero $a_k$ equal 1, there is no competing term, and the corrections to the leading ratio are of
+# the order of the ratio itself ($\le 10^{-3}$ in the window): the early-window fit matches the
+# *gradient-descent* rate to 1% (`remark3-orthonormal-early-vs-gd`, worst initialisation), so its
+# whole error to the continuous-time rate is the step's. (b) The Gaussian projector is only
+# pre-asymptotic in that window: late, the rate matches the gradient-descent prediction to 10%
+# (`remark3-late-vs-gd`, worst over projectors and initialisations; the quantity of claim 5). If either
+# fails, the explanation does not apply and the claim fails.
 
 # %%
 from nlcl.esser.remarks import projector_collapse_rate
@@ -1577,8 +1860,15 @@ c_r3_rate = run.expect(
         "orthonormal rows: 2.32 against 2.43). The window is pre-asymptotic for the Gaussian projector "
         "(a competing term only 0.16 below the leading one) and η = 0.05 slows each step by 4–8%; "
         "see remark3-collapse-rate-late. The first full-profile run (commit 5807e9a): mean relative error "
-        "0.06, within 0.1 on 90% of the projector/initialisation pairs, not on all.",
+        "0.06, within 0.1 on 90% of the projector/initialisation pairs, not on all. Prediction "
+        "(2026-11-26): the orthonormal-row projector's early fit matches the gradient-descent rate to 1%, "
+        "and late fits match it to 10% for both projectors",
         profiles=("ci", "full"),
+        expected=lambda m: (
+            r3_diag["remark3-orthonormal-early-vs-gd"] <= 0.01 and r3_diag["remark3-late-vs-gd"] <= 0.1
+        ),
+        diagnostics=("remark3-orthonormal-early-vs-gd", "remark3-late-vs-gd"),
+        evidence="the diagnostics remark3-orthonormal-early-vs-gd and remark3-late-vs-gd",
     ),
 )
 c_r3_late = run.expect(
@@ -1646,7 +1936,14 @@ for name, A in projectors.items():
         fitted=np.array(fitted),
         predicted_gd=predicted_gd,
         late=np.array(late),
+        early_vs_gd=np.abs(np.array(fitted) - predicted_gd) / predicted_gd,
     )
+r3_diag = {  # NaN (no fit, or C not negative definite) fails the predictions
+    "remark3-orthonormal-early-vs-gd": float(np.max(r3["orthonormal rows"]["early_vs_gd"])),
+    "remark3-late-vs-gd": float(np.max(late_err)),
+}
+for key, value in r3_diag.items():
+    run.diagnostic(key, value)
 c_r3_col.measure_seeds(final_ratios)
 c_r3_same_orth.measure_seeds(r3["orthonormal rows"]["same"])
 c_r3_same_gauss.measure_seeds(r3["Gaussian"]["same"])
@@ -1860,6 +2157,9 @@ plt.show()
 #   ReLU, and not for sigmoid.
 # * Lemma 1 holds at the central-limit rate: the tangent kernel of a wide ReLU network decouples its
 #   outputs, and the network follows the decoupled kernel dynamics ever more closely as it widens.
+# * Remark 1: a multivariate regression is $z$ univariate ones exactly for a kernel machine, and
+#   ever more closely for a wide network (the gap shrinks with width); with labels the decoupled
+#   outputs do not collapse.
 # * InfoNCE matches loss (1) only to first order: trained to convergence it couples the output
 #   dimensions and does not collapse (Remark 2's InfoNCE claim not reproduced; its spectral-loss claim
 #   is). Fixed projectors collapse (Remark 3), with identical component dynamics only for orthonormal
