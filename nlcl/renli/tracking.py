@@ -76,6 +76,7 @@ __all__ = [
     "batch_loss",
     "gram_batch_trajectory",
     "linear_response",
+    "stationarity",
 ]
 
 #: Largest r + r_ξ for which :func:`population_loss` enumerates the 2^(r + r_ξ) sign vectors.
@@ -465,3 +466,27 @@ def linear_response(
     )
     R = G_ref0.shape[0]
     return steps, (G[:, :R] - G[:, R:]) / (2 * h)
+
+
+def stationarity(
+    G: torch.Tensor, D: torch.Tensor, r: int, r_xi: int, lam: float, beta: float = 1.0
+) -> torch.Tensor:
+    """Scale-free gradient norm of the population loss at G: ‖∂L/∂X · D^½‖_F · ‖X‖_F, from G alone.
+
+    With X = [W_A P_A, W_B P_B]/√m and ∂L/∂X = X(S + Sᵀ) (module docstring), the width-rescaled
+    gradient in W has squared norm tr((S + Sᵀ) G (S + Sᵀ) D) (up to the factor m of the step), and
+    ‖X‖_F² = tr G.  The loss is invariant under G → c²G (the outputs are normalised), so the
+    gradient scales like 1/c and the product is invariant: it measures how far G is from a
+    stationary point independently of the weights' free scale (Ren & Li, Thm. 4.3(a): "converge to
+    an approximate stationary point").  G (..., 2K, 2K), D (..., 2K) → (...,).  Chapter
+    ``book/renli-simulation.py``.
+    """
+    K = _check_gram(G, r, r_xi)
+    if D.shape != G.shape[:-1]:
+        raise ParameterError(f"D has shape {tuple(D.shape)}; expected {tuple(G.shape[:-1])}")
+    signs = sign_table(K, G.dtype) if lam > 0 else None
+    leaf = G.detach().clone().requires_grad_(True)
+    (S,) = torch.autograd.grad(population_loss(leaf, r, r_xi, lam, beta, signs).sum(), leaf)
+    Sh = S + S.transpose(-1, -2)
+    tr = lambda B: torch.diagonal(B, dim1=-2, dim2=-1).sum(-1)  # noqa: E731
+    return (tr(Sh @ G.detach() @ Sh * D[..., None, :]) * tr(G.detach())).clamp_min(0).sqrt()

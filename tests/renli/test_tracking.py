@@ -27,6 +27,7 @@ from nlcl.renli.tracking import (
     population_loss,
     sample_signs,
     sign_table,
+    stationarity,
     tracking_error,
     train_population,
 )
@@ -221,3 +222,26 @@ def test_batch_loss_rejects_bad_batches():
         batch_loss(G[0], w[:1], w[:1], 2, 2, 1.0, 1.0)
     with pytest.raises(ParameterError, match="w_a"):
         batch_loss(G[0], w[:, :3], w[:, :3], 2, 2, 1.0, 1.0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), c=st.floats(0.1, 10.0), lam=st.sampled_from([0.0, 1.0]))
+def test_stationarity_is_scale_free(seed, c, lam):
+    data = _data(seeds=(seed,))
+    G, D = initial_gram(data, 32)[0], input_scales(data)
+    a, b = stationarity(G, D, 2, 2, lam, 2.0), stationarity(c**2 * G, D, 2, 2, lam, 2.0)
+    assert torch.allclose(a, b, rtol=1e-8)
+    assert float(a) > 0
+
+
+def test_stationarity_vanishes_at_an_aligned_noise_free_point():
+    """Ũ_A = Ũ_B with no noise and equal singular values: a stationary point of L_NC (−1, its minimum)."""
+    r, r_xi = 2, 2
+    X = torch.zeros(6, 8, dtype=torch.float64)
+    X[0, 0] = X[1, 1] = X[0, 4] = X[1, 5] = 1.0
+    G = (X.T @ X)[None]
+    D = torch.ones(1, 8, dtype=torch.float64)
+    assert float(population_loss(G, r, r_xi, 0.0, 1.0)) == pytest.approx(-1.0)
+    assert float(stationarity(G, D, r, r_xi, 0.0)) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ParameterError, match="D has shape"):
+        stationarity(G, D[:, :4], r, r_xi, 0.0)
