@@ -613,6 +613,7 @@ c4_acc_level = run.expect(
 # %%
 data = load_mnist(source=P.mnist_source)
 run.glue("mnist-source", data.description)
+run.data_source(data.source)  # the setting of the claims measured from here on (Fig. 4 on MNIST)
 rs = np.random.RandomState(seed)
 idx = np.concatenate(
     [rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False) for k in DIGITS]
