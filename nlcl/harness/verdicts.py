@@ -345,7 +345,6 @@ def now_date() -> str:
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
 
 
-# (Engineers working in parallel this session: the rules and record procedure are in /tmp/common.md.)
 #: The ``computed`` field of a claim measured from this run's own computation.
 THIS_RUN = "this run"
 
