@@ -360,7 +360,7 @@ run.glue("renli-real-n-test", len(test_set))
 # $\mathbb E\langle f_A,f_B\rangle = \operatorname{tr}(A^\top C_{xt}B)/\sqrt{\operatorname{tr}(A^\top\Sigma_x A)\operatorname{tr}(B^\top\Sigma_t B)}$,
 # at most $\rho_1$, the first canonical correlation of the frozen image and caption features, with
 # equality only for heads of rank one along the first canonical pair when $\rho_1 > \rho_2$
-# (`nlcl.renli.heads.canonical_correlations`). In Ren & Li's model the latent is shared exactly, every
+# (`nlcl.renli.canonical.canonical_correlations`). In Ren & Li's model the latent is shared exactly, every
 # latent direction has $\rho = 1$, the maximizers form a continuum and gradient flow stops at an aligned,
 # full-rank one; on real features the canonical correlations do not tie, so the only steady state is
 # collapsed. Before training, the chapter measures $\rho_1 - \rho_2$ on the training pairs; after
@@ -387,6 +387,7 @@ from nlcl.harness.claims import (
     holds_on_fraction,
     is_true,
 )
+from nlcl.renli.canonical import canonical_correlations, top_direction_overlap
 from nlcl.renli.captions import (
     RICH_TEMPLATES,
     attribute_levels,
@@ -396,7 +397,6 @@ from nlcl.renli.captions import (
     rich_caption_sentences,
     stroke_attributes,
 )
-from nlcl.renli.heads import canonical_correlations, top_direction_overlap
 
 src_rich = "Ren & Li 2023, Sec. 6 / Thm. 4.3 (rich-caption analog)"
 diag = {}  # filled by run.diagnostic below, before the claims are measured

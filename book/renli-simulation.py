@@ -1727,7 +1727,7 @@ plt.show()
 # *any* loss that depends on the outputs only through their inner products: a minibatch loss with the
 # batch normalisation of Eq. 2 is a function of $G$ and of the batch's latent signs
 # ($\langle W_Ax_{A,i}, W_Bx_{B,j}\rangle/m = w_{A,i}^\top G_{AB}w_{B,j}$ with $w = (z, \xi)$;
-# `nlcl.renli.tracking.batch_loss`), so gradient descent on $W$ is again $G\leftarrow T^\top GT$. In this
+# `nlcl.renli.minibatch.batch_loss`), so gradient descent on $W$ is again $G\leftarrow T^\top GT$. In this
 # linear model no loss, finite batch or finite sample lets the width act after initialisation: a
 # width-$m$ run *is* the infinite-width map started from a perturbed $G(0)$. What the proofs must
 # control is therefore (i) how the dynamics amplify that initial perturbation (the Taylor expansion
@@ -1738,7 +1738,7 @@ plt.show()
 # **Amplification.** Lemma 5.2's bound is lost with its formula; what it bounds is the growth of the
 # first-order error $e_t = J_{t-1}\cdots J_0\,\Delta G(0)$, $J_s$ the Jacobian of the step map along the
 # infinite-width trajectory. We compute $e_t$ exactly to first order (a central difference of two
-# trajectories, `nlcl.renli.tracking.linear_response`) and compare it with the measured error
+# trajectories, `nlcl.renli.minibatch.linear_response`) and compare it with the measured error
 # $\Delta G_t = G_m(t) - G_\infty(t)$ (raw Gram matrices, Frobenius norm, same records as above).
 #
 # **Finite batches.** The same recursion on minibatches of `track_batch` pairs per step
@@ -1764,7 +1764,7 @@ plt.show()
 #    over the error with $n$ pairs in [0.35, 0.65] (mean over seeds).
 
 # %%
-from nlcl.renli.tracking import gram_batch_trajectory, linear_response, sample_signs
+from nlcl.renli.minibatch import gram_batch_trajectory, linear_response, sample_signs
 
 src_g = "Ren & Li 2023, Sec. 5.2 / Lemma 5.2 (first-order error and its amplification)"
 EXPLORED = lambda what: Revision(  # noqa: E731

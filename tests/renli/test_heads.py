@@ -1,4 +1,4 @@
-"""Tests for the canonical-correlation diagnostics and the optimizers of nlcl.renli.heads."""
+"""Tests for the canonical-correlation diagnostics (nlcl.renli.canonical) and the optimizers of nlcl.renli.heads."""
 
 from __future__ import annotations
 
@@ -9,12 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.renli.heads import (
-    OPTIMIZERS,
-    canonical_correlations,
-    top_direction_overlap,
-    train_heads,
-)
+from nlcl.renli.canonical import CanonicalPairs, canonical_correlations, top_direction_overlap
+from nlcl.renli.heads import OPTIMIZERS, train_heads
 
 
 def _pairs(seed: int, n: int = 400, r: int = 3, d_a: int = 6, d_b: int = 8, noise: float = 0.5):
@@ -39,7 +35,7 @@ def _nc_objective(x: np.ndarray, t: np.ndarray, A: np.ndarray, B: np.ndarray) ->
 def test_nc_objective_is_bounded_by_the_first_canonical_correlation(seed, k):
     x, t, rng = _pairs(seed)
     cp = canonical_correlations(x, t)
-    assert np.all(np.diff(cp.rho) <= 1e-12) and cp.rho[0] <= 1 + 1e-12
+    assert isinstance(cp, CanonicalPairs) and np.all(np.diff(cp.rho) <= 1e-12) and cp.rho[0] <= 1 + 1e-12
     A, B = rng.standard_normal((6, k)), rng.standard_normal((8, k))
     assert _nc_objective(x, t, A, B) <= cp.rho[0] + 1e-9
     # the first canonical variate, paired with its best linear prediction from t, attains rho_1

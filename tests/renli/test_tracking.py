@@ -1,4 +1,4 @@
-"""Tests for nlcl.renli.tracking: population loss, exact Gram recursion, finite vs infinite width."""
+"""Tests for nlcl.renli.tracking and nlcl.renli.minibatch: population loss, exact Gram recursion, finite vs infinite width."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.renli.losses import contrastive_loss, non_contrastive_loss
+from nlcl.renli.minibatch import batch_loss, gram_batch_trajectory, linear_response, sample_signs
 from nlcl.renli.model import make_data
 from nlcl.renli.tracking import (
-    batch_loss,
-    gram_batch_trajectory,
+    check_gram,
     gram_condition_number,
     gram_noise_to_signal,
     gram_step,
@@ -22,11 +22,10 @@ from nlcl.renli.tracking import (
     infinite_width_gram,
     initial_gram,
     input_scales,
-    linear_response,
     normalized_gram,
     population_loss,
-    sample_signs,
     sign_table,
+    stage_schedule,
     stationarity,
     tracking_error,
     train_population,
@@ -245,3 +244,11 @@ def test_stationarity_vanishes_at_an_aligned_noise_free_point():
     assert float(stationarity(G, D, r, r_xi, 0.0)) == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ParameterError, match="D has shape"):
         stationarity(G, D[:, :4], r, r_xi, 0.0)
+
+
+def test_check_gram_and_stage_schedule():
+    assert check_gram(torch.zeros(3, 8, 8), 2, 2) == 4
+    with pytest.raises(ParameterError, match=r"G has shape \(3, 6, 6\); expected \(\.\.\., 8, 8\)"):
+        check_gram(torch.zeros(3, 6, 6), 2, 2)
+    beta = stage_schedule(10, 5, 0.05, 2.0)
+    assert (beta(0), beta(9), beta(10), beta(14)) == (0.05, 0.05, 2.0, 2.0)
