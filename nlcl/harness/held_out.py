@@ -174,11 +174,11 @@ def claim_verdicts(record: Mapping[str, Any]) -> dict[tuple[str, str], dict[str,
 def revised_since(record: Mapping[str, Any], root: Path | None = None) -> dict[str, str]:
     """Chapters whose source changed after the held-out run (their held-out verdicts describe an
     earlier version): chapter → reason. Their next held-out verdicts come from a new set."""
-    from nlcl.harness import provenance
+    from nlcl.harness import sources
 
     recs = {c: {"commit": record.get("commit"), **r} for c, r in record["chapters"].items()}
     try:
-        return provenance.stale_sources(recs, root, since="the held-out run")
+        return sources.stale_sources(recs, root, since="the held-out run")
     except FileNotFoundError:  # a record outside a book: nothing to compare with
         return {}
 

@@ -116,9 +116,9 @@ def stale_records(directory: Path, root: Path | None = None) -> dict[str, str]:
     the hash, or of a chapter that no longer exists, is stale too. Refresh one with
     ``nlcl run CHAPTER --profile full`` and ``python -m nlcl.harness.paper_scale CHAPTER``.
     """
-    from nlcl.harness import provenance
+    from nlcl.harness import sources
 
-    return provenance.stale_sources(load_full_records(directory), root, since="the run")
+    return sources.stale_sources(load_full_records(directory), root, since="the run")
 
 
 def latest_full_run(chapter: str, root: Path | None = None) -> Path:

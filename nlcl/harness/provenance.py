@@ -23,7 +23,6 @@ __all__ = [
     "file_sha256",
     "source_sha256",
     "chapter_sha256",
-    "stale_sources",
     "print_stale",
     "SOURCE_HASH_FILE",
     "collect",
@@ -144,52 +143,8 @@ def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str |
     return source_sha256(path, root) if path.is_file() else None
 
 
-def stale_sources(
-    records: Mapping[str, Mapping[str, Any]], root: str | os.PathLike | None = None, *, since: str = "the run"
-) -> dict[str, str]:
-    """Committed records (chapter → record with ``chapter_sha256`` and ``commit``) that no longer
-    describe their chapter: chapter → reason. A record is current when its ``chapter_sha256``
-    equals that of today's ``book/<chapter>.py`` (with its ledger) and the ``nlcl`` code the
-    chapter computes with is unchanged (:mod:`nlcl.harness.sources`): its ``modules_sha256``
-    equals today's, or, for a record made before records carried it, git finds no change to those
-    files since the record's commit. One without the hash, or of a chapter that no longer exists,
-    is stale too. ``since`` names what made the record in the reason ("the run", "the sweep").
-    Used by :mod:`nlcl.harness.paper_scale` and :mod:`nlcl.harness.seed_sweeps`.
-    """
-    from nlcl.harness import sources
-
-    out = {}
-    for chapter, rec in records.items():
-        now = chapter_sha256(chapter, root)
-        then = rec.get("chapter_sha256")
-        if now is None:
-            out[chapter] = f"book/{chapter}.py no longer exists"
-        elif then is None:
-            out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
-        elif then != now:
-            out[chapter] = f"book/{chapter}.py changed since {since} (commit {rec.get('commit')})"
-        elif rec.get("modules_sha256"):
-            if rec["modules_sha256"] != sources.modules_sha256(chapter, root):
-                out[chapter] = (
-                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')})"
-                )
-        else:
-            files = sources.module_files(chapter, root)
-            changed = sources.changed_since(str(rec.get("commit", "")), files, root)
-            if changed is None:
-                out[chapter] = (
-                    f"the record has no modules_sha256 and git cannot compare commit {rec.get('commit')}"
-                )
-            elif changed:
-                out[chapter] = (
-                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')}; "
-                    "git diff of its modules)"
-                )
-    return out
-
-
 def print_stale(directory: str | os.PathLike, stale: Mapping[str, str]) -> int:
-    """The ``--check`` report of :func:`stale_sources`: one line per stale record; exit status 1 if any."""
+    """The ``--check`` report of :func:`nlcl.harness.sources.stale_sources`: one line per stale record; exit status 1 if any."""
     for chapter, why in sorted(stale.items()):
         print(f"stale: {directory}/{chapter}.json: {why}")
     if not stale:

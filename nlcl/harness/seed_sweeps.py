@@ -100,10 +100,10 @@ def load_seed_sweeps(directory: Path) -> dict[str, dict[str, Any]]:
 
 def stale_sweeps(directory: Path, root: Path | None = None) -> dict[str, str]:
     """Committed sweep records that no longer describe their chapter: chapter → reason
-    (:func:`nlcl.harness.provenance.stale_sources`)."""
-    from nlcl.harness import provenance
+    (:func:`nlcl.harness.sources.stale_sources`)."""
+    from nlcl.harness import sources
 
-    return provenance.stale_sources(load_seed_sweeps(directory), root, since="the sweep")
+    return sources.stale_sources(load_seed_sweeps(directory), root, since="the sweep")
 
 
 def claim_stability(record: Mapping[str, Any]) -> list[dict[str, Any]]:

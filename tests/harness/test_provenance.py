@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from nlcl.harness import provenance
+from nlcl.harness import provenance, sources
 
 
 def test_repo_root_found_from_tests():
@@ -70,11 +70,11 @@ def test_stale_sources_and_print_stale(one_chapter_repo, capsys):
         "ch": {"chapter_sha256": sha, "commit": "c"},
         "gone": {"chapter_sha256": sha, "commit": "c"},
     }
-    assert provenance.stale_sources(records, one_chapter_repo) == {"gone": "book/gone.py no longer exists"}
+    assert sources.stale_sources(records, one_chapter_repo) == {"gone": "book/gone.py no longer exists"}
     records["ch"] = {"chapter_sha256": "0" * 64, "commit": "abc"}
-    stale = provenance.stale_sources(records, one_chapter_repo, since="the sweep")
+    stale = sources.stale_sources(records, one_chapter_repo, since="the sweep")
     assert stale["ch"] == "book/ch.py changed since the sweep (commit abc)"
-    assert "no chapter_sha256" in provenance.stale_sources({"ch": {}}, one_chapter_repo)["ch"]
+    assert "no chapter_sha256" in sources.stale_sources({"ch": {}}, one_chapter_repo)["ch"]
     assert provenance.print_stale("out", stale) == 1
     assert "stale: out/ch.json: book/ch.py changed since the sweep" in capsys.readouterr().out
     assert provenance.print_stale("out", {}) == 0

@@ -80,6 +80,8 @@ def test_add_site_extras(tmp_path):
         "measured": 2,
         "seeds": None,
         "artifact": "results/claims-full/x.json",
+        "data_source": None,
+        "computed": None,
     }
     assert 'data-status-full="fail"' in (staging / "book" / "reproducibility.md").read_text()
 

@@ -69,12 +69,12 @@ def test_a_record_goes_stale_when_an_imported_module_changes(tmp_path):
         "chapter_sha256": provenance.chapter_sha256("ch", root),
         "modules_sha256": sources.modules_sha256("ch", root),
     }
-    assert provenance.stale_sources({"ch": record}, root) == {}
+    assert sources.stale_sources({"ch": record}, root) == {}
     write(root, "nlcl/harness/claims.py", "# the harness changed: not the chapter's computation\n")
     write(root, "nlcl/core/unused.py", "X = 1\n")
-    assert provenance.stale_sources({"ch": record}, root) == {}
+    assert sources.stale_sources({"ch": record}, root) == {}
     write(root, "nlcl/core/b.py", "def twice(x):\n    return x + x\n")  # imported through nlcl.core.a
-    assert provenance.stale_sources({"ch": record}, root, since="the run") == {
+    assert sources.stale_sources({"ch": record}, root, since="the run") == {
         "ch": "nlcl code the chapter imports changed since the run (commit abc)"
     }
 
@@ -89,11 +89,13 @@ def test_records_without_a_module_hash_are_compared_with_git(tmp_path):
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
     ).stdout.strip()
     record = {"commit": commit, "chapter_sha256": provenance.chapter_sha256("ch", root)}
-    assert provenance.stale_sources({"ch": record}, root) == {}
+    assert sources.stale_sources({"ch": record}, root) == {}
     write(root, "nlcl/paper/c.py", "import nlcl.core.b\nY = 2\n")
-    assert "git diff of its modules" in provenance.stale_sources({"ch": record}, root)["ch"]
+    assert "git diff of its modules" in sources.stale_sources({"ch": record}, root)["ch"]
+    assert sources.changed_since(commit, [Path("nlcl/paper/c.py")], root) is True
+    assert sources.changed_since(commit, [Path("nlcl/core/b.py")], root) is False
     unknown = {**record, "commit": "0" * 40}
-    assert "git cannot compare" in provenance.stale_sources({"ch": unknown}, root)["ch"]
+    assert "git cannot compare" in sources.stale_sources({"ch": unknown}, root)["ch"]
 
 
 def test_the_real_chapters_compute_with_their_paper_subpackage():
