@@ -56,6 +56,28 @@ def _fmt_seeds(r: dict[str, Any]) -> str:
     return text
 
 
+def demoted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reproductions made informational by a revision (``to`` starting with "informational"): they
+    left the required count, so the report names them beside the headline instead of hiding them."""
+    return [
+        r
+        for r in records
+        if not r.get("required")
+        and any(str(v.get("to", "")).lower().startswith("informational") for v in r.get("revised") or [])
+    ]
+
+
+def demoted_sentence(records: list[dict[str, Any]]) -> str:
+    """The headline's note on :func:`demoted` claims with their verdict here ("" when none)."""
+    out = demoted(records)
+    if not out:
+        return ""
+    names = ", ".join(f"`{r['id']}` ({r['status']})" for r in out)
+    return (
+        f" **{len(out)} reproductions were made informational by a revision** (not counted above): {names}."
+    )
+
+
 def merge_full(records: list[dict[str, Any]], full: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Attach each claim's paper-scale verdict as ``record["full"]`` (status, measured, artifact);
     ``full`` maps chapter → full-profile record file (see :func:`load_full_records`).
@@ -161,7 +183,8 @@ def write_report(
         f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
         f"{_not_gated_count(counts['not-gated'])}. "
         f"**{len(checks)} checks** of our own implementation "
-        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted.",
+        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted."
+        + demoted_sentence(repro),
         "",
         "## Reproductions",
         "",

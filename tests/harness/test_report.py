@@ -381,3 +381,21 @@ def test_claim_records_name_their_run_and_parameters(tmp_path):
     reg.settings, reg.run_id = {"n": 3}, "20261126T100000-abc"
     r = reg.declare("x", source="s", statement="t", check=at_least(1)).measure(5)
     assert r["run_id"] == "20261126T100000-abc" and r["parameters"] == {"n": 3}
+
+
+def test_reproductions_made_informational_are_named_beside_the_headline():
+    from nlcl.harness.report import demoted, demoted_sentence
+
+    recs = [
+        {
+            "id": "a",
+            "required": False,
+            "status": "fail",
+            "revised": [{"from": "required", "to": "informational"}],
+        },
+        {"id": "b", "required": False, "status": "pass", "revised": []},
+        {"id": "c", "required": True, "status": "pass", "revised": [{"from": "≤ 1", "to": "≤ 2"}]},
+    ]
+    assert [r["id"] for r in demoted(recs)] == ["a"]
+    assert "1 reproductions were made informational by a revision" in demoted_sentence(recs)
+    assert "`a` (fail)" in demoted_sentence(recs) and demoted_sentence(recs[1:]) == ""
