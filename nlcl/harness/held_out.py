@@ -112,7 +112,7 @@ def build_record(
     """The committed record of one held-out run; ``chapters``: chapter → seed-sweep record
     (:func:`nlcl.harness.seed_sweeps.record_from_points`) of that chapter at ``seeds``."""
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    keys = ("chapter_sha256", "seeds", "errors", "rows", "points_time_s")
+    keys = ("chapter_sha256", "modules_sha256", "seeds", "errors", "rows", "points_time_s")
     return {
         "seeds": sorted(int(s) for s in seeds),
         "development_seeds": list(DEV_SEEDS),
@@ -122,7 +122,8 @@ def build_record(
         "wall_time_s": round(float(seconds), 1),
         "numerics": dict(numerics) if numerics else None,
         "chapters": {
-            c: {**{k: rec[k] for k in keys}, "commit": commit, "date": date} for c, rec in chapters.items()
+            c: {**{k: rec.get(k) for k in keys}, "commit": commit, "date": date}
+            for c, rec in chapters.items()
         },
     }
 
@@ -133,7 +134,11 @@ def merge_records(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     still in use (a chapter's own ``seeds`` say which decided it)."""
     if not old:
         return dict(new)
-    chapters = {**old["chapters"], **new["chapters"]}
+    # an old chapter keeps the commit and date it was decided at (the new run's are not its own)
+    kept = {
+        c: {"commit": old.get("commit"), "date": old.get("date"), **r} for c, r in old["chapters"].items()
+    }
+    chapters = {**kept, **new["chapters"]}
     seeds = sorted({int(s) for rec in chapters.values() for s in rec["seeds"]})
     return {**new, "seeds": seeds, "chapters": chapters}
 

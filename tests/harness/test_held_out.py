@@ -101,6 +101,9 @@ def test_a_partial_run_replaces_its_chapters_and_keeps_the_others():
     assert set(merged["chapters"]) == {"ch", "other"} and merged["seeds"] == [11, 22, 33, 77, 88, 99]
     assert merged["chapters"]["ch"]["commit"] == "abc" and merged["chapters"]["other"]["commit"] == "def"
     assert held_out.merge_records(None, new) == new
+    # a chapter of an older record format without its own commit keeps the old run's, not the new one's
+    bare = {**old, "chapters": {"ch": {k: v for k, v in old["chapters"]["ch"].items() if k != "commit"}}}
+    assert held_out.merge_records(bare, new)["chapters"]["ch"]["commit"] == old["commit"]
 
 
 def test_timing_claims_measured_beside_others_are_undecided_not_failed(one_chapter_repo):
