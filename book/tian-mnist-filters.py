@@ -153,6 +153,7 @@ LR, TAU, MOMENTUM, WEIGHT_DECAY = 2e-3, 0.1, 0.9, 5e-3  # Tian 2023, Sec. 5
 data = load_mnist(P.source, split="train")
 print("Data:", data.description)
 run.glue("data-source", data.source)
+run.data_source(data.source)  # part of every claim's setting: a verdict on a subset says so
 run.glue("n-images", len(data))
 
 # %% [markdown]
