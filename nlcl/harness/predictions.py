@@ -188,6 +188,8 @@ def _load(path: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for f in files:
         data = json.loads(f.read_text())
+        if isinstance(data, dict):  # a paper-scale record: {"chapter": ..., "claims": [...]}
+            data = data.get("claims", [])
         out.extend(data if isinstance(data, list) else [])
     return out
 
@@ -198,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Check that every required claim's not-reproduced explanation recorded a prediction.",
     )
     parser.add_argument("command", choices=["check"])
-    parser.add_argument("paths", nargs="+", help="claim-record folders (_build/claims) or files")
+    parser.add_argument(
+        "paths", nargs="+", help="claim-record folders or files (_build/claims, results/claims-full)"
+    )
     args = parser.parse_args(argv)
     records = [r for p in args.paths for r in _load(Path(p))]
     problems = walk_records(records)

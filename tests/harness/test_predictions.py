@@ -151,6 +151,9 @@ def test_walk_records_and_the_command(tmp_path, capsys):
     (tmp_path / "ch.json").write_text(json.dumps(records[:1] + records[3:]))
     assert predictions.main(["check", str(tmp_path)]) == 0
     assert "0 problems" in capsys.readouterr().out
+    # a paper-scale record holds its claims under "claims"
+    (tmp_path / "ch.json").write_text(json.dumps({"chapter": "ch", "claims": records}))
+    assert predictions.main(["check", str(tmp_path / "ch.json")]) == 1
 
 
 def test_the_data_source_is_part_of_the_setting(build_dir):
