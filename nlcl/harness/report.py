@@ -183,11 +183,11 @@ def write_report(
         f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
         f"{_not_gated_count(counts['not-gated'])}. "
         f"**{len(checks)} checks** of our own implementation "
-        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted."
-        + demoted_sentence(repro),
+        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted.",
         "",
         "## Reproductions",
         "",
+        *([demoted_sentence(repro).strip(), ""] if demoted(repro) else []),
         f"| claim | chapter | source | statement | paper | check | measured (`{profile}`) | seeds | "
         f"`{profile}` verdict | paper scale (`full`) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
