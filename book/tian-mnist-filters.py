@@ -22,7 +22,7 @@
 # **Prerequisites.** Tian 2023 Sec. 4 (the two-layer RF network, Fig. 2), App. B.5 (augmentation
 # and local optima) and App. E.3 (this experiment). The network and its batched trainer are the
 # ones of the token experiments ({doc}`tian-tokens`, `nlcl.tian.rf_network.TwoLayerRF`,
-# `nlcl.tian.token_training.train_batched`); the data come from `nlcl.datasets.mnist` and the augmentation from
+# `nlcl.tian.tokens.training.train_batched`); the data come from `nlcl.datasets.mnist` and the augmentation from
 # `nlcl.datasets.augment`.
 #
 # **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the paper's
@@ -144,7 +144,7 @@ from nlcl.tian.mnist_filters import (
 )
 from nlcl.tian.plots import plot_mnist_filters
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.token_training import train_batched
+from nlcl.tian.tokens.training import train_batched
 
 paper_setting = run.paper_setting
 K, RF, D = 4, 14, 196

@@ -48,7 +48,7 @@
 # with $\epsilon=1$, the released code's cross-entropy) and the quadratic loss (uniform $\alpha$).
 #
 # **Engine.** On token data every quantity the network computes at RF $k$ depends only on the
-# token there, so `nlcl.tian.token_tables.token_step` computes the loss and its exact gradients on per-RF
+# token there, so `nlcl.tian.tokens.tables.token_step` computes the loss and its exact gradients on per-RF
 # token tables (BatchNorm moments are count-weighted table sums) instead of per sample: the same
 # numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
 # and loss), while the top layer's work shrinks by the factor $2N/d = 256/20 \approx 13$.
@@ -121,15 +121,15 @@ from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, exac
 from nlcl.harness.verdicts import is_finite
 from nlcl.tian.plots import plot_beta_curves, plot_filters
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER
-from nlcl.tian.token_grid import (
+from nlcl.tian.tokens.grid import (
     TokenRun,
     grid_parameters,
     paper_grid,
     runs_from_table,
     train_token_runs,
 )
-from nlcl.tian.token_metrics import grid_predicates, grid_predicates_per_seed, paper_table1, summarize
-from nlcl.tian.tokens import make_token_worlds
+from nlcl.tian.tokens.metrics import grid_predicates, grid_predicates_per_seed, paper_table1, summarize
+from nlcl.tian.tokens.world import make_token_worlds
 
 seeds = [seed + i for i in range(P.n_seeds)]
 FIGURES = ("fig9", "fig10", "fig11", "table1")
@@ -306,7 +306,7 @@ def src(fig):
 
 run.glue("tokens-artifact-fig9", describe(artifacts["fig9"], "fig9", short=True))
 
-# (id, key of nlcl.tian.token_metrics.grid_predicates, source, statement, check, the paper's words, figure)
+# (id, key of nlcl.tian.tokens.metrics.grid_predicates, source, statement, check, the paper's words, figure)
 CLAIMS = [
     (
         "p1-linear-vs-relu",
@@ -390,7 +390,7 @@ CLAIMS = [
         "table1",
     ),
 ]
-# The figures each claim's quantity reads (nlcl.tian.token_metrics.grid_predicates).
+# The figures each claim's quantity reads (nlcl.tian.tokens.metrics.grid_predicates).
 NEEDS = {cid: {fig} for cid, _, _, _, _, _, fig in CLAIMS}
 NEEDS["infonce-beats-quadratic"] = {"fig9", "fig10"}
 INFORMATIONAL = {"table1-vs-paper"}
@@ -568,7 +568,7 @@ for cid, _key, source, statement, check, paper, fig in CLAIMS:
 # %% [markdown]
 # ## The live run
 #
-# `nlcl.tian.token_training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
+# `nlcl.tian.tokens.training.paper_grid` lists the runs of the four experiments; `train_token_runs` trains
 # them in stacks of equal $M$, each stack one vectorized computation over its runs (different
 # activations, losses, BatchNorm variants, $P$, $\zeta$ and seeds side by side). A run's data and
 # initialization depend only on its own seed, so the stacking changes the results only through
@@ -918,7 +918,7 @@ if sens_artifacts["table1"] is not None:
 # %% [markdown]
 # ## Which scoring: $\bar\chi_-$ in the book and in the released code
 #
-# **The book's scoring** (`nlcl.tian.token_metrics.matching_scores`, `normaliser="cosine"`, the
+# **The book's scoring** (`nlcl.tian.tokens.metrics.matching_scores`, `normaliser="cosine"`, the
 # default): $\chi_-(R_k)$ averages, over the tokens $a$ that no generator fixes at $R_k$ (the
 # complement of $R_k^g$, so the prefactor is $1/(d-P)$ when every candidate is used, where Eq. 181
 # prints $1/P$), the best cosine $\max_m \cos(\mathbf{w}_{km}, \mathbf{u}_a)$, with $|\cos|$ for
@@ -1192,7 +1192,7 @@ else:
 # %% [markdown]
 # ## Measuring the claims
 #
-# `nlcl.tian.token_metrics.grid_predicates` computes every claim's quantity from the four result
+# `nlcl.tian.tokens.metrics.grid_predicates` computes every claim's quantity from the four result
 # tables (cells averaged over seeds); `grid_predicates_per_seed` computes it on each seed's grid
 # alone, for the spread. At $\eta = 2\times10^{-3}$ the tables are {glue:text}`tokens-computed-main`;
 # at $\eta = 10^{-2}$ they are read from the committed grid in every profile. The diagnostics that the
@@ -1685,7 +1685,7 @@ for name, bench in results.records("tian-tokens-bench-").items():
             workers=str(bench.get("workers", 1)),
         )
 if benches:
-    display(pd.DataFrame(benches).rename_axis("nlcl.tian.bench"))
+    display(pd.DataFrame(benches).rename_axis("nlcl.tian.tokens.bench"))
 for key, value in bench_glue.items():
     run.glue(f"tokens-bench-{key}", value)
 print(f"live {run.profile} run: {live.run_steps_per_s:.0f} run-steps/s on {run.device_name}")

@@ -73,7 +73,7 @@ from nlcl.harness.claims import (
     is_true,
 )
 from nlcl.tian.contrastive import infonce_alpha, split_views
-from nlcl.tian.tokens import make_token_worlds, sample_views
+from nlcl.tian.tokens.world import make_token_worlds, sample_views
 from nlcl.tian.two_layer_theory import (
     binary_latent_tokens,
     blowup_time,

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_token_trainer_on_cuda_matches_cpu():
-    from nlcl.tian.token_grid import paper_grid, runs_from_table, train_token_runs
+    from nlcl.tian.tokens.grid import paper_grid, runs_from_table, train_token_runs
 
     runs = runs_from_table(
         paper_grid(["fig9"], seeds=[0], activations=["relu", "linear"], betas=[1], Ps=[1, 3])

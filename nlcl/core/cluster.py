@@ -4,7 +4,7 @@
 *processes*, each with a fixed number of threads, so that small torch operations do not fight
 over cores) or of a running scheduler given by address (``tcp://host:8786``: a cluster started by
 hand with ``dask scheduler`` + ``dask worker``, or by dask-jobqueue / dask-kubernetes). The token
-grid (:func:`nlcl.tian.token_grid.train_token_runs`), its benchmark and ``nlcl sweep`` all use it.
+grid (:func:`nlcl.tian.tokens.grid.train_token_runs`), its benchmark and ``nlcl sweep`` all use it.
 """
 
 from __future__ import annotations

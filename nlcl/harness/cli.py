@@ -201,7 +201,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from nlcl.tian.bench import format_benchmark, run_benchmark
+    from nlcl.tian.tokens.bench import format_benchmark, run_benchmark
 
     res = run_benchmark(
         args.quick, args.device, args.threads, args.steps, args.out, args.engine, args.workers

@@ -21,9 +21,9 @@ chapters, never on how the run goes.
 
 **Numbers do not depend on the plan.** The chapter is run with ``-p workers k``, each Dask worker
 with the torch threads the chapter has in one process (``NLCL_WORKER_THREADS``, see
-:func:`nlcl.tian.token_grid.worker_threads`): a stack of the token grid trains with the same
+:func:`nlcl.tian.tokens.grid.worker_threads`): a stack of the token grid trains with the same
 number of threads in a worker as in one process, and its numbers are then bitwise the same
-(``tests/tian/test_token_training.py``). Every chapter's kernel is told whether other chapters may
+(``tests/tian/tokens/test_training.py``). Every chapter's kernel is told whether other chapters may
 run beside it (``NLCL_CONCURRENT``): timing claims are then shown, not gated
 (:mod:`nlcl.harness.verdicts`).
 """

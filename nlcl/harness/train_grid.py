@@ -1,6 +1,6 @@
 """``nlcl train-grid``: train the token task's paper grid and save one results artifact per figure.
 
-The training itself is :func:`nlcl.tian.token_grid.train_token_runs`; this module adds what the
+The training itself is :func:`nlcl.tian.tokens.grid.train_token_runs`; this module adds what the
 book needs around it: provenance (the commit read when training started), one artifact per figure
 saved after every stack (an interrupted run leaves honest, labeled subsets), and a clean stop on
 SIGTERM. Explained in ``book/tian-tokens.py``.
@@ -38,12 +38,12 @@ def train_grid(
     artifacts ``book/tian-tokens.py`` reads. ``workers`` > 1 trains on a Dask ``LocalCluster``;
     ``scheduler`` (an address) on a running Dask cluster (:func:`nlcl.core.cluster.dask_client`).
     ``bn_moments="pooled"`` trains the BatchNorm runs of fig11/table1 with moments pooled over both
-    views (:func:`nlcl.tian.token_grid.paper_grid`).
+    views (:func:`nlcl.tian.tokens.grid.paper_grid`).
     """
     from nlcl.core.device import describe_device, get_device
     from nlcl.harness import results
     from nlcl.harness.provenance import git_commit
-    from nlcl.tian.token_grid import grid_parameters, paper_grid, runs_from_table, train_token_runs
+    from nlcl.tian.tokens.grid import grid_parameters, paper_grid, runs_from_table, train_token_runs
 
     dev = get_device(device)
     # what trained it: the device, and the processes when the grid is spread over Dask workers

@@ -16,7 +16,7 @@ with d²_ij = ½‖f1[i] - f1[j]‖² and d²_i = ½‖f1[i] - f2[i]‖²:
   per-run τ (the trainer's loss, Sec. 5; chapter ``book/tian-tokens.py``). It is the one
   implementation the trainers use; its equality with Eq. 1 (ε = 1) and with
   :func:`quadratic_loss` is unit-tested, and the closed-form gradients of
-  :mod:`nlcl.tian.token_tables` are tested against its autograd gradients.
+  :mod:`nlcl.tian.tokens.tables` are tested against its autograd gradients.
 
 Reduction: the sum over the N samples of Eq. 1 (``reduction="sum"``, the paper's convention) or
 its mean, divided by N (``reduction="mean"``). Leading batch dimensions are never reduced: the
@@ -148,8 +148,8 @@ def contrastive_loss(
     = [``quadratic_loss(f1, f2)`` − Σ_i s_ii'] / (N²τ); the extra −Σ_i s_ii' is the released
     code's (1 + 1/N) factor on the positive term.  Both identities are unit-tested; this batched
     form is 2-7× faster than :func:`info_nce` / :func:`quadratic_loss` and takes a per-run τ (R,).
-    ``tau`` is a float or a per-run tensor (R,).  The loss of :func:`nlcl.tian.token_training.train_batched`
-    and :mod:`nlcl.tian.token_tables` (chapter ``book/tian-tokens.py``).
+    ``tau`` is a float or a per-run tensor (R,).  The loss of :func:`nlcl.tian.tokens.training.train_batched`
+    and :mod:`nlcl.tian.tokens.tables` (chapter ``book/tian-tokens.py``).
     """
     choice("loss", loss, LOSSES)
     if f1.shape != f2.shape or f1.ndim < 2:

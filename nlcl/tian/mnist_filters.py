@@ -1,8 +1,8 @@
 """The two-layer receptive-field experiment on MNIST (Tian 2023, App. E.3, Figs. 12-13).
 
 What the experiment needs around the shared network and trainer (:mod:`nlcl.tian.rf_network`,
-:mod:`nlcl.tian.token_training`): splitting images into the 4 receptive fields, a view sampler for
-:func:`nlcl.tian.token_training.train_batched`, and the two filter measurements (high-frequency
+:mod:`nlcl.tian.tokens.training`): splitting images into the 4 receptive fields, a view sampler for
+:func:`nlcl.tian.tokens.training.train_batched`, and the two filter measurements (high-frequency
 energy, pairwise |cos|). Explained in the chapter ``book/tian-mnist-filters.py``.
 """
 
@@ -65,7 +65,7 @@ def filters_to_images(filters, rf: int = 14) -> np.ndarray:
 class RFViewSampler:
     """Minibatches of two views of MNIST as receptive-field inputs for the two-layer trainer.
 
-    An adapter between :class:`MNISTData` and :func:`nlcl.tian.token_training.train_batched` (which takes a
+    An adapter between :class:`MNISTData` and :func:`nlcl.tian.tokens.training.train_batched` (which takes a
     callable ``data(step) -> (x, x')`` of (R, N, K, d) tensors), for Tian 2023, App. E.3: batch
     size ``batch_size``, epochs of a fresh permutation per *data seed* ("start new pass (epoch) of
     the dataset if needed"), and, for runs with ``augment[r]``, each view an independent

@@ -41,7 +41,7 @@ import torch
 
 from nlcl.core.activations import get_activation
 from nlcl.core.validate import ParameterError, choice, positive_int
-from nlcl.tian.tokens import TokenBatch
+from nlcl.tian.tokens.world import TokenBatch
 
 __all__ = [
     "BN_VARIANTS",

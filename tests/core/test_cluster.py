@@ -42,7 +42,7 @@ def test_dask_client_rejects_bad_input():
 def test_worker_threads_follow_nlcl_worker_threads(monkeypatch):
     """nlcl book gives a chapter more worker processes only with as many torch threads each as the
     chapter has in one process (NLCL_WORKER_THREADS), so the worker count never changes a token-grid
-    stack's thread count, hence its numbers (tests/tian/test_token_training.py:
+    stack's thread count, hence its numbers (tests/tian/tokens/test_training.py:
     test_train_token_runs_on_dask_workers_is_bitwise_one_process)."""
     monkeypatch.delenv(WORKER_THREADS_ENV, raising=False)
     assert worker_threads(3) == 3

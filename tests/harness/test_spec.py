@@ -56,7 +56,7 @@ def test_every_chapter_declares_its_parameters(name):
 
 
 def test_tokens_full_grid_is_the_papers():
-    from nlcl.tian.token_grid import PAPER_BETAS, PAPER_PS
+    from nlcl.tian.tokens.grid import PAPER_BETAS, PAPER_PS
 
     p = spec.read_chapter(chapters(ROOT)["tian-tokens"]).parameters
     assert p["betas"].sizes["full"] == list(PAPER_BETAS) and p["Ps"].sizes["full"] == list(PAPER_PS)

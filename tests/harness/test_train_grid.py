@@ -8,7 +8,7 @@ from nlcl.harness.train_grid import train_grid
 
 
 def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch):
-    import nlcl.tian.token_grid as token_grid
+    import nlcl.tian.tokens.grid as token_grid
 
     monkeypatch.setenv("NLCL_RESULTS_DIR", str(tmp_path))
     real = token_grid.paper_grid
@@ -38,8 +38,8 @@ def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch)
 
 
 def test_cli_bench_quick_writes_a_record(tmp_path, monkeypatch, capsys):
-    import nlcl.tian.bench as bench
-    from nlcl.tian.token_grid import paper_grid
+    import nlcl.tian.tokens.bench as bench
+    from nlcl.tian.tokens.grid import paper_grid
 
     monkeypatch.setattr(
         bench,

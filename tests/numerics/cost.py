@@ -41,7 +41,7 @@ for name, n, dt in (("gemm_f32_1024", 1024, torch.float32), ("gemm_f64_1024", 10
     for _ in range(reps):
         a @ b
     out[name] = 2 * n**3 * reps / (time.perf_counter() - t) / 1e9
-from nlcl.tian.token_grid import TokenRun, train_token_runs
+from nlcl.tian.tokens.grid import TokenRun, train_token_runs
 for name, k in (("token_step_1", 1), ("token_step_16", 16)):
     runs = [TokenRun("relu", "infonce", "mean", 5, 5, 1.0, s, lr=0.02, tau=0.1) for s in range(k)]
     train_token_runs(runs, 5, out_dim=50)

@@ -41,7 +41,7 @@ def fingerprint() -> dict:
     from released_trainer import OracleConfig, train
 
     from nlcl.core import numerics
-    from nlcl.tian.token_grid import TokenRun, train_token_runs
+    from nlcl.tian.tokens.grid import TokenRun, train_token_runs
 
     torch.set_num_threads(1)
     model, *_ = train(OracleConfig(activation="quadratic", loss="quadratic", bn="mean", seed=0, niter=STEPS))

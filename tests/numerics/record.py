@@ -73,7 +73,7 @@ def cell_scores() -> dict:
 
     import nlcl  # noqa: F401
     from nlcl.core import numerics
-    from nlcl.tian.token_grid import TokenRun, train_token_runs
+    from nlcl.tian.tokens.grid import TokenRun, train_token_runs
 
     torch.set_num_threads(1)
     loss, bn, act = BOLD[0]

@@ -3,7 +3,7 @@
 The paper's released trainer (facebookresearch/luckmatters, ``ssl/real-dataset/bn_gen.py``, the
 version that imports ``bn_gen_utils``) scores a trained model in ``check_result`` with
 ``compute_score``; this module restates both, line by line, on plain tensors, sharing no code
-with ``nlcl`` (it is the oracle that ``nlcl.tian.token_metrics.matching_scores`` is compared with):
+with ``nlcl`` (it is the oracle that ``nlcl.tian.tokens.metrics.matching_scores`` is compared with):
 
 * ``Distribution.symbol_freq`` (``bn_gen_utils.py``): ``counts[k][a]`` = how many patterns
   (generators) put token ``a`` at location ``k`` (``-1`` = wildcard) → :func:`symbol_freq`.

@@ -3,7 +3,7 @@
 The grid: five activations × BatchNorm {none, mean} × {InfoNCE, quadratic} at the released
 README's configuration (K = 10, d = 20, P = 5, G = 40, β = 5 (M = 25), d_out = 50, η = 0.02,
 momentum 0.9, weight decay 5e-3, batch 128, τ = 0.1, 5000 steps, ζ = 1), seeds 0..n−1, trained by
-nlcl (``nlcl.tian.token_grid.train_token_runs``, one stack) and scored with
+nlcl (``nlcl.tian.tokens.grid.train_token_runs``, one stack) and scored with
 
 * the book's scoring, ``matching_scores(..., normaliser="cosine")`` (``chi_plus``, ``chi_minus``);
 * the released code's normaliser, ``normaliser="released"`` (``chi_plus_released``,
@@ -35,8 +35,8 @@ sys.path.insert(0, str(HERE))
 from released_scoring import check_result  # noqa: E402
 from run_oracle_grid import GRID  # noqa: E402
 
-from nlcl.tian.token_grid import TokenRun, train_token_runs  # noqa: E402
-from nlcl.tian.tokens import make_token_worlds  # noqa: E402
+from nlcl.tian.tokens.grid import TokenRun, train_token_runs  # noqa: E402
+from nlcl.tian.tokens.world import make_token_worlds  # noqa: E402
 
 ROOT = HERE.parents[1]
 RECORD = ROOT / "results" / "tian-tokens-oracle-nlcl-runs.json"

@@ -13,7 +13,7 @@ import pytest
 import torch
 from released_trainer import OracleConfig, train_and_score
 
-from nlcl.tian.token_grid import TokenRun, train_token_runs
+from nlcl.tian.tokens.grid import TokenRun, train_token_runs
 
 CELLS = [("quadratic", "none", "relu"), ("quadratic", "mean", "quadratic"), ("infonce", "none", "relu")]
 #: 20 seeds per trainer and cell.  With 3 seeds (0-2; until 2026-11-26) two cells failed: χ̄+ of

@@ -12,8 +12,8 @@ import torch
 from released_trainer import Distribution, Generator, Model, OracleConfig, train
 
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.token_training import train_batched
-from nlcl.tian.tokens import make_token_worlds, sample_views
+from nlcl.tian.tokens.training import train_batched
+from nlcl.tian.tokens.world import make_token_worlds, sample_views
 
 STEPS, N, K, D, P, BETA, OUT = 12, 32, 10, 20, 3, 2, 20
 

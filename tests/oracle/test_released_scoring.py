@@ -57,8 +57,8 @@ def test_check_result_scores_candidates_and_the_other_tokens():
 def test_nlcl_released_normaliser_equals_the_oracle(linear):
     """nlcl's ``matching_scores(..., normaliser="released")`` is the released check_result, here on
     filters with norms spread over four decades (some decayed to ~1e-3 of the largest)."""
-    from nlcl.tian.token_metrics import matching_scores
-    from nlcl.tian.tokens import make_token_worlds
+    from nlcl.tian.tokens.metrics import matching_scores
+    from nlcl.tian.tokens.world import make_token_worlds
 
     world = make_token_worlds([0, 1], [3, 5])
     g = torch.Generator().manual_seed(1)

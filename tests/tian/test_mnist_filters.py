@@ -66,7 +66,7 @@ def test_rf_view_sampler_pairs_runs_and_augments_only_where_asked():
 
 def test_rf_view_sampler_feeds_the_shared_trainer():
     from nlcl.tian.rf_network import TwoLayerRF
-    from nlcl.tian.token_training import train_batched
+    from nlcl.tian.tokens.training import train_batched
 
     imgs = np.random.default_rng(1).random((16, 28, 28)).astype(np.float32)
     model = TwoLayerRF(2, 4, 196, 3, out_dim=5, seeds=[0, 0])

@@ -12,8 +12,8 @@ import torch  # noqa: E402
 
 from nlcl.core.validate import ParameterError  # noqa: E402
 from nlcl.tian.plots import plot_beta_curves, plot_filters, plot_mnist_filters  # noqa: E402
-from nlcl.tian.token_metrics import summarize  # noqa: E402
-from nlcl.tian.tokens import make_token_worlds  # noqa: E402
+from nlcl.tian.tokens.metrics import summarize  # noqa: E402
+from nlcl.tian.tokens.world import make_token_worlds  # noqa: E402
 
 
 def test_plot_beta_curves_and_filters():

@@ -14,7 +14,7 @@ from nlcl.tian.rf_network import (
     rf_preactivation,
     segments,
 )
-from nlcl.tian.tokens import TokenBatch, make_token_worlds, sample_views
+from nlcl.tian.tokens.world import TokenBatch, make_token_worlds, sample_views
 
 
 @settings(max_examples=15, deadline=None)

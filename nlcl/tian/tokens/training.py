@@ -8,7 +8,7 @@ activation, BatchNorm variant, loss, temperature, learning rate, P, ζ and seed.
 * :func:`train_batched` is the generic trainer: a :class:`~nlcl.tian.rf_network.TwoLayerRF` stack plus a
   callable ``data(step) -> (x, x')`` of view batches (dense (R, N, K, d) tensors or
   :class:`~nlcl.tian.tokens.TokenBatch`), so other data (e.g. MNIST patches, App. E.3) reuse it.
-* :mod:`nlcl.tian.token_grid` trains the paper's grid of token-task runs with it; ``nlcl train-grid``
+* :mod:`nlcl.tian.tokens.grid` trains the paper's grid of token-task runs with it; ``nlcl train-grid``
   saves the full-profile artifacts ``results/tian-tokens-full-*``.
 
 Losses (Tian 2023, Eq. 1 and Sec. 2) on ℓ2-normalized outputs, with the normalization of the
@@ -31,8 +31,8 @@ from nlcl.core.device import keep_freed_memory
 from nlcl.core.validate import NonFiniteError, ParameterError, choice, nonneg_float, positive_int
 from nlcl.tian.losses import LOSSES, contrastive_loss
 from nlcl.tian.rf_network import TwoLayerRF, segments
-from nlcl.tian.token_tables import token_step
-from nlcl.tian.tokens import TokenBatch
+from nlcl.tian.tokens.tables import token_step
+from nlcl.tian.tokens.world import TokenBatch
 
 __all__ = [
     "ENGINES",
@@ -98,11 +98,11 @@ def train_batched(
 
     ``engine``: ``"autograd"`` differentiates the per-sample network with torch autograd;
     ``"tables"`` computes the same loss and gradients in token-table space
-    (:func:`nlcl.tian.token_tables.token_step`, token inputs only, about an order of magnitude faster);
+    (:func:`nlcl.tian.tokens.tables.token_step`, token inputs only, about an order of magnitude faster);
     ``"auto"`` (default) takes ``"tables"`` for :class:`~nlcl.tian.tokens.TokenBatch` views and
     ``"autograd"`` otherwise; ``"fused"`` (opt-in, token inputs only) runs the whole step (the
-    batch draw for :class:`~nlcl.tian.token_fused.TokenViews` data, forward, loss, backward, update)
-    as one compiled graph per shape (:mod:`nlcl.tian.token_fused`), equal to ``"tables"`` within
+    batch draw for :class:`~nlcl.tian.tokens.fused.TokenViews` data, forward, loss, backward, update)
+    as one compiled graph per shape (:mod:`nlcl.tian.tokens.fused`), equal to ``"tables"`` within
     rounding, not bitwise.
     """
     steps = positive_int("steps", steps)
@@ -131,7 +131,7 @@ def train_batched(
 
         it = tqdm(it, desc=progress if isinstance(progress, str) else "train", leave=False)
     if engine == "fused":
-        from nlcl.tian.token_fused import train_fused
+        from nlcl.tian.tokens.fused import train_fused
 
         return train_fused(
             model,

@@ -1,6 +1,6 @@
-"""Tests for nlcl.tian.token_fused: the fused (compiled) token step equals the eager ``tables`` engine.
+"""Tests for nlcl.tian.tokens.fused: the fused (compiled) token step equals the eager ``tables`` engine.
 
-Tolerances.  The fused step computes the same formulas as :func:`nlcl.tian.token_tables.token_step`
+Tolerances.  The fused step computes the same formulas as :func:`nlcl.tian.tokens.tables.token_step`
 in another order (the compiler fuses loops and vectorises reductions differently), so the two
 agree to rounding, not bitwise.  Two checks, each with a tolerance derived from that:
 
@@ -22,15 +22,15 @@ import warnings
 import pytest
 import torch
 
-import nlcl.tian.token_fused as token_fused
+import nlcl.tian.tokens.fused as token_fused
 from nlcl.core.validate import ParameterError
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF
-from nlcl.tian.token_fused import TokenViews, compile_log, fused_stepper, train_fused
-from nlcl.tian.token_grid import TokenRun, train_token_runs
-from nlcl.tian.token_stacks import _build_stack
-from nlcl.tian.token_training import train_batched
-from nlcl.tian.tokens import TokenBatch, make_token_worlds, sample_views
+from nlcl.tian.tokens.fused import TokenViews, compile_log, fused_stepper, train_fused
+from nlcl.tian.tokens.grid import TokenRun, train_token_runs
+from nlcl.tian.tokens.stacks import build_stack
+from nlcl.tian.tokens.training import train_batched
+from nlcl.tian.tokens.world import TokenBatch, make_token_worlds, sample_views
 
 
 def _close(a, b, rel):
@@ -140,8 +140,8 @@ def test_fused_falls_back_to_eager_with_one_warning(monkeypatch):
     monkeypatch.setattr(token_fused, "_CACHE", {})
     monkeypatch.setattr(token_fused, "_WARNED", [])
     runs = [TokenRun("relu", seed=s) for s in range(2)]
-    _, m_eager, data = _build_stack(runs, batch_size=8, out_dim=4)
-    _, m_fused, _ = _build_stack(runs, batch_size=8, out_dim=4)
+    _, m_eager, data = build_stack(runs, batch_size=8, out_dim=4)
+    _, m_fused, _ = build_stack(runs, batch_size=8, out_dim=4)
     a = train_batched(m_eager, data, 2, engine="tables")
     with pytest.warns(
         RuntimeWarning, match=r"torch.compile failed \(RuntimeError: no C\+\+ compiler found\)"

@@ -42,9 +42,9 @@ import torch
 from nlcl.core.device import describe_device, get_device
 from nlcl.core.validate import choice, positive_int
 from nlcl.tian.losses import LOSSES
-from nlcl.tian.token_grid import paper_grid, runs_from_table
-from nlcl.tian.token_stacks import _build_stack, _check_workers, _stack_cost
-from nlcl.tian.token_training import ENGINES, train_batched
+from nlcl.tian.tokens.grid import paper_grid, runs_from_table
+from nlcl.tian.tokens.stacks import build_stack, check_workers, stack_cost
+from nlcl.tian.tokens.training import ENGINES, train_batched
 
 __all__ = [
     "matmul_peak_gflops",
@@ -110,7 +110,7 @@ def table_step_flops(
     batch_size: int = 128,
     out_dim: int = 20,
 ) -> float:
-    """FLOPs of one step of one run in the ``tables`` engine (:func:`nlcl.tian.token_tables.token_step`).
+    """FLOPs of one step of one run in the ``tables`` engine (:func:`nlcl.tian.tokens.tables.token_step`).
 
     Counts the table products Z = Y V (forward), ∂V and ∂Y (backward), each 2 · K · 2n_tokens · M ·
     d_out; the gather and scatter between tables and samples (2N · K · d_out additions each way);
@@ -140,7 +140,7 @@ def time_stack(
     counts the time the process waits for a core.
     """
     dev = torch.device(device)
-    _, model, data = _build_stack(runs, batch_size=batch_size, device=dev)
+    _, model, data = build_stack(runs, batch_size=batch_size, device=dev)
     kw = dict(
         loss=[r.loss for r in runs],
         tau=[r.tau for r in runs],
@@ -164,7 +164,7 @@ def reference_runs(n_runs: int = 1) -> list:
     The configuration whose cost ``tests/numerics/cost.py`` records against the released trainer
     (trained with ``out_dim=50``); M = βP = 25 filters per RF.
     """
-    from nlcl.tian.token_grid import TokenRun
+    from nlcl.tian.tokens.grid import TokenRun
 
     return [
         TokenRun("relu", "infonce", "mean", 5, 5, 1.0, s, lr=0.02, tau=0.1)
@@ -192,7 +192,7 @@ def time_reference_steps(
     wall), the FLOPs per configuration-step (:func:`table_step_flops`) and, when ``peak_gflops``
     is given, ``roofline_ratio`` = CPU time / (FLOPs / peak).
     """
-    from nlcl.tian.token_fused import compile_log
+    from nlcl.tian.tokens.fused import compile_log
 
     steps, repeats = positive_int("steps", steps), positive_int("repeats", repeats)
     for e in engines:
@@ -204,7 +204,7 @@ def time_reference_steps(
         models, data = {}, None
         entry: dict = {}
         for e in engines:
-            _, models[e], data = _build_stack(runs, batch_size=batch_size, out_dim=out_dim)
+            _, models[e], data = build_stack(runs, batch_size=batch_size, out_dim=out_dim)
             n_log = len(compile_log())
             t0 = time.perf_counter()
             train_batched(models[e], data, 2, loss="infonce", tau=0.1, lr=0.02, engine=e)
@@ -257,12 +257,12 @@ def run_benchmark(
     """
     dev = get_device(device)
     engine = choice("engine", engine, ENGINES)
-    workers = _check_workers(workers, dev)
+    workers = check_workers(workers, dev)
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
     steps = positive_int("steps", steps if steps is not None else (3 if quick else 10))
     peak = matmul_peak_gflops(512 if quick else 1024, device=dev)
-    from nlcl.tian.token_fused import compile_log
+    from nlcl.tian.tokens.fused import compile_log
 
     n_log = len(compile_log())
     reference = None
@@ -303,7 +303,7 @@ def run_benchmark(
 
         with dask_client(None, workers, max(1, torch.get_num_threads() // workers)) as client:
             t0 = time.perf_counter()  # the LocalCluster's workers are up: time the grid only
-            # largest stacks first, one per task, as nlcl.tian.token_grid schedules them
+            # largest stacks first, one per task, as nlcl.tian.tokens.grid schedules them
             futures = {
                 m: client.submit(
                     _time_stack_job,
@@ -311,7 +311,7 @@ def run_benchmark(
                     steps,
                     str(dev),
                     engine,
-                    priority=_stack_cost(len(by_m[m]), m),
+                    priority=stack_cost(len(by_m[m]), m),
                     pure=False,
                 )
                 for m in Ms

@@ -144,7 +144,7 @@ class TokenWorld:
 
         These are the tokens that receive top-down support; a candidate that no generator uses
         only ever appears through a wildcard and is noise like any a ∉ R_k^g (Tian 2023, Sec. 5).
-        The matching scores χ̄± of :mod:`nlcl.tian.token_metrics` use this set, as the released code does.
+        The matching scores χ̄± of :mod:`nlcl.tian.tokens.metrics` use this set, as the released code does.
         """
         R, G, K = self.generators.shape
         count = torch.zeros(R, K, self.n_tokens, dtype=torch.int64)

@@ -1,11 +1,11 @@
-"""Tests for nlcl.tian.token_training (Tian 2023, Sec. 5 / App. E.2 batched contrastive training)."""
+"""Tests for nlcl.tian.tokens.training (Tian 2023, Sec. 5 / App. E.2 batched contrastive training)."""
 
 import pytest
 import torch
 
 from nlcl.core.validate import ParameterError
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.token_grid import (
+from nlcl.tian.tokens.grid import (
     TokenRun,
     TrainResult,
     grid_parameters,
@@ -13,7 +13,7 @@ from nlcl.tian.token_grid import (
     runs_from_table,
     train_token_runs,
 )
-from nlcl.tian.token_training import sgd_momentum_step, train_batched
+from nlcl.tian.tokens.training import sgd_momentum_step, train_batched
 
 
 def test_sgd_step_matches_torch_optim():
@@ -151,7 +151,7 @@ SCORE_COLUMNS = [
 def test_committed_full_profile_artifact_matches_the_code(fig, prefix, lr, expected_seeds):
     """results/<prefix>-<fig>: schema, parameters and runs agree with paper_grid (complete grids)."""
     from nlcl.harness import results
-    from nlcl.tian.token_grid import grid_parameters
+    from nlcl.tian.tokens.grid import grid_parameters
 
     name = f"{prefix}-{fig}"
     meta = results.load(name).meta

@@ -1,11 +1,11 @@
-"""Smoke test of nlcl.tian.bench (no timing assertions)."""
+"""Smoke test of nlcl.tian.tokens.bench (no timing assertions)."""
 
 import json
 
 import pytest
 
 from nlcl.core.validate import ParameterError
-from nlcl.tian.bench import (
+from nlcl.tian.tokens.bench import (
     format_benchmark,
     matmul_peak_gflops,
     reference_runs,
@@ -33,7 +33,7 @@ def test_peak_is_positive():
 
 
 def test_quick_benchmark_writes_json(tmp_path, monkeypatch):
-    import nlcl.tian.bench as bench
+    import nlcl.tian.tokens.bench as bench
 
     monkeypatch.setattr(bench, "paper_grid", _small_grid)
     out = tmp_path / "bench.json"
@@ -62,14 +62,14 @@ def test_benchmark_rejects_unknown_engine(tmp_path):
 
 
 def _small_grid():
-    from nlcl.tian.token_grid import paper_grid
+    from nlcl.tian.tokens.grid import paper_grid
 
     return paper_grid(["fig9"], seeds=[0], activations=["relu"], betas=[1, 5], Ps=[1, 3])
 
 
 def test_time_stack_reports_positive_times():
-    from nlcl.tian.bench import time_stack
-    from nlcl.tian.token_grid import TokenRun
+    from nlcl.tian.tokens.bench import time_stack
+    from nlcl.tian.tokens.grid import TokenRun
 
     runs = [TokenRun("relu", beta=1, P=3, seed=s) for s in range(2)]
     for engine in ("tables", "autograd"):
@@ -78,7 +78,7 @@ def test_time_stack_reports_positive_times():
 
 
 def test_benchmark_with_worker_processes(tmp_path, monkeypatch):
-    import nlcl.tian.bench as bench
+    import nlcl.tian.tokens.bench as bench
 
     monkeypatch.setattr(bench, "paper_grid", _small_grid)
     res = run_benchmark(quick=True, steps=1, out=None, workers=2)

@@ -1,8 +1,8 @@
 """One stack of token-task runs (Tian 2023, Sec. 5): runs of equal M = βP trained together.
 
-:func:`_build_stack` makes the stack's token worlds (one per run), the stacked two-layer RF model
-and its minibatch sampler; :func:`nlcl.tian.token_grid.train_token_runs` and the benchmark
-(:mod:`nlcl.tian.bench`) train and time such stacks. Private helpers shared by those two modules.
+:func:`build_stack` makes the stack's token worlds (one per run), the stacked two-layer RF model
+and its minibatch sampler; :func:`nlcl.tian.tokens.grid.train_token_runs` and the benchmark
+(:mod:`nlcl.tian.tokens.bench`) train and time such stacks. Private helpers shared by those two modules.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import torch
 
 from nlcl.core.validate import ParameterError, positive_int
 from nlcl.tian.rf_network import TwoLayerRF
-from nlcl.tian.token_fused import TokenViews
-from nlcl.tian.tokens import make_token_worlds
+from nlcl.tian.tokens.fused import TokenViews
+from nlcl.tian.tokens.world import make_token_worlds
 
 __all__: list[str] = []
 
 
-def _check_workers(workers: int, device: torch.device) -> int:
+def check_workers(workers: int, device: torch.device) -> int:
     """Validate a number of worker processes for ``device`` (more than one only on CPU)."""
     workers = positive_int("workers", workers)
     if workers > 1 and device.type != "cpu":
@@ -29,12 +29,12 @@ def _check_workers(workers: int, device: torch.device) -> int:
     return workers
 
 
-def _stack_cost(n_runs: int, M: int) -> int:
+def stack_cost(n_runs: int, M: int) -> int:
     """Relative cost of a stack of ``n_runs`` runs with M filters per RF (for scheduling only)."""
     return n_runs * (M + 20)
 
 
-def _build_stack(
+def build_stack(
     rs: Sequence,
     *,
     batch_size: int = 128,
@@ -47,7 +47,7 @@ def _build_stack(
     dtype: torch.dtype = torch.float32,
 ):
     """The token worlds, the stacked model and ``data(step)`` of one stack of equal-M runs
-    (``rs``: :class:`~nlcl.tian.token_grid.TokenRun`)."""
+    (``rs``: :class:`~nlcl.tian.tokens.grid.TokenRun`)."""
     device = torch.device(device)
     world = make_token_worlds(
         [r.seed for r in rs],
@@ -75,9 +75,9 @@ def _build_stack(
     return world, model, TokenViews(world, batch_size, emb)
 
 
-def _result_table(runs, scores, final) -> pd.DataFrame:
+def result_table(runs, scores, final) -> pd.DataFrame:
     """One row per run: its fields, M, χ̄± (book's scoring), the final loss, then the released,
-    sign-symmetric and printed χ̄± (``scores`` columns 0-7, :func:`nlcl.tian.token_grid._train_stack`)."""
+    sign-symmetric and printed χ̄± (``scores`` columns 0-7, :func:`nlcl.tian.tokens.grid._train_stack`)."""
     table = pd.DataFrame([asdict(r) for r in runs])
     table["M"] = [r.M for r in runs]
     table["chi_plus"] = scores[:, 0]

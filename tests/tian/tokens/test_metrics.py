@@ -1,4 +1,4 @@
-"""Tests for nlcl.tian.token_metrics (Tian 2023, Eqs. 16 and 181; Table 1)."""
+"""Tests for nlcl.tian.tokens.metrics (Tian 2023, Eqs. 16 and 181; Table 1)."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.tian.token_metrics import (
+from nlcl.tian.tokens.metrics import (
     NORMALISERS,
     PAPER_TABLE1,
     filter_token_cosines,
@@ -16,7 +16,7 @@ from nlcl.tian.token_metrics import (
     paper_table1,
     summarize,
 )
-from nlcl.tian.tokens import make_token_worlds
+from nlcl.tian.tokens.world import make_token_worlds
 
 
 def _perfect_filters(world, M):
@@ -114,7 +114,7 @@ def _grid_table(values, **fixed):
 
 
 def test_grid_predicates_on_a_constructed_grid():
-    from nlcl.tian.token_metrics import grid_predicates
+    from nlcl.tian.tokens.metrics import grid_predicates
 
     cells = [(1, 1), (1, 3), (5, 1), (5, 3)]
     relu = {(1, 1): 0.5, (1, 3): 0.4, (5, 1): 0.6, (5, 3): 0.9}
@@ -163,7 +163,7 @@ def test_grid_predicates_on_a_constructed_grid():
 
 
 def test_grid_predicates_missing_cells_give_nan():
-    from nlcl.tian.token_metrics import grid_predicates
+    from nlcl.tian.tokens.metrics import grid_predicates
 
     fig9 = _grid_table({(1, 1): 0.5}, activation="relu")
     empty = fig9.iloc[:0].assign(bn="none", zeta=10.0)
@@ -175,7 +175,7 @@ def test_grid_predicates_missing_cells_give_nan():
 
 
 def test_relu_chi_minus_rank_counts_from_the_lowest():
-    from nlcl.tian.token_metrics import grid_predicates
+    from nlcl.tian.tokens.metrics import grid_predicates
 
     fig9 = pd.concat(
         [
@@ -191,7 +191,7 @@ def test_relu_chi_minus_rank_counts_from_the_lowest():
 
 
 def test_grid_predicates_per_seed_is_grid_predicates_of_each_seed():
-    from nlcl.tian.token_metrics import grid_predicates, grid_predicates_per_seed
+    from nlcl.tian.tokens.metrics import grid_predicates, grid_predicates_per_seed
 
     rng = np.random.default_rng(0)
     cells = [(1, 1), (1, 3), (5, 1), (5, 3)]

@@ -1,22 +1,22 @@
 """The fused token step: one compiled kernel graph per stack shape (Tian 2023, Sec. 5, opt-in).
 
-The ``tables`` engine (:func:`nlcl.tian.token_tables.token_step`) is exact and does little
+The ``tables`` engine (:func:`nlcl.tian.tokens.tables.token_step`) is exact and does little
 arithmetic, but one step of one configuration issues about a hundred small torch operators, and
 the per-operator dispatch (not the arithmetic) is most of its time.  The ``fused`` engine of
-:func:`nlcl.tian.token_training.train_batched` writes the whole training step as one pure tensor
+:func:`nlcl.tian.tokens.training.train_batched` writes the whole training step as one pure tensor
 function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ backend on CPU):
 
 * the minibatch draw of :func:`nlcl.tian.tokens.sample_views` (the same counter-based hash, with
   the step as a tensor, so the token indices are bitwise those of the eager sampler);
 * the forward pass in token-table space, the loss (InfoNCE or quadratic), its exact closed-form
   backward (the same formulas as ``token_step``: BatchNorm variants, ℓ2 normalisation);
-* SGD with momentum and weight decay (:func:`nlcl.tian.token_training.sgd_momentum_step`'s rule),
+* SGD with momentum and weight decay (:func:`nlcl.tian.tokens.training.sgd_momentum_step`'s rule),
   updating W, V and the momentum buffers in place.
 
 The compiler fuses the elementwise work and the gather / scatter between tables and samples into
 a few loops and leaves the matrix products to the BLAS; the arithmetic is the same as the
 ``tables`` engine's, but its order (and so the last bits) may differ: equal within a stated
-tolerance, not bitwise (``tests/tian/test_token_fused.py``).  Compiled steps are cached per shape
+tolerance, not bitwise (``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape
 and configuration (:func:`compile_log` lists them with their compile time).  Where
 ``torch.compile`` is unavailable or fails (no C++ compiler), the same function runs eagerly, after
 a one-line warning.
@@ -35,8 +35,8 @@ import torch
 
 from nlcl.core.activations import get_activation
 from nlcl.tian.rf_network import BN_BACKPROP, BN_POOLED, segments
-from nlcl.tian.token_tables import _EPS_NORMALIZE, _loss_and_grad
-from nlcl.tian.tokens import TokenWorld, _mix32, _position_hash
+from nlcl.tian.tokens.tables import _EPS_NORMALIZE, _loss_and_grad
+from nlcl.tian.tokens.world import TokenWorld, _mix32, _position_hash
 
 __all__ = ["TokenViews", "compile_log", "fused_stepper", "train_fused"]
 
@@ -55,7 +55,7 @@ class TokenViews:
     embedding: torch.Tensor
 
     def __call__(self, step: int):
-        from nlcl.tian.tokens import sample_views
+        from nlcl.tian.tokens.world import sample_views
 
         x1, x2, _ = sample_views(
             self.world, step, self.batch_size, device=self.embedding.device, embedding=self.embedding
@@ -368,7 +368,7 @@ def train_fused(
     it,
     compile: bool | None = None,
 ) -> torch.Tensor:
-    """The ``fused`` engine of :func:`nlcl.tian.token_training.train_batched` (arguments validated there).
+    """The ``fused`` engine of :func:`nlcl.tian.tokens.training.train_batched` (arguments validated there).
 
     Trains ``model`` in place with the cached compiled step and returns the last step's per-run
     loss.  A :class:`TokenViews` ``data`` is drawn inside the step; any other ``data(step)`` must
@@ -379,7 +379,7 @@ def train_fused(
     step runs eagerly: slower, no compiler needed).
     """
     from nlcl.core.validate import NonFiniteError, ParameterError
-    from nlcl.tian.tokens import TokenBatch
+    from nlcl.tian.tokens.world import TokenBatch
 
     W = model.W.detach()  # shares model.W's storage: updated in place
     R, K, M, _ = W.shape

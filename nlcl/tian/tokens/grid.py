@@ -2,8 +2,8 @@
 
 :func:`paper_grid` lists the runs of Figs. 9, 10, 11 and Table 1; :func:`train_token_runs` trains
 them in stacks of equal M = βP (vectorized over runs; optionally in worker processes) with
-:func:`nlcl.tian.token_training.train_batched` and scores them with
-:func:`nlcl.tian.token_metrics.matching_scores`. ``nlcl train-grid`` writes the artifacts the chapter
+:func:`nlcl.tian.tokens.training.train_batched` and scores them with
+:func:`nlcl.tian.tokens.metrics.matching_scores`. ``nlcl train-grid`` writes the artifacts the chapter
 ``book/tian-tokens.py`` reads.
 """
 
@@ -21,8 +21,8 @@ from nlcl.core.cluster import worker_threads
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
-from nlcl.tian.token_stacks import _build_stack, _check_workers, _result_table, _stack_cost
-from nlcl.tian.token_training import train_batched
+from nlcl.tian.tokens.stacks import build_stack, check_workers, result_table, stack_cost
+from nlcl.tian.tokens.training import train_batched
 
 #: Where BatchNorm takes its moments in :func:`paper_grid`: per view (released code) or pooled
 #: over both views (App. D, Eqs. 164-165).
@@ -98,7 +98,7 @@ class TrainResult:
 
     ``table``: one row per run (its :class:`TokenRun` fields, M, chi_plus, chi_minus,
     final_loss, and chi_plus_released, chi_minus_released: the same scores with the released
-    code's normaliser, see :data:`nlcl.tian.token_metrics.NORMALISERS`), in input order.
+    code's normaliser, see :data:`nlcl.tian.tokens.metrics.NORMALISERS`), in input order.
     ``weights``: run index → W (K, M, d) for the runs asked for.
     ``run_steps_per_s``: training speed (runs × steps / wall seconds).  ``wall_s``: total.
     ``curves``: with ``record_every``, the training curves (long table: ``run`` (input index),
@@ -107,7 +107,7 @@ class TrainResult:
     activation (linear and x²: ``h(−z)`` and ``h(z)`` give the same hidden units up to sign) with
     |cos|; the book's ``chi_plus`` takes |cos| for linear only, as the released code does.
     ``chi_plus_printed`` / ``chi_minus_printed`` score as Eqs. 16 and 181 are printed: the signed
-    cosine for every activation and a 1/P prefactor (:func:`~nlcl.tian.token_metrics.matching_scores`).
+    cosine for every activation and a 1/P prefactor (:func:`~nlcl.tian.tokens.metrics.matching_scores`).
     """
 
     table: pd.DataFrame
@@ -146,7 +146,7 @@ def train_token_runs(
     stay under ``max_elements``; inside a stack they are ordered by (activation, bn, loss) so
     those form contiguous segments.  A run's data (its token world and batches) and its
     initialization depend only on its own seed, P and ζ, so results do not depend on the
-    grouping.  Scores come from :func:`nlcl.tian.token_metrics.matching_scores`.  ``on_stack(table)``, if
+    grouping.  Scores come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if
     given, is called after each stack with the rows of the runs finished so far (input order).
 
     ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
@@ -161,7 +161,7 @@ def train_token_runs(
     untrained filters' χ̄± and the loss of the first minibatch; at every multiple s of
     ``record_every`` (and at ``steps``) χ̄± of the filters after s updates and the mean loss of
     the minibatches since the previous record.  Recording does not change the training.
-    ``engine``: :func:`~nlcl.tian.token_training.train_batched`'s (``"fused"``: compiled, opt-in).
+    ``engine``: :func:`~nlcl.tian.tokens.training.train_batched`'s (``"fused"``: compiled, opt-in).
     """
     steps = positive_int("steps", steps)
     if record_every is not None:
@@ -172,7 +172,7 @@ def train_token_runs(
         raise ParameterError("runs is empty; expected at least one TokenRun")
     keep = set(int(i) for i in keep_weights)
     device = torch.device(device)
-    workers = _check_workers(workers, device)
+    workers = check_workers(workers, device)
     order = sorted(
         range(len(runs)), key=lambda i: (runs[i].M, runs[i].activation, runs[i].bn, runs[i].loss, i)
     )
@@ -216,7 +216,7 @@ def train_token_runs(
             if i in keep:
                 weights[i] = W[j].clone()
         if on_stack is not None:
-            t = _result_table(runs, scores, final)
+            t = result_table(runs, scores, final)
             on_stack(t[~np.isnan(scores[:, 0])])
 
     if workers == 1 and scheduler is None:
@@ -243,7 +243,7 @@ def train_token_runs(
                     [runs[i] for i in idx],
                     opts,
                     False,
-                    priority=_stack_cost(len(idx), runs[idx[0]].M),
+                    priority=stack_cost(len(idx), runs[idx[0]].M),
                     pure=False,
                 ): idx
                 for idx in stacks
@@ -256,7 +256,7 @@ def train_token_runs(
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
-    table = _result_table(runs, scores, final)
+    table = result_table(runs, scores, final)
     curves = None
     if record_every is not None:
         curves = (
@@ -273,10 +273,10 @@ def _train_stack(rs: Sequence[TokenRun], opts: dict, progress: bool | str):
     Returns the scores (R, 6), the final losses, the filters W and the curves (or None): a long
     table with ``slot`` (index in ``rs``), ``step``, ``loss``, ``chi_plus``, ``chi_minus``.
     """
-    from nlcl.tian.token_metrics import matching_scores
+    from nlcl.tian.tokens.metrics import matching_scores
 
     device = torch.device(opts["device"])
-    world, model, data = _build_stack(
+    world, model, data = build_stack(
         rs,
         batch_size=opts["batch_size"],
         K=opts["K"],

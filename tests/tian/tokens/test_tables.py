@@ -1,4 +1,4 @@
-"""Tests for nlcl.tian.token_tables: the token-table training step equals autograd on the per-sample network."""
+"""Tests for nlcl.tian.tokens.tables: the token-table training step equals autograd on the per-sample network."""
 
 import pytest
 import torch
@@ -9,9 +9,9 @@ from nlcl.core.device import keep_freed_memory
 from nlcl.core.validate import ParameterError
 from nlcl.tian.losses import LOSSES, contrastive_loss
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS, TwoLayerRF, segments
-from nlcl.tian.token_tables import token_counts, token_step
-from nlcl.tian.token_training import train_batched
-from nlcl.tian.tokens import TokenBatch, make_token_worlds, sample_views
+from nlcl.tian.tokens.tables import token_counts, token_step
+from nlcl.tian.tokens.training import train_batched
+from nlcl.tian.tokens.world import TokenBatch, make_token_worlds, sample_views
 
 
 def _autograd(model, x, losses, tau):

@@ -21,7 +21,7 @@ with N = 2 × 128 samples and n_tokens = 20 it is about 13× less than the per-s
 the result is the same number up to floating-point rounding (unit-tested against autograd on
 :class:`nlcl.tian.rf_network.TwoLayerRF`, for every activation, BatchNorm variant and loss).
 
-:func:`token_step` returns the per-run loss and the gradients of W and V; :func:`nlcl.tian.token_training.train_batched`
+:func:`token_step` returns the per-run loss and the gradients of W and V; :func:`nlcl.tian.tokens.training.train_batched`
 uses it for :class:`~nlcl.tian.tokens.TokenBatch` inputs (``engine="tables"``, the default for them).
 Losses are those of :func:`nlcl.tian.losses.contrastive_loss` (InfoNCE and the uniform-α quadratic
 loss, Tian 2023, Eq. 1 and Sec. 2), evaluated and differentiated in closed form here
@@ -38,7 +38,7 @@ import torch
 from nlcl.core.validate import ParameterError, choice
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.rf_network import BN_BACKPROP, BN_POOLED, TwoLayerRF, segments
-from nlcl.tian.tokens import TokenBatch
+from nlcl.tian.tokens.world import TokenBatch
 
 __all__ = ["token_counts", "token_step"]
 
@@ -105,7 +105,7 @@ def token_step(
     """Per-run contrastive loss and its gradients (∂/∂W, ∂/∂V) on a token batch, in table space.
 
     ``x`` holds the two views stacked along the sample axis (``index`` (R, 2N, K), as
-    :func:`nlcl.tian.token_training.train_batched` passes them); BatchNorm statistics are per view
+    :func:`nlcl.tian.tokens.training.train_batched` passes them); BatchNorm statistics are per view
     (over both views for the ``pooled-*`` variants).  The
     values equal ``contrastive_loss(model(x.dense(), views=2) …)`` and its autograd gradients up
     to rounding (Tian 2023, Sec. 4 Eq. 109, App. D Eqs. 164-165, Eq. 1).  ``loss`` is one name of

@@ -1,11 +1,11 @@
-"""Tests for nlcl.tian.tokens (Tian 2023, Sec. 5 / Fig. 3, App. E.2)."""
+"""Tests for nlcl.tian.tokens.world (Tian 2023, Sec. 5 / Fig. 3, App. E.2)."""
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlcl.tian.tokens import (
+from nlcl.tian.tokens.world import (
     TokenBatch,
     hash_uniform_int,
     make_token_worlds,
