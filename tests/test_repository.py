@@ -381,3 +381,16 @@ def test_a_chapter_shows_a_ledger_only_when_it_has_one(path):
     assert shows == has, (
         f"{path.stem}: run.show_ledger() {'without' if shows else 'never called, with'} a ledger"
     )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_reads_like_a_paper(path):
+    """A chapter whose claims live in a ledger has short cells, no functions of its own, its imports
+    in one cell, the seed read as P.seed, its plumbing collapsed and no code line cut off at the
+    page's width (nlcl.harness.chapter_shape; issue 25)."""
+    from nlcl.harness import chapter_shape
+
+    if not (ROOT / "book" / "claims" / f"{path.stem}.yaml").is_file():
+        pytest.skip(f"{path.stem} declares its claims inline (no ledger yet)")
+    problems = chapter_shape.shape_problems(path)
+    assert not problems, f"{path.stem}:\n  " + "\n  ".join(problems)
