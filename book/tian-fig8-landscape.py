@@ -69,15 +69,15 @@
 # grid ten times coarser is reported below. The claims are required in the paper's setting (ReLU, the nine angles); with other
 # parameters they are still measured and reported, but not required.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, seconds) or "full" (finer grid)
 seed: int = 0  # random seed (this chapter is deterministic; kept for uniformity)
-device: str = "auto"  # "auto", "cpu" or "cuda" (the computation is tiny and runs on numpy)
-activation: str = "relu"  # nonlinearity compared with linear; one of nlcl.core.activations.ACTIVATIONS
-angles: list | None = None  # data angles in radians; None takes the paper's nine points
-n_grid: int | None = None  # number of θ grid points on [-π, π); None takes the profile's size
+device: str = "auto"  # "auto", "cpu" or "cuda" (the computation is tiny, in numpy)
+activation: str = "relu"  # compared with linear; one of nlcl.core.activations
+angles: list | None = None  # data angles (radians); None takes the paper's nine
+n_grid: int | None = None  # θ grid points on [-π, π); None takes the profile's size
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
 run = nlcl.start(
@@ -85,23 +85,40 @@ run = nlcl.start(
     globals(),
     spec={
         "activation": {
-            "choices": ["linear", "relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"],
+            "choices": [
+                "linear",
+                "relu",
+                "leaky_relu",
+                "quadratic",
+                "monomial",
+                "sigmoid",
+                "tanh",
+            ],
             "paper": "relu",
         },
-        "angles": {"length": [2, 1000], "items": {"type": "float", "range": [-10.0, 10.0]}, "paper": None},
+        "angles": {
+            "length": [2, 1000],
+            "items": {"type": "float", "range": [-10.0, 10.0]},
+            "paper": None,
+        },
         "n_grid": {"range": [16, 10_000_000], "ci": 3600, "full": 36000},
     },
 )
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.signal import peak_prominences
 
+from nlcl.tian.circle_landscape import angular_distance, plot_circle_landscape
 from nlcl.tian.landscape import energy_on_circle, periodic_local_maxima
 from nlcl.tian.latent_data import points_on_circle
 
+# %% [markdown]
+# The paper's nine data angles, unless the `angles` parameter gives others.
+
+# %%
 PAPER_ANGLES = [
     -4 * np.pi / 5,
     -np.pi / 2,
@@ -135,39 +152,51 @@ run.show_ledger(two_grid_steps=2 * grid_step)
 # %%
 x = points_on_circle(data_angles)
 thetas = np.linspace(-np.pi, np.pi, P.n_grid, endpoint=False)
-energies = {act: energy_on_circle(x, thetas, act) for act in dict.fromkeys([P.activation, "linear"])}
+activations = dict.fromkeys([P.activation, "linear"])
+energies = {act: energy_on_circle(x, thetas, act) for act in activations}
 maxima = {act: thetas[periodic_local_maxima(e)] for act, e in energies.items()}
 
-# The top principal direction, by eigendecomposition of the data covariance (the linear prediction).
+# %% [markdown]
+# The linear prediction: the top principal direction $\pm\boldsymbol{\phi}_1$, by
+# eigendecomposition of the data covariance, and the largest angular distance of a linear
+# maximum from it.
+
+# %%
 cov = np.cov(x.T, bias=True)
 phi1 = np.linalg.eigh(cov)[1][:, -1]
 phi1_angles = np.array([np.arctan2(phi1[1], phi1[0]), np.arctan2(-phi1[1], -phi1[0])])
-
-
-def angular_distance(a, b):
-    return np.abs((np.asarray(a) - np.asarray(b) + np.pi) % (2 * np.pi) - np.pi)
-
-
-w_max = np.stack([np.cos(maxima[P.activation]), np.sin(maxima[P.activation])], axis=1)
-cos = np.abs(w_max @ w_max.T)[np.triu_indices(len(w_max), k=1)]
-n_oblique = int(np.sum((cos > 0.05) & (cos < 0.95)))
 lin_error = (
     float(max(angular_distance(m, phi1_angles).min() for m in maxima["linear"]))
     if len(maxima["linear"])
     else float("inf")
 )
-# Robustness: the count on a 10x coarser grid, and the smallest relative prominence of a maximum.
+
+# %% [markdown]
+# The pairs of nonlinear maxima that are neither orthogonal nor (anti)parallel.
+
+# %%
+w_max = np.stack([np.cos(maxima[P.activation]), np.sin(maxima[P.activation])], axis=1)
+cos = np.abs(w_max @ w_max.T)[np.triu_indices(len(w_max), k=1)]
+n_oblique = int(np.sum((cos > 0.05) & (cos < 0.95)))
+run.glue("fig8-n-pairs", len(cos))
+run.glue("fig8-oblique-fraction", float(n_oblique / max(len(cos), 1)))
+
+# %% [markdown]
+# Robustness: the count on a grid ten times coarser, and the smallest prominence of a maximum
+# relative to the largest energy.
+
+# %%
 coarse = np.linspace(-np.pi, np.pi, max(P.n_grid // 10, 8), endpoint=False)
 n_coarse = len(periodic_local_maxima(energy_on_circle(x, coarse, P.activation)))
 e_act = energies[P.activation]
 idx = periodic_local_maxima(e_act)
 prominence = (
-    peak_prominences(np.tile(e_act, 3), idx + len(e_act))[0] / e_act.max() if len(idx) else np.array([np.nan])
+    peak_prominences(np.tile(e_act, 3), idx + len(e_act))[0] / e_act.max()
+    if len(idx)
+    else np.array([np.nan])
 )
 run.glue("fig8-n-coarse", n_coarse)
 run.glue("fig8-min-prominence", float(prominence.min()))
-run.glue("fig8-n-pairs", len(cos))
-run.glue("fig8-oblique-fraction", float(n_oblique / max(len(cos), 1)))
 
 # %% [markdown]
 # ## Figure 8
@@ -176,41 +205,7 @@ run.glue("fig8-oblique-fraction", float(n_oblique / max(len(cos), 1)))
 # the data points. The right panel shows the same maxima as directions in the plane.
 
 # %%
-fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [2.2, 1]})
-styles = {"linear": dict(ls="--", color="C0")}
-for act, e in energies.items():
-    ax.plot(thetas, e / e.max(), label=f"h = {act}", lw=1.8, **styles.get(act, dict(color="C3")))
-    ax.plot(
-        maxima[act],
-        np.interp(maxima[act], thetas, e / e.max()),
-        "o",
-        ms=5,
-        color=styles.get(act, dict(color="C3"))["color"],
-    )
-nlcl.core.plotting.mark_vertical(ax, data_angles)
-ax.set_xlabel(r"$\theta$ (radians), $\mathbf{w} = [\cos\theta, \sin\theta]^\top$")
-ax.set_ylabel(r"$\mathcal{E}_\alpha(\theta)\ /\ \max_\theta \mathcal{E}_\alpha$")
-ax.set_title(r"Energy on the unit circle, uniform $\alpha$, no augmentation")
-ax.set_xlim(-np.pi, np.pi)
-ax.legend(loc="lower left")
-
-nlcl.core.plotting.unit_circle(ax2)
-ax2.scatter(x[:, 0], x[:, 1], color="k", s=18, zorder=3, label="data $\\mathbf{x}_i$")
-for act, ms in maxima.items():
-    color = styles.get(act, dict(color="C3"))["color"]
-    for k, m in enumerate(ms):
-        ax2.plot(
-            [0, np.cos(m)],
-            [0, np.sin(m)],
-            color=color,
-            lw=1.4,
-            ls=styles.get(act, {}).get("ls", "-"),
-            label=f"maxima, {act}" if k == 0 else None,
-        )
-ax2.set_xlabel("$w_1$")
-ax2.set_ylabel("$w_2$")
-ax2.set_title("Local maxima as directions")
-ax2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+plot_circle_landscape(energies, maxima, thetas, x, data_angles)
 plt.show()
 
 # %% [markdown]
