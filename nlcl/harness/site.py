@@ -26,6 +26,7 @@ from nlcl.core.validate import choice, positive_int
 from nlcl.harness import provenance, schedule, sphinx_ext
 from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
+from nlcl.harness.ledger_view import from_ledgers
 from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
 from nlcl.harness.report import write_report
 from nlcl.harness.site_extras import add_site_extras
@@ -213,6 +214,7 @@ def build_book(
     staged = {n for n, p in every.items() if (staging / p.relative_to(root).with_suffix(".ipynb")).is_file()}
     _stage_toc(root, staging, staged | set(todo))
     records = [r for r in load_records(build / "claims") if r.get("chapter") in every]
+    records = from_ledgers(records, root)  # statements and revisions as the ledgers declare them
     counts = write_report(
         records,
         {n: t for n, t in timings.items() if n in every},

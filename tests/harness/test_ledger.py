@@ -449,3 +449,46 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
         LedgerError, match="claim 'c3': field required: the value 'flag' must be True or False"
     ):
         nlcl.start("unit", ns, spec=spec, run_dir=tmp_path / "x").show_ledger(ledger=path, flag=1)
+
+
+def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
+    from nlcl.harness.ledger_view import from_ledgers
+
+    write(
+        tmp_path,
+        """\
+        chapter: unit
+        claims:
+          - id: c1
+            source: Paper, Fig. 2
+            statement: "With {activation}, a claim."
+            check: {at_least: 8}
+            revised:
+              - {from: "≥ 9", to: "≥ 8", reason: "why", date: "2026-11-26"}
+          - id: c2
+            source: Paper
+            statement: "A bound {bound}."
+            check: {at_most: {ref: bound}}
+        values:
+          bound: "a value the chapter computes"
+        """,
+    )
+    records = [
+        {
+            "id": "c1",
+            "chapter": "unit",
+            "statement": "old",
+            "source": "old",
+            "parameters": {"activation": "relu"},
+        },
+        {"id": "c2", "chapter": "unit", "statement": "A bound 0.5.", "parameters": {}},
+        {"id": "c3", "chapter": "unit", "statement": "not in the ledger"},
+        {"id": "d1", "chapter": "other", "statement": "no ledger"},
+    ]
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    out = from_ledgers(records, tmp_path)
+    assert out[0]["statement"] == "With relu, a claim." and out[0]["source"] == "Paper, Fig. 2"
+    assert out[0]["revised"] == [{"from": "≥ 9", "to": "≥ 8", "reason": "why", "date": "2026-11-26"}]
+    assert out[0]["ledger"] == "book/claims/unit.yaml"
+    assert out[1]["statement"] == "A bound 0.5."  # a computed value: the record's own rendering
+    assert out[2:] == records[2:]
