@@ -19,6 +19,10 @@ required or an invalid claim) or the site did not build; 2 a usage error (unknow
 parameter, a wrong type, a value out of range, an output path that cannot be written); 130
 interrupted (Ctrl-C; the run folder is marked ``interrupted``).
 
+Paper-specific commands (``train-grid``, ``bench``) are registered by their subpackage
+(``COMMANDS`` in ``nlcl.<paper>.commands``, :mod:`nlcl.core.commands`); this module finds them
+by name and imports no paper code otherwise.
+
 This module and what ``--help``, ``list`` and usage errors need import no torch and no notebook
 library, so they answer at once.
 """
@@ -26,9 +30,12 @@ library, so they answer at once.
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 
 from nlcl import __version__
+from nlcl.core.commands import Command, Services
 from nlcl.core.validate import ParameterError
 from nlcl.harness.spec import PROFILES
 
@@ -37,6 +44,10 @@ EXIT_CODES = """exit codes:
   1    a chapter failed: an error, a non-finite value, a failed required or an invalid claim
   2    usage error: unknown chapter or parameter, wrong type, value out of range, bad output path
   130  interrupted (Ctrl-C); the run folder is marked interrupted"""
+
+#: The paper subpackages, searched for ``commands`` modules; the book's own commands.
+PAPERS = ("tian", "esser", "renli")
+BOOK_COMMANDS = ("run", "book", "list", "sweep")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,30 +104,6 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", help="list the chapters, or one chapter's parameters")
     lst.add_argument("chapter", nargs="?", default=None)
 
-    grid = sub.add_parser(
-        "train-grid", help="train the token task's paper grid (Tian 2023, Sec. 5) and save results artifacts"
-    )
-    grid.add_argument("--figures", nargs="+", default=["fig9", "fig10", "fig11", "table1"])
-    grid.add_argument("--steps", type=int, default=5000)
-    grid.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    grid.add_argument("--lr", type=float, default=2e-3)
-    grid.add_argument("--device", default="cpu")
-    grid.add_argument(
-        "--prefix", default="tian-tokens-full", help="artifact names: results/<prefix>-<figure>"
-    )
-    grid.add_argument("--profile", default="full")
-    grid.add_argument(
-        "--workers", type=int, default=1, help="Dask LocalCluster processes on CPU (e.g. the number of cores)"
-    )
-    grid.add_argument("--scheduler", default=None, help="address of a running Dask scheduler instead")
-    grid.add_argument(
-        "--bn-moments",
-        choices=("view", "pooled"),
-        default="view",
-        help="BatchNorm moments per view (default, as the released code) or pooled over both views "
-        "(App. D, Eqs. 164-165: trains only the BatchNorm runs of fig11/table1)",
-    )
-
     sweep = sub.add_parser(
         "sweep", help="run one chapter over a grid of parameters on a Dask cluster (local or remote)"
     )
@@ -140,38 +127,32 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", default=None, help="sweep folder (default: sweeps/<chapter>/<grid hash>)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    bench = sub.add_parser("bench", help="benchmark the token-task trainer at the paper's sizes")
-    bench.add_argument("--quick", action="store_true", help="time 3 stacks (M = 1, 15, 100) for 3 steps")
-    bench.add_argument("--device", default="cpu")
-    bench.add_argument("--threads", type=int, default=None)
-    bench.add_argument("--steps", type=int, default=None)
-    bench.add_argument("--out", default="runs/bench/bench.json")
-    bench.add_argument("--engine", default="auto", help="auto (tables for token data), tables or autograd")
-    bench.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="time the grid on a Dask LocalCluster of this many processes (CPU)",
-    )
+    for command in paper_commands().values():  # train-grid, bench: registered by nlcl.tian.commands
+        command.add_arguments(sub.add_parser(command.name, help=command.help, description=command.help))
     return parser
 
 
-def _cmd_train_grid(args: argparse.Namespace) -> int:
-    from nlcl.harness.train_grid import train_grid
+def paper_commands() -> dict[str, Command]:
+    """The subcommands the paper subpackages register (``COMMANDS`` in ``nlcl.<paper>.commands``,
+    :mod:`nlcl.core.commands`), by name; a name registered twice, or clashing with the book's own
+    commands, is an error."""
+    found: dict[str, Command] = {}
+    for paper in PAPERS:
+        if importlib.util.find_spec(f"nlcl.{paper}.commands") is None:
+            continue
+        for command in importlib.import_module(f"nlcl.{paper}.commands").COMMANDS:
+            if command.name in found or command.name in BOOK_COMMANDS:
+                raise RuntimeError(f"nlcl.{paper}.commands registers {command.name!r} a second time")
+            found[command.name] = command
+    return found
 
-    train_grid(
-        args.figures,
-        steps=args.steps,
-        seeds=args.seeds,
-        lr=args.lr,
-        device=args.device,
-        prefix=args.prefix,
-        profile=args.profile,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        bn_moments=args.bn_moments,
-    )
-    return 0
+
+def services() -> Services:
+    """What the harness lends a paper command: the results artifact store and the code's commit."""
+    from nlcl.harness import results
+    from nlcl.harness.provenance import git_commit
+
+    return Services(save_artifact=results.save, git_commit=git_commit)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -198,18 +179,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not res.summary.empty:
         print(res.summary.to_string(index=False))
     return 1 if res.failed else 0
-
-
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from nlcl.tian.tokens.bench import format_benchmark, run_benchmark
-
-    res = run_benchmark(
-        args.quick, args.device, args.threads, args.steps, args.out, args.engine, args.workers
-    )
-    print(format_benchmark(res))
-    if args.out:
-        print(f"wrote {args.out}")
-    return 0
 
 
 def _read_parameters_file(path: str) -> dict:
@@ -312,10 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "list":
             return _cmd_list(args)
-        if args.command == "train-grid":
-            return _cmd_train_grid(args)
-        if args.command == "bench":
-            return _cmd_bench(args)
+        commands = paper_commands()
+        if args.command in commands:
+            return commands[args.command].run(args, services())
         if args.command == "sweep":
             return _cmd_sweep(args)
         _check_book_arguments(args)  # usage errors before the site machinery (torch, seaborn) loads

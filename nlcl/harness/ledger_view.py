@@ -10,7 +10,7 @@ from typing import Any
 
 from nlcl.harness.checks import to_plain
 
-__all__ = ["claim_calls", "from_ledgers", "ledger_markdown"]
+__all__ = ["claim_calls", "ledger_markdown"]
 
 
 def _cell(text: Any) -> str:
@@ -85,46 +85,4 @@ def claim_calls(source: str) -> dict[str, list[str]]:
             out["inline"].append(cid)
         elif name == "claim":
             out["measured"].append(cid)
-    return out
-
-
-def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any]]:
-    """Claim records with their static text read from the chapters' ledgers, as the report and the
-    dashboard show them: for a chapter with ``book/claims/<chapter>.yaml``, each record's source,
-    statement (its ``{name}`` templates filled from the record's parameters; the record's own
-    rendering where it names a value the chapter computed) and revisions come from the ledger, and
-    ``ledger`` names the file. Records of chapters without a ledger, and ids a ledger lacks, are
-    returned as they are (the repository test keeps ledgers and chapters in step)."""
-    from pathlib import Path
-
-    from nlcl.harness.ledger import ledger_path, read_ledger
-    from nlcl.harness.verdicts import normalize_revisions
-
-    cache: dict[str, Any] = {}
-    out = []
-    for rec in records:
-        chapter = rec.get("chapter")
-        if chapter not in cache:
-            path = ledger_path(chapter, Path(root))
-            cache[chapter] = read_ledger(path, chapter) if path.is_file() else None
-        led = cache[chapter]
-        entry = None if led is None else next((c for c in led.claims if c["id"] == rec.get("id")), None)
-        if entry is None:
-            out.append(rec)
-            continue
-        names = {k: to_plain(v) for k, v in (rec.get("parameters") or {}).items()}
-        try:
-            statement = entry["statement"].format(**names)
-        except (KeyError, IndexError, ValueError, AttributeError):
-            statement = rec.get("statement", entry["statement"])
-        revised = normalize_revisions(entry.get("revised", []))
-        out.append(
-            {
-                **rec,
-                "source": entry["source"],
-                "statement": statement,
-                "revised": revised,
-                "ledger": led.label,
-            }
-        )
     return out

@@ -19,7 +19,14 @@ from nlcl.harness.claim_display import status_badge
 from nlcl.harness.paper_scale import load_full_records, stale_records
 from nlcl.harness.verdicts import is_finite
 
-__all__ = ["HEADLINE_MARKER", "REPORT_MARKER", "merge_full", "published_verdict", "write_report"]
+__all__ = [
+    "HEADLINE_MARKER",
+    "REPORT_MARKER",
+    "from_ledgers",
+    "merge_full",
+    "published_verdict",
+    "write_report",
+]
 
 
 REPORT_MARKER = "<!-- nlcl:claims-report -->"
@@ -398,3 +405,44 @@ def _sections(records, repro, full, order, sweeps=None) -> list[str]:
                 f"{f.get('wall_time_s', 0):.0f} s | {current} |"
             )
     return lines
+
+
+def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any]]:
+    """Claim records with their static text read from the chapters' ledgers, as the report and the
+    dashboard show them: for a chapter with ``book/claims/<chapter>.yaml``, each record's source,
+    statement (its ``{name}`` templates filled from the record's parameters; the record's own
+    rendering where it names a value the chapter computed) and revisions come from the ledger, and
+    ``ledger`` names the file. Records of chapters without a ledger, and ids a ledger lacks, are
+    returned as they are (the repository test keeps ledgers and chapters in step)."""
+    from nlcl.harness.checks import to_plain
+    from nlcl.harness.ledger import ledger_path, read_ledger
+    from nlcl.harness.verdicts import normalize_revisions
+
+    cache: dict[str, Any] = {}
+    out = []
+    for rec in records:
+        chapter = rec.get("chapter")
+        if chapter not in cache:
+            path = ledger_path(chapter, Path(root))
+            cache[chapter] = read_ledger(path, chapter) if path.is_file() else None
+        led = cache[chapter]
+        entry = None if led is None else next((c for c in led.claims if c["id"] == rec.get("id")), None)
+        if entry is None:
+            out.append(rec)
+            continue
+        names = {k: to_plain(v) for k, v in (rec.get("parameters") or {}).items()}
+        try:
+            statement = entry["statement"].format(**names)
+        except (KeyError, IndexError, ValueError, AttributeError):
+            statement = rec.get("statement", entry["statement"])
+        revised = normalize_revisions(entry.get("revised", []))
+        out.append(
+            {
+                **rec,
+                "source": entry["source"],
+                "statement": statement,
+                "revised": revised,
+                "ledger": led.label,
+            }
+        )
+    return out

@@ -26,9 +26,8 @@ from nlcl.core.validate import choice, positive_int
 from nlcl.harness import provenance, schedule, sphinx_ext
 from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
-from nlcl.harness.ledger_view import from_ledgers
 from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
-from nlcl.harness.report import write_report
+from nlcl.harness.report import from_ledgers, write_report
 from nlcl.harness.site_extras import add_site_extras
 
 __all__ = ["build_book"]

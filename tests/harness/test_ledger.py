@@ -452,7 +452,7 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
 
 
 def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
-    from nlcl.harness.ledger_view import from_ledgers
+    from nlcl.harness.report import from_ledgers
 
     write(
         tmp_path,
