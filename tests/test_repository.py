@@ -394,3 +394,51 @@ def test_chapter_reads_like_a_paper(path):
         pytest.skip(f"{path.stem} declares its claims inline (no ledger yet)")
     problems = chapter_shape.shape_problems(path)
     assert not problems, f"{path.stem}:\n  " + "\n  ".join(problems)
+
+
+_XREF = re.compile(r":(?:func|mod|class|data|meth|attr|obj|exc):`~?\.?([A-Za-z_][\w.]*)`")
+
+
+def _resolve(module, scope, target: str) -> bool:
+    """Whether a docstring's cross-reference names something that exists: a dotted ``nlcl.`` path,
+    or a name in the module (or the enclosing class; dataclass fields count)."""
+    parts = target.split(".")
+    if parts[0] == "nlcl":
+        for i in range(len(parts), 0, -1):
+            try:
+                obj, rest = importlib.import_module(".".join(parts[:i])), parts[i:]
+                break
+            except ImportError:
+                continue
+    else:
+        obj, rest = module, parts
+        if scope is not None and not hasattr(module, parts[0]):
+            obj = scope
+    for name in rest:
+        fields = getattr(obj, "__dataclass_fields__", {})
+        if not hasattr(obj, name) and name not in fields:
+            return False
+        obj = getattr(obj, name, None)
+    return True
+
+
+def test_docstring_references_resolve():
+    """Every ``:func:``/``:class:``/``:mod:``... reference in the package's docstrings names a thing
+    that exists, so a docstring cannot keep describing code that moved (issue 25, item 3). Names of
+    other libraries (``torch.…``, ``numpy.…``) are not checked."""
+    import ast
+
+    other = {"torch", "numpy", "np", "scipy", "pandas", "sklearn", "dask", "jsonschema", "papermill"}
+    other |= {"jupytext", "matplotlib", "seaborn", "tqdm", "argparse", "pathlib", "functools", "typing"}
+    bad = []
+    for path in sorted((ROOT / "nlcl").rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        module = importlib.import_module(name)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            scope = getattr(module, node.name, None) if isinstance(node, ast.ClassDef) else None
+            for target in _XREF.findall(ast.get_docstring(node, clean=False) or ""):
+                if target.split(".")[0] not in other and not _resolve(module, scope, target):
+                    bad.append(f"{path.relative_to(ROOT)} ({getattr(node, 'name', 'module')}): {target}")
+    assert not bad, "docstring references to nothing:\n  " + "\n  ".join(bad)

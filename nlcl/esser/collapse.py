@@ -1,4 +1,5 @@
-"""SSL losses, their trace form and the models of Esser, Mukherjee & Ghoshdastidar (2024).
+"""The models of Esser, Mukherjee & Ghoshdastidar (2024) and their collapse diagnostics; the SSL
+losses and their trace form are in :mod:`nlcl.esser.losses`.
 
 The paper studies two self-supervised losses on an embedding u: ℝᵈ → ℝᶻ,
 
@@ -15,7 +16,7 @@ minus sign, which would flip the loss).
 
 Relation to Tian (2023)'s α-CL energy (``nlcl.tian.contrastive``): with the views stacked as [x; x⁺]
 and α the permutation matrix of the negatives (α_iπ(i) = 1 for x⁻ᵢ = x_π(i)), the contrastive C is
-exactly −N²·C_α[x] + ½(XᵀX − X⁺ᵀX⁺) (:func:`alpha_cl_loss_matrix`), so minimising Eq. (1) is
+exactly −N²·C_α[x] + ½(XᵀX − X⁺ᵀX⁺) (:func:`~nlcl.esser.losses.alpha_cl_loss_matrix`), so minimising Eq. (1) is
 maximising Tian's energy E_α = ½ tr C_α[u] up to a norm-difference term.  The chapter
 ``book/esser-collapse.py`` shows the correspondence numerically.
 

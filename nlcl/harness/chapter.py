@@ -280,7 +280,7 @@ class Run(ledger.LedgerRun):
             return None
 
     def finish(self) -> None:
-        """Show provenance and the claims table; raise :class:`ClaimsFailed` if a required claim failed.
+        """Show provenance and the claims table; raise :class:`~nlcl.harness.claims.ClaimsFailed` if a required claim failed.
 
         Call it in the chapter's last cell, after every claim was measured. The provenance record
         is kept as ``run.record``.

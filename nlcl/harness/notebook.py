@@ -94,7 +94,7 @@ class Interrupted(KeyboardInterrupt):
 
 class _CtrlC:
     """Remembers a SIGINT (then raises KeyboardInterrupt as usual): under load a Ctrl-C can land
-    where the kernel client swallows it and the chapter runs on; :func:`run` checks ``seen`` after
+    where the kernel client swallows it and the chapter runs on; :func:`run_chapter` checks ``seen`` after
     execution. Main thread only (not in ``nlcl book --jobs N``'s threads)."""
 
     def __init__(self) -> None:

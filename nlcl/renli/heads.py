@@ -84,7 +84,7 @@ class MLPHeads(torch.nn.Module):
 
     ``Linear(d_in, w) → BatchNorm → ReLU → Linear(w, w) → BatchNorm → ReLU → Linear(w, d_out)``,
     then the output normalization of Ren & Li, Eq. 2 extended to outputs with a mean: centre over the
-    batch and divide by ``sqrt(mean_batch ||h − mean h||²)`` (:func:`normalize_batch`).  In
+    batch and divide by ``sqrt(mean_batch ||h − mean h||²)`` (:func:`~nlcl.renli.model.normalize_batch`).  In
     evaluation mode the BatchNorm layers and the output normalization use running statistics
     (momentum ``momentum``), like ``torch.nn.BatchNorm1d``.  Ren & Li (2023), Sec. 6: "a 3-layer
     fully-connected network with batch norm between layers" on each side.  Run ``i`` initializes
@@ -267,7 +267,7 @@ def train_heads(
     ``text_features`` (C, d_txt) of the captions, ``caption_index`` (N,) the caption of each image.
     Each step every run draws its own batch of ``batch_size`` images (with replacement, from a
     generator seeded with its seed), and minimizes :func:`contrastive_loss` with its ``λ`` and
-    inverse temperature ``β`` (``λ = 0``: :func:`non_contrastive_loss`) with Adam (learning rate
+    inverse temperature ``β`` (``λ = 0``: :func:`~nlcl.renli.losses.non_contrastive_loss`) with Adam (learning rate
     ``lr``), or, with ``optimizer="gd"``, with plain gradient descent ``W ← W − lr·∇L`` on each fresh
     batch, the training algorithm of Ren & Li (2023), Algorithm 3.1.  The two differ where the
     gradient is small: gradient descent slows down near a stationary point (the paper's
@@ -382,7 +382,7 @@ def zero_shot_accuracy(
 def empirical_covariance(features: torch.Tensor) -> torch.Tensor:
     """Covariance over samples, ``(F − mean)ᵀ(F − mean)/n``, of features (..., n, k) → (..., k, k).
 
-    The output covariance whose :func:`stable_rank` is Ren & Li's balance score (Def. 4.2), measured
+    The output covariance whose :func:`~nlcl.renli.metrics.stable_rank` is Ren & Li's balance score (Def. 4.2), measured
     on held-out data.  Chapter ``renli-mnist-captions``.
     """
     centred = features - features.mean(-2, keepdim=True)
@@ -393,7 +393,7 @@ def class_means(features: torch.Tensor, labels: torch.Tensor, n_classes: int) ->
     """Class-conditional means, centred over classes: (..., n, k) → (..., n_classes, k).
 
     With the class as the latent variable, this matrix is the analog of ``U_A`` (latent →
-    representation) of the linear model; its effective condition number (:func:`condition_number`
+    representation) of the linear model; its effective condition number (:func:`~nlcl.renli.metrics.condition_number`
     with ``k = n_classes − 1``; centring removes one dimension) measures balance on real data.
     Chapter ``renli-mnist-captions``.
 

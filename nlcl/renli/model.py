@@ -210,7 +210,7 @@ def output_covariance(W: torch.Tensor, M: torch.Tensor, H: torch.Tensor) -> torc
     ``z`` and ``ξ`` are uniform on ``{±1}`` with identity covariance (Ren & Li, Eq. 1), so
     ``Cov(W x) = U Uᵀ + V Vᵀ`` with ``U = W M``, ``V = W H``.  The batch normalization divides
     ``W x`` by a scalar, which does not change any scale-free metric of this matrix
-    (:func:`stable_rank`).  Shapes: ``W`` (..., m, d), ``M`` (..., d, r), ``H`` (..., d, r_ξ) →
+    (:func:`~nlcl.renli.metrics.stable_rank`).  Shapes: ``W`` (..., m, d), ``M`` (..., d, r), ``H`` (..., d, r_ξ) →
     (..., m, m).  Chapter ``renli-simulation``.
     """
     U, V = W @ M, W @ H

@@ -7,17 +7,17 @@ choices (each listed in the chapter ``book/renli-simulation.py``) are:
 * Data model (Ren & Li, Eq. 1): ``x_A = M_A z + H_A ξ_A``, ``x_B = M_B z + H_B ξ_B`` in R^d, with
   ``z ∈ {±1}^r`` shared by a positive pair and independent noises ``ξ_A, ξ_B ∈ {±1}^{r_ξ}``, all
   uniform.  ``M_A = Q_A diag(σ_A)`` with orthonormal ``Q_A``; the signal strengths ``σ_A`` are evenly
-  spaced on ``[1, κ]`` (:func:`signal_strengths`); ``σ_B`` is a random permutation of ``σ_A``;
+  spaced on ``[1, κ]`` (:func:`~nlcl.renli.model.signal_strengths`); ``σ_B`` is a random permutation of ``σ_A``;
   ``H_A = ν · (orthonormal columns orthogonal to Q_A)``, likewise for B with its own ``Q_B``.
 * Learners (Ren & Li, Eq. 2): ``f_A(x) = W_A x / sqrt(mean_batch ||W_A x||²)``, ``W_A ∈ R^{m×d}``
   with i.i.d. ``N(0, 1/d)`` entries at initialization (batch-wise normalization to unit expected
   norm, :func:`normalize_batch`).
-* Losses (Ren & Li, Eqs. 3-4): :func:`non_contrastive_loss` and :func:`contrastive_loss` (strength
+* Losses (Ren & Li, Eqs. 3-4): :func:`~nlcl.renli.losses.non_contrastive_loss` and :func:`contrastive_loss` (strength
   ``λ`` of negative pairs, inverse temperature ``β``), trained by plain SGD on fresh batches with a
   two-stage ``β`` schedule (:func:`beta_schedule`).
 * Metrics (Ren & Li, Defs. 4.1-4.2 and Lemma 5.1): :func:`alignment_score`,
   :func:`condition_number` of ``U_A = W_A M_A``, :func:`stable_rank` ``= tr Σ / λ_max(Σ)`` of the
-  output covariance, and :func:`noise_to_signal` ``= ||W_A H_A||_F / ||W_A M_A||_F``.
+  output covariance, and :func:`~nlcl.renli.metrics.noise_to_signal` ``= ||W_A H_A||_F / ||W_A M_A||_F``.
 
 Every tensor carries a leading *run* axis: one run is one (seed, κ, λ) configuration, and
 :func:`train` advances all runs at once (vectorized over seeds and configurations).  Each run draws
@@ -229,7 +229,7 @@ def train(
     Ren & Li, Algorithm 3.1 (reconstructed): the loss is :func:`contrastive_loss` with the run's
     ``λ`` and the two-stage ``β`` (:func:`beta_schedule`; ``lam``, ``beta1``, ``beta2`` are one
     number or one per run); a run with ``λ = 0`` is the
-    non-contrastive method (:func:`non_contrastive_loss`) with the same number of steps.  Each run
+    non-contrastive method (:func:`~nlcl.renli.losses.non_contrastive_loss`) with the same number of steps.  Each run
     has its own ``W_A, W_B`` (:func:`init_learners`); the summed loss gives each run its own
     gradient.  The metrics (:data:`METRICS`) are measured at step 0, every ``log_every`` steps,
     at the end of stage 1 and at the end, on a fixed evaluation batch of ``eval_size`` pairs per

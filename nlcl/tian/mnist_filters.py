@@ -65,7 +65,7 @@ def filters_to_images(filters, rf: int = 14) -> np.ndarray:
 class RFViewSampler:
     """Minibatches of two views of MNIST as receptive-field inputs for the two-layer trainer.
 
-    An adapter between :class:`MNISTData` and :func:`nlcl.tian.tokens.training.train_batched` (which takes a
+    An adapter between :class:`~nlcl.datasets.mnist.MNISTData` and :func:`nlcl.tian.tokens.training.train_batched` (which takes a
     callable ``data(step) -> (x, x')`` of (R, N, K, d) tensors), for Tian 2023, App. E.3: batch
     size ``batch_size``, epochs of a fresh permutation per *data seed* ("start new pass (epoch) of
     the dataset if needed"), and, for runs with ``augment[r]``, each view an independent

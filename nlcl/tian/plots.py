@@ -28,7 +28,7 @@ __all__ = ["plot_beta_curves", "plot_filters", "plot_mnist_filters"]
 def plot_beta_curves(summary: pd.DataFrame, panel: str, *, title: str = "", panel_label=None):
     """Figs. 4/9/10/11 layout: χ̄+ (top row) and χ̄− (bottom row) vs β, one line per P, mean ± std.
 
-    ``summary`` comes from :func:`summarize` grouped by [``panel``, "beta", "P"]; one column of
+    ``summary`` comes from :func:`~nlcl.tian.tokens.metrics.summarize` grouped by [``panel``, "beta", "P"]; one column of
     panels per value of ``panel`` (e.g. activation, or BN setting).  Returns the figure.
     """
     for col in (panel, "beta", "P", "chi_plus_mean", "chi_minus_mean"):

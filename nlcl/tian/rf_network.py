@@ -9,7 +9,7 @@ Every tensor carries a leading *run* axis R: ``W`` is (R, K, M, d) and ``V`` is 
 so many (configuration, seed) runs with the same shapes train in one vectorized computation.
 Runs in one stack may differ in activation and BatchNorm variant (contiguous *segments* of runs
 share them).  Inputs are dense tensors x (R, N, K, d) (e.g. image patches, App. E.3) or the
-sparse :class:`nlcl.tian.tokens.TokenBatch` of the token task (Sec. 5).
+sparse :class:`nlcl.tian.tokens.world.TokenBatch` of the token task (Sec. 5).
 
 BatchNorm variants (App. E.2, Table 1), forward pass identical, gradient through (μ_k, σ_k²):
 
@@ -91,7 +91,7 @@ class _RowGather(torch.autograd.Function):
 def rf_preactivation(W: torch.Tensor, x: torch.Tensor | TokenBatch) -> torch.Tensor:
     """Pre-activations y[r, n, k, m] = w_kmᵀ x_k[n] of all RFs (Tian 2023, Sec. 4, Eq. 109).
 
-    ``W`` is (R, K, M, d); ``x`` is dense (R, N, K, d) or a :class:`~nlcl.tian.tokens.TokenBatch`, for
+    ``W`` is (R, K, M, d); ``x`` is dense (R, N, K, d) or a :class:`~nlcl.tian.tokens.world.TokenBatch`, for
     which y = (W Eᵀ)[k, m, a] is gathered at the token a of each RF (exact, no one-hot matmul).
     Returns (R, N, K, M).
     """

@@ -6,7 +6,7 @@ the per-operator dispatch (not the arithmetic) is most of its time.  The ``fused
 :func:`nlcl.tian.tokens.training.train_batched` writes the whole training step as one pure tensor
 function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ backend on CPU):
 
-* the minibatch draw of :func:`nlcl.tian.tokens.sample_views` (the same counter-based hash, with
+* the minibatch draw of :func:`nlcl.tian.tokens.world.sample_views` (the same counter-based hash, with
   the step as a tensor, so the token indices are bitwise those of the eager sampler);
 * the forward pass in token-table space, the loss (InfoNCE or quadratic), its exact closed-form
   backward (the same formulas as ``token_step``: BatchNorm variants, ℓ2 normalisation);
@@ -43,7 +43,7 @@ __all__ = ["TokenViews", "compile_log", "fused_stepper", "train_fused"]
 
 @dataclass(frozen=True)
 class TokenViews:
-    """``data(step)`` of token-task training: the views (x, x') of :func:`~nlcl.tian.tokens.sample_views`.
+    """``data(step)`` of token-task training: the views (x, x') of :func:`~nlcl.tian.tokens.world.sample_views`.
 
     Calling it returns what ``sample_views(world, step, batch_size)`` returns (without the generator
     indices), so any trainer can use it; the ``fused`` engine instead draws the same indices inside
@@ -67,14 +67,14 @@ class TokenViews:
 
 
 def _hash_ints(seeds, step, stream: int, pos, high: int):
-    """:func:`nlcl.tian.tokens.hash_uniform_int` with a tensor step (R, n); the same integers."""
+    """:func:`nlcl.tian.tokens.world.hash_uniform_int` with a tensor step (R, n); the same integers."""
     key = _mix32(seeds * 0x9E3779B1 + 0x632BE5AB)
     key = _mix32(key ^ (step * 0x85EBCA77 + stream * 0xC2B2AE3D))
     return (_mix32(key[:, None] ^ pos[None, :]) * high) >> 32
 
 
 def _draw(seeds, gens, step, pos_g, pos_f, N: int, T: int):
-    """The token indices (R, 2, N, K) of both views at ``step`` (:func:`~nlcl.tian.tokens.sample_views`)."""
+    """The token indices (R, 2, N, K) of both views at ``step`` (:func:`~nlcl.tian.tokens.world.sample_views`)."""
     R, G, K = gens.shape
     g = _hash_ints(seeds, step, 10, pos_g, G)  # (R, N)
     pattern = torch.gather(gens, 1, g[:, :, None].expand(R, N, K))
@@ -372,7 +372,7 @@ def train_fused(
 
     Trains ``model`` in place with the cached compiled step and returns the last step's per-run
     loss.  A :class:`TokenViews` ``data`` is drawn inside the step; any other ``data(step)`` must
-    give :class:`~nlcl.tian.tokens.TokenBatch` views, passed to the step as indices.  ``model.W``
+    give :class:`~nlcl.tian.tokens.world.TokenBatch` views, passed to the step as indices.  ``model.W``
     and ``model.V`` hold the current values whenever ``callback`` runs and at the end; the
     non-finite check raises after the step's update (the eager engines raise before it).
     ``compile=None`` compiles unless the environment sets ``NLCL_FUSED_COMPILE=0`` (then the same

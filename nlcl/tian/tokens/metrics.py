@@ -174,7 +174,7 @@ def grid_predicates(
 ) -> dict:
     """The quantities behind the token-experiment claims of Tian (2023), Sec. 5.1 and App. E.2.
 
-    Inputs are result tables of :func:`nlcl.tian.tokens.training.train_token_runs` (columns activation, bn,
+    Inputs are result tables of :func:`nlcl.tian.tokens.grid.train_token_runs` (columns activation, bn,
     beta, P, zeta, seed, chi_plus, chi_minus) for Fig. 9 (InfoNCE), Fig. 10 (quadratic loss),
     Fig. 11 (BN vs none over ζ) and Table 1 (BN variants at ζ = 10); cells are means over seeds.
     Returns a dict:

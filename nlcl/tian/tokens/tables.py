@@ -22,7 +22,7 @@ the result is the same number up to floating-point rounding (unit-tested against
 :class:`nlcl.tian.rf_network.TwoLayerRF`, for every activation, BatchNorm variant and loss).
 
 :func:`token_step` returns the per-run loss and the gradients of W and V; :func:`nlcl.tian.tokens.training.train_batched`
-uses it for :class:`~nlcl.tian.tokens.TokenBatch` inputs (``engine="tables"``, the default for them).
+uses it for :class:`~nlcl.tian.tokens.world.TokenBatch` inputs (``engine="tables"``, the default for them).
 Losses are those of :func:`nlcl.tian.losses.contrastive_loss` (InfoNCE and the uniform-α quadratic
 loss, Tian 2023, Eq. 1 and Sec. 2), evaluated and differentiated in closed form here
 (:func:`_loss_and_grad`; its value and gradients are unit-tested against autograd through

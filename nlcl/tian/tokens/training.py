@@ -7,7 +7,7 @@ activation, BatchNorm variant, loss, temperature, learning rate, P, ζ and seed.
 
 * :func:`train_batched` is the generic trainer: a :class:`~nlcl.tian.rf_network.TwoLayerRF` stack plus a
   callable ``data(step) -> (x, x')`` of view batches (dense (R, N, K, d) tensors or
-  :class:`~nlcl.tian.tokens.TokenBatch`), so other data (e.g. MNIST patches, App. E.3) reuse it.
+  :class:`~nlcl.tian.tokens.world.TokenBatch`), so other data (e.g. MNIST patches, App. E.3) reuse it.
 * :mod:`nlcl.tian.tokens.grid` trains the paper's grid of token-task runs with it; ``nlcl train-grid``
   saves the full-profile artifacts ``results/tian-tokens-full-*``.
 
@@ -99,7 +99,7 @@ def train_batched(
     ``engine``: ``"autograd"`` differentiates the per-sample network with torch autograd;
     ``"tables"`` computes the same loss and gradients in token-table space
     (:func:`nlcl.tian.tokens.tables.token_step`, token inputs only, about an order of magnitude faster);
-    ``"auto"`` (default) takes ``"tables"`` for :class:`~nlcl.tian.tokens.TokenBatch` views and
+    ``"auto"`` (default) takes ``"tables"`` for :class:`~nlcl.tian.tokens.world.TokenBatch` views and
     ``"autograd"`` otherwise; ``"fused"`` (opt-in, token inputs only) runs the whole step (the
     batch draw for :class:`~nlcl.tian.tokens.fused.TokenViews` data, forward, loss, backward, update)
     as one compiled graph per shape (:mod:`nlcl.tian.tokens.fused`), equal to ``"tables"`` within
