@@ -35,6 +35,7 @@ def train_grid(
     workers: int = 1,
     scheduler: str | None = None,
     bn_moments: str = "view",
+    engine: str = "auto",
     services: Services,
     echo=print,
 ) -> None:
@@ -44,7 +45,10 @@ def train_grid(
     artifacts ``book/tian-tokens.py`` reads. ``workers`` > 1 trains on a Dask ``LocalCluster``;
     ``scheduler`` (an address) on a running Dask cluster (:func:`nlcl.core.cluster.dask_client`).
     ``bn_moments="pooled"`` trains the BatchNorm runs of fig11/table1 with moments pooled over both
-    views (:func:`nlcl.tian.tokens.grid.paper_grid`). ``services`` saves the artifacts and names the
+    views (:func:`nlcl.tian.tokens.grid.paper_grid`). ``engine`` is the trainer's gradient engine
+    (:data:`nlcl.tian.tokens.training.ENGINES`; ``"fused"``: one compiled graph per stack shape, equal
+    to the table engine within rounding, not bitwise), recorded in each artifact's parameters when it
+    is not the default. ``services`` saves the artifacts and names the
     commit (the command line passes the book's: :func:`nlcl.harness.cli.services`).
     """
     from nlcl.core.device import describe_device, get_device
@@ -75,6 +79,8 @@ def train_grid(
             sub = table[table.figure == fig].reset_index(drop=True)
             total = int((grid.figure == fig).sum())
             params = {**grid_parameters(steps, lr, list(seeds), bn_moments), "figure": fig}
+            if engine != "auto":
+                params["engine"] = engine
             done = "complete" if len(sub) == total else "PARTIAL: an honest subset of the grid"
             services.save_artifact(
                 f"{prefix}-{fig}",
@@ -96,6 +102,7 @@ def train_grid(
         on_stack=save,
         workers=workers,
         scheduler=scheduler,
+        engine=engine,
     )
     echo(
         f"{len(grid)} runs x {steps} steps in {res.wall_s:.0f} s wall "
@@ -124,6 +131,13 @@ def _train_grid_arguments(grid: argparse.ArgumentParser) -> None:
         help="BatchNorm moments per view (default, as the released code) or pooled over both views "
         "(App. D, Eqs. 164-165: trains only the BatchNorm runs of fig11/table1)",
     )
+    grid.add_argument(
+        "--engine",
+        choices=("auto", "tables", "autograd", "fused"),
+        default="auto",
+        help="gradient engine (default auto = tables for token data; fused: one torch.compile graph "
+        "per stack shape, equal within rounding, not bitwise; recorded in the artifacts)",
+    )
 
 
 def _train_grid_command(args: argparse.Namespace, services: Services) -> int:
@@ -138,6 +152,7 @@ def _train_grid_command(args: argparse.Namespace, services: Services) -> int:
         workers=args.workers,
         scheduler=args.scheduler,
         bn_moments=args.bn_moments,
+        engine=args.engine,
         services=services,
     )
     return 0

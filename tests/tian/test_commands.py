@@ -2,7 +2,10 @@
 
 import json
 
+import pytest
+
 from nlcl.core.commands import Command, Services
+from nlcl.core.validate import ParameterError
 from nlcl.harness import results
 from nlcl.harness.cli import main, services
 from nlcl.tian.commands import COMMANDS, train_grid
@@ -93,3 +96,23 @@ def test_train_grid_saves_through_the_services_it_is_given(monkeypatch):
 def test_the_paper_registers_its_commands():
     assert [c.name for c in COMMANDS] == ["train-grid", "bench"]
     assert all(isinstance(c, Command) and c.help for c in COMMANDS)
+
+
+def test_train_grid_records_a_non_default_engine(monkeypatch):
+    import nlcl.tian.tokens.grid as token_grid
+
+    real = token_grid.paper_grid
+    monkeypatch.setattr(
+        token_grid,
+        "paper_grid",
+        lambda figures, seeds, lr, **kw: real(
+            figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1], **kw
+        ),
+    )
+    saved = []
+    lent = Services(save_artifact=lambda name, table, **meta: saved.append(meta), git_commit=lambda: "c")
+    for engine in ("auto", "autograd"):
+        train_grid(["fig9"], steps=1, seeds=[0], profile="ci", engine=engine, services=lent, echo=str)
+    assert "engine" not in saved[0]["params"] and saved[-1]["params"]["engine"] == "autograd"
+    with pytest.raises(ParameterError, match="engine"):
+        train_grid(["fig9"], steps=1, seeds=[0], engine="warp", services=lent, echo=str)
