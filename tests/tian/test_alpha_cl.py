@@ -1,0 +1,117 @@
+"""Tests for nlcl.tian.alpha_cl and nlcl.tian.alpha_cl_plots (Tian 2023, Sec. 2, Lemmas 1-3)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlcl.core.validate import ParameterError
+from nlcl.tian.alpha_cl import (
+    bias_z,
+    lemma2_study,
+    lemma3_relative_error,
+    relative_difference_per_trial,
+    truncation_errors,
+)
+from nlcl.tian.alpha_cl_plots import plot_infonce_identity, plot_lemma1, plot_lemma2, plot_lemma3
+from nlcl.tian.contrastive import make_alpha, stack_views
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.1, 10.0))
+def test_relative_difference_is_per_trial_and_scale_free(seed, scale):
+    gen = torch.Generator().manual_seed(seed)
+    a = [
+        torch.randn(3, 2, 4, generator=gen, dtype=torch.float64),
+        torch.randn(3, 5, generator=gen, dtype=torch.float64),
+    ]
+    b = [x + 0.1 * torch.randn(x.shape, generator=gen, dtype=torch.float64) for x in a]
+    rel = relative_difference_per_trial(a, b)
+    assert rel.shape == (3,)
+    # by hand for trial 1: norms over all tensors together
+    num = np.sqrt(sum(float(((x[1] - y[1]) ** 2).sum()) for x, y in zip(a, b)))
+    den = np.sqrt(sum(float((x[1] ** 2).sum()) for x in a))
+    assert rel[1] == pytest.approx(num / den, rel=1e-12)
+    np.testing.assert_allclose(
+        relative_difference_per_trial([scale * x for x in a], [scale * y for y in b]), rel, rtol=1e-12
+    )
+    assert np.all(relative_difference_per_trial(a, a) == 0)
+
+
+def test_truncation_errors_follow_the_poisson_tail():
+    rng = np.random.default_rng(0)
+    g0 = np.maximum(rng.standard_normal(20), 0.0)
+    k_star, ks, measured, predicted = truncation_errors(g0, 0.5)
+    assert measured.shape == predicted.shape == (k_star + 1, 20, 20)
+    np.testing.assert_array_equal(ks, np.arange(k_star + 1))
+    assert np.abs(measured - predicted).max() < 1e-12
+    assert predicted[-1].max() < 1e-10 and (k_star == 0 or predicted[-2].max() >= 1e-10)
+    with pytest.raises(ParameterError, match="g0"):
+        truncation_errors(np.ones((3, 2)), 0.5)
+
+
+@pytest.mark.parametrize("family", ["uniform", "gaussian"])
+def test_lemma2_study_is_reproducible_and_converges(family):
+    ns = 2 ** np.arange(4, 9)
+    out1 = lemma2_study(np.random.default_rng([2, 0]), ns, 8, family, 0.5)
+    out2 = lemma2_study(np.random.default_rng([2, 0]), ns, 8, family, 0.5)
+    ltv, rms, c_last, c_inf = out1
+    assert ltv < 1e-12
+    assert rms.shape == (len(ns),) and c_last.shape == (8, 2, 2) and c_inf.shape == (2, 2)
+    assert rms[-1] < rms[0]  # fluctuations shrink with N
+    np.testing.assert_array_equal(rms, out2[1])
+    np.testing.assert_array_equal(c_last, out2[2])
+
+
+def test_lemma2_study_refuses_alpha_without_kernel():
+    with pytest.raises(ParameterError, match="family"):
+        lemma2_study(np.random.default_rng(0), np.array([16]), 4, "infonce", 0.5)
+
+
+def test_bias_z():
+    c_inf = np.array([[1.0, 0.5], [0.5, 2.0]])
+    noise = np.random.default_rng(1).standard_normal((50, 2, 2))
+    noise = noise + noise.transpose(0, 2, 1)
+    c_ns = c_inf + noise - noise.mean(0)  # mean exactly the limit
+    assert bias_z(c_ns, c_inf) == pytest.approx(0.0, abs=1e-9)
+    shifted = c_ns + 1.0  # every entry biased by one unit
+    se = c_ns.std(0, ddof=1)[np.triu_indices(2)] / np.sqrt(50)
+    assert bias_z(shifted, c_inf) == pytest.approx(float(np.max(1.0 / se)))
+    const = np.broadcast_to(c_inf, (5, 2, 2)).copy()
+    assert bias_z(const, c_inf) == 0.0
+    assert bias_z(const + 1.0, c_inf) == np.inf
+
+
+def test_lemma3_relative_error_separates_homogeneous_activations():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 4))
+    views = stack_views(x, x + 0.3 * rng.standard_normal((12, 4)))
+    alpha = make_alpha("gaussian", 12, g0=x, tau=0.5)
+    w = rng.standard_normal((8, 4))
+    assert lemma3_relative_error(views, w, "relu", alpha) < 1e-10
+    assert lemma3_relative_error(views, w, "tanh", alpha) > 0.01
+
+
+def _labeled(fig):
+    for ax in fig.axes:
+        assert ax.get_xlabel() and ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_plots_are_labeled():
+    g = [torch.randn(3, 4, dtype=torch.float64)]
+    h = [x * (1 + 1e-15) for x in g]
+    _labeled(plot_infonce_identity(g, h, np.full(3, 1e-15), np.full(3, 1e-14), tau=0.5, eps=0.5, n=4))
+    k_star, ks, measured, predicted = truncation_errors(np.linspace(0, 1, 6), 0.5)
+    _labeled(plot_lemma1(ks, measured, predicted, np.linspace(0.1, 1, 6), tau=0.5))
+    ns = 2 ** np.arange(4, 7)
+    rms = np.array([[0.4, 0.3, 0.2], [0.5, 0.35, 0.25]])
+    fits = np.array([np.polyfit(np.log(ns), np.log(r), 1) for r in rms])
+    _labeled(plot_lemma2(ns, [0, 1], rms, fits, np.array([1.0, 3.5]), family="gaussian", n_repeats=8))
+    _labeled(plot_lemma3({"relu": 1e-15, "tanh": 0.5}, {"relu": True, "tanh": False}, alpha="gaussian"))
