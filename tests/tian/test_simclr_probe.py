@@ -168,3 +168,16 @@ def test_probe_accuracies_per_run():
     acc = probe_accuracies(enc, Data(60, 0), Data(40, 1))
     assert acc.shape == (2,) and (acc > 0.9).all()
     assert encoders.__all__
+
+
+def test_probe_accuracies_of_chosen_runs_equal_those_of_all_runs():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(3)
+    train = SimpleNamespace(images=_images(60, 1), labels=rng.integers(0, 3, 60))
+    test = SimpleNamespace(images=_images(30, 2), labels=rng.integers(0, 3, 30))
+    enc = EnsembleEncoder(4, hidden=16, rep_dim=8, proj_dim=4, seeds=[0, 1, 0, 1])
+    every = probe_accuracies(enc, train, test)
+    np.testing.assert_array_equal(probe_accuracies(enc, train, test, runs=[2, 0]), every[[2, 0]])
+    with pytest.raises(ParameterError, match="runs"):
+        probe_accuracies(enc, train, test, runs=[4])
