@@ -15,14 +15,13 @@ import numpy as np
 import torch
 
 from nlcl.core.validate import (
-    NonFiniteError,
     ParameterError,
     nonneg_float,
     nonneg_int,
     positive_float,
     positive_int,
 )
-from nlcl.renli.tracking import check_gram, gram_trajectory, stage_schedule
+from nlcl.renli.tracking import check_gram, gram_trajectory, gram_update, iterate_gram, stage_schedule
 
 __all__ = ["sample_signs", "batch_loss", "gram_batch_trajectory", "linear_response"]
 
@@ -72,11 +71,6 @@ def batch_loss(
     return loss + lam * (rows + cols) / (2.0 * beta)
 
 
-def _update(G: torch.Tensor, D: torch.Tensor, S: torch.Tensor, lr: float) -> torch.Tensor:
-    T = torch.eye(G.shape[-1], dtype=G.dtype) - lr * (S + S.transpose(-1, -2)) * D[..., None, :]
-    return T.transpose(-1, -2) @ G @ T
-
-
 def gram_batch_trajectory(
     G0: torch.Tensor,
     D: torch.Tensor,
@@ -106,20 +100,14 @@ def gram_batch_trajectory(
     if D.shape != G0.shape[:-1]:
         raise ParameterError(f"D has shape {tuple(D.shape)}; expected {tuple(G0.shape[:-1])}")
     beta_at = stage_schedule(steps1, steps2, beta1, beta2)
-    G = G0.detach().clone()
-    rec_t, rec_g = [0], [G.clone()]
-    total = steps1 + steps2
-    for t in range(total):
+
+    def step(G: torch.Tensor, t: int) -> torch.Tensor:
         w_a, w_b = batches(t)
         leaf = G.requires_grad_(True)
         (S,) = torch.autograd.grad(batch_loss(leaf, w_a, w_b, r, r_xi, lam, beta_at(t)).sum(), leaf)
-        G = _update(G.detach(), D, S, lr)
-        if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
-            if not bool(torch.isfinite(G).all()):
-                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
-            rec_t.append(t + 1)
-            rec_g.append(G.clone())
-    return np.asarray(rec_t), torch.stack(rec_g)
+        return gram_update(G.detach(), D, S, lr)
+
+    return iterate_gram(G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every)
 
 
 def linear_response(

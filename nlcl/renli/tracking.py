@@ -68,6 +68,8 @@ __all__ = [
     "initial_gram",
     "infinite_width_gram",
     "gram_step",
+    "gram_update",
+    "iterate_gram",
     "gram_trajectory",
     "train_population",
     "normalized_gram",
@@ -200,9 +202,41 @@ def gram_step(
     leaf = G.detach().clone().requires_grad_(True)
     loss = population_loss(leaf, r, r_xi, lam, beta, signs)
     (S,) = torch.autograd.grad(loss.sum(), leaf)
-    n = G.shape[-1]
-    T = torch.eye(n, dtype=G.dtype) - lr * (S + S.transpose(-1, -2)) * D[..., None, :]
-    return T.transpose(-1, -2) @ G.detach() @ T, loss.detach()
+    return gram_update(G.detach(), D, S, lr), loss.detach()
+
+
+def gram_update(G: torch.Tensor, D: torch.Tensor, S: torch.Tensor, lr: float) -> torch.Tensor:
+    """The Gram form of one gradient-descent step: TᵀGT with T = I − η(S + Sᵀ)D.
+
+    S = ∂L/∂G for any loss that depends on the weights only through G (the population loss of
+    :func:`gram_step`, the minibatch loss of :func:`nlcl.renli.minibatch.batch_loss`); G (..., 2K, 2K),
+    D (..., 2K), S like G.  Exactly the Gram matrix of X − η(∂L/∂X)D (module docstring).
+    """
+    T = torch.eye(G.shape[-1], dtype=G.dtype) - lr * (S + S.transpose(-1, -2)) * D[..., None, :]
+    return T.transpose(-1, -2) @ G @ T
+
+
+def iterate_gram(
+    G0: torch.Tensor, step, *, steps1: int, steps2: int, lr: float, record_every: int
+) -> tuple[np.ndarray, torch.Tensor]:
+    """Iterate ``step(G, t) -> G'`` from G0 for ``steps1 + steps2`` steps (Ren & Li, Algorithm 3.1).
+
+    Records G at step 0, every ``record_every`` steps, at the stage boundary ``steps1`` and at the
+    end; returns the recorded steps and G (T, ..., 2K, 2K).  Raises NonFiniteError naming the step
+    (and ``lr``, to lower) on a non-finite recorded G.  The loop of :func:`gram_trajectory` and of
+    :func:`nlcl.renli.minibatch.gram_batch_trajectory`.
+    """
+    G = G0.detach().clone()
+    rec_t, rec_g = [0], [G.clone()]
+    total = steps1 + steps2
+    for t in range(total):
+        G = step(G, t)
+        if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
+            if not bool(torch.isfinite(G).all()):
+                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
+            rec_t.append(t + 1)
+            rec_g.append(G.clone())
+    return np.asarray(rec_t), torch.stack(rec_g)
 
 
 def stage_schedule(steps1: int, steps2: int, beta1: float, beta2: float):
@@ -245,17 +279,11 @@ def gram_trajectory(
         raise ParameterError(f"D has shape {tuple(D.shape)}; expected {tuple(G0.shape[:-1])}")
     signs = sign_table(K, G0.dtype) if lam > 0 else None
     beta_at = stage_schedule(steps1, steps2, beta1, beta2)
-    G = G0.detach().clone()
-    rec_t, rec_g = [0], [G.clone()]
-    total = steps1 + steps2
-    for t in range(total):
-        G, _ = gram_step(G, D, r, r_xi, lam, beta_at(t), lr, signs)
-        if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
-            if not bool(torch.isfinite(G).all()):
-                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
-            rec_t.append(t + 1)
-            rec_g.append(G.clone())
-    return np.asarray(rec_t), torch.stack(rec_g)
+
+    def step(G: torch.Tensor, t: int) -> torch.Tensor:
+        return gram_step(G, D, r, r_xi, lam, beta_at(t), lr, signs)[0]
+
+    return iterate_gram(G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every)
 
 
 def train_population(
