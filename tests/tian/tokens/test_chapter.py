@@ -1,0 +1,260 @@
+"""The bookkeeping of book/tian-tokens.py (nlcl.tian.tokens.chapter): where tables come from,
+Table 1 (App. E.2), re-scoring (Eqs. 16, 180-181), pooled moments (App. D) and the records."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nlcl.harness.ledger import ledger_path, make_check, read_ledger
+from nlcl.tian.tokens import chapter
+from nlcl.tian.tokens.grid import paper_grid
+from nlcl.tian.tokens.metrics import paper_table1
+
+LEDGER = read_ledger(ledger_path("tian-tokens")).claims
+
+
+class _Art:
+    """A stand-in for a results.Artifact: a table and its meta."""
+
+    def __init__(self, table, meta):
+        self.table, self.meta = table, meta
+
+    def label(self):
+        return "a label"
+
+
+@given(st.one_of(st.text(), st.integers()))
+def test_rounded_keeps_strings_and_integers(v):
+    assert chapter.rounded(v) == v
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6))
+def test_rounded_floats_to_three_decimals(v):
+    assert chapter.rounded(v) == round(float(v), 3)
+    assert chapter.rounded(np.float64(v)) == round(v, 3)
+
+
+def test_seed_values_need_two_finite_seeds():
+    assert chapter.seed_values(pd.DataFrame({"k": [0.12345]}), "k") is None
+    assert chapter.seed_values(pd.DataFrame({"k": [0.12345, 0.5]}), "k") == [0.123, 0.5]
+    assert chapter.seed_values(pd.DataFrame({"k": [0.1, float("nan")]}), "k") is None
+
+
+def test_read_from_lists_files_in_figure_order_or_none_when_computed():
+    files = {"fig9": ["a9", "b9"], "fig10": ["a10"], "fig11": None, "table1": ["t"]}
+    assert chapter.read_from(files, {"fig10", "fig9"}) == ["a9", "b9", "a10"]
+    assert chapter.read_from(files, {"fig11"}) is None
+    assert chapter.read_from(files, {"fig9", "fig11"}) is None
+
+
+def test_artifact_files_one_per_part():
+    assert chapter.artifact_files(_Art(None, {"name": "x"})) == ["results/x.json"]
+    parts = {"name": "x", "parts": [{"name": "a"}, {"name": "b"}]}
+    assert chapter.artifact_files(_Art(None, parts)) == ["results/a.json", "results/b.json"]
+
+
+def test_computed_text_names_committed_files_or_this_run():
+    main_files = {"fig9": ["results/p-fig9.json"], "fig10": None}
+    extra = {"fig9": None, "fig10": None}
+    assert chapter.computed_text("fig9", main_files, [0], extra) == (
+        "read from the committed results/p-<figure>.json, not computed in this run"
+    )
+    assert chapter.computed_text("fig10", main_files, [0, 1], extra) == ("computed in this run (seeds 0, 1)")
+    texts = {f: "read from the committed x-<figure>" for f in chapter.FIGURES}
+    assert chapter.computed_main_text(texts).endswith("(<figure>: fig9, fig10, fig11, table1)")
+    texts["fig10"] = "other"
+    assert chapter.computed_main_text(texts).startswith("fig9: read from")
+
+
+def test_is_complete_and_describe_on_the_paper_grid():
+    full = paper_grid(["fig11"], lr=2e-3, tau=0.1)
+    assert chapter.is_complete(full, "fig11", 2e-3, 0.1)
+    assert not chapter.is_complete(full.iloc[1:], "fig11", 2e-3, 0.1)
+    art = _Art(full.iloc[1:], {"parameters": {"seeds": [0, 1, 2], "lr": 2e-3}})
+    text = chapter.describe(art, "fig11", "ci", short=True)
+    assert "PARTIAL" in text and "η = 0.002" in text
+    assert chapter.describe(None, "fig11", "ci") == "live ci run"
+
+
+def test_table_for_joins_the_extra_seeds_on_common_columns():
+    live = pd.DataFrame({"figure": ["fig9", "fig10"], "seed": [0, 0], "x": [1.0, 2.0]})
+    extra = _Art(pd.DataFrame({"seed": [3], "x": [5.0], "y": [0]}), {})
+    out = chapter.table_for("fig9", {"fig9": "live"}, {}, live, {"fig9": extra})
+    assert out.seed.tolist() == [0, 3] and out.x.tolist() == [1.0, 5.0]
+    assert list(out.columns) == ["seed", "x"]
+
+
+def test_table1_subtracts_the_papers_values():
+    paper = paper_table1()
+    rows = paper[["beta", "P", "bn"]].assign(chi_plus=paper.paper_mean + 0.1, seed=0)
+    s, wide = chapter.table1(pd.concat([rows, rows.assign(seed=1)]))
+    assert np.allclose(s["diff"], 0.1)
+    assert list(wide.columns) == list(chapter.VARIANT.values())
+
+
+def test_rescored_swaps_the_scores_where_stored():
+    t = pd.DataFrame(
+        {"chi_plus": [0.1], "chi_minus": [0.2], "chi_plus_printed": [0.3], "chi_minus_printed": [0.4]}
+    )
+    out, have = chapter.rescored([t, t.drop(columns=["chi_plus_printed"]), t, t], "printed")
+    assert have == {"fig9", "fig11", "table1"}
+    assert out[0].chi_plus.item() == 0.3 and out[1].chi_plus.item() == 0.1
+
+
+def test_per_view_names_drop_the_pooled_prefix():
+    t = pd.DataFrame({"bn": ["pooled-vanilla", "none", "pooled-mean"]})
+    assert chapter.per_view_names(t).bn.tolist() == ["vanilla", "none", "mean"]
+
+
+def test_cell_name():
+    assert chapter.cell_name("quadratic", "mean", "quadratic") == "quadratic, BN mean, x²"
+    assert chapter.cell_name("infonce", "none", "relu") == "InfoNCE, no BN, ReLU"
+
+
+def test_spread_rows_follow_the_given_order_and_skip_single_seed_claims():
+    recs = [
+        {
+            "id": "b",
+            "tolerance": "≥ 0",
+            "measured": 0.2,
+            "status": "pass",
+            "seeds": {"values": [0.1, 0.3], "std": 0.1414, "holds_fraction": 1.0, "n": 2},
+        },
+        {"id": "a", "tolerance": "≥ 0", "measured": -0.1, "status": "fail", "seeds": None},
+    ]
+    rows = chapter.spread_rows(recs, ["a", "b"], "g")
+    assert [r["claim"] for r in rows] == ["b"]
+    assert rows[0]["holds on"] == "2/2" and rows[0]["std over seeds"] == 0.141
+
+
+def test_the_ledger_declares_the_grid_checks_and_predictions():
+    checks = chapter.grid_checks(LEDGER, make_check)
+    assert [cid for cid, _, _ in chapter.GRID_CLAIMS] == list(checks)
+    assert checks["relu-lowest-chi-minus"]("relu") and not checks["table1-vs-paper"](0.2)
+    recs = [{"id": "tokens-relu-lowest-chi-minus", "measured": "leaky_relu", "status": "not-reproduced"}]
+    rows = chapter.prediction_rows(
+        recs, ["tokens-relu-lowest-chi-minus"], {"relu_chi_minus_rank": 3}, LEDGER, make_check
+    )
+    assert [r["prediction holds"] for r in rows] == [True, False]
+
+
+def test_grid_measurements_cover_the_claims_of_the_given_figures():
+    values = {key: 0.5 for _, key, _ in chapter.GRID_CLAIMS}
+    per_seed = pd.DataFrame({key: [0.4, 0.6] for _, key, _ in chapter.GRID_CLAIMS})
+    out = chapter.grid_measurements(values, per_seed, {"fig11": ["f"], "table1": None})
+    assert sorted(out) == ["bn-helps-at-zeta10", "table1-no-var-backprop", "table1-vs-paper"]
+    assert out["bn-helps-at-zeta10"] == dict(measured=0.5, per_seed=[0.4, 0.6], read_from=["f"])
+    assert out["table1-vs-paper"]["read_from"] is None
+
+
+def test_curve_summary_share_of_the_late_gain():
+    steps = [0, 40, 80, 100]
+    curves = pd.DataFrame(
+        {
+            "activation": "ReLU",
+            "η": "0.01",
+            "step": steps,
+            "loss": [4.0, 3.0, 2.5, 2.4],
+            "chi_plus": [0.2, 0.5, 0.6, 0.7],
+        }
+    )
+    table, late = chapter.curve_summary(curves, 100)
+    assert late == 80
+    row = table.loc[("ReLU", "0.01")]
+    assert math.isclose(row["share of the χ̄+ gain in the last fifth"], 0.1 / 0.5)
+
+
+def test_replication_rows_mark_same_sign():
+    cell = {
+        "loss": "quadratic",
+        "bn": "none",
+        "activation": "relu",
+        "differed_in": ["chi_minus"],
+        "differs_again_in": [],
+        "record": {"diff_released_chi_minus": 0.05, "tol_released_chi_minus": 0.02},
+        "fresh": {"diff_released_chi_minus": 0.01, "tol_released_chi_minus": 0.03},
+    }
+    rows, same = chapter.replication_rows({"cells": [cell]})
+    assert rows[0]["replicates"] is False and same == ["quadratic, no BN, ReLU χ̄−"]
+
+
+@pytest.mark.parametrize("v", [0.1, -0.1])
+def test_pooled_rows_compare_verdicts(v):
+    checks = chapter.grid_checks(LEDGER, make_check)
+    values = {key: v for _, key, _ in chapter.GRID_CLAIMS}
+    rows = chapter.pooled_rows(0.01, values, {**values, "bn_minus_none_zeta10": 0.2}, checks, 5)
+    assert [r["claim"] for r in rows] == [
+        "tokens-bn-helps-at-zeta10",
+        "tokens-table1-no-var-backprop",
+        "tokens-table1-vs-paper",
+    ]
+    assert rows[0]["same verdict"] == (v > 0)
+
+
+class _Mismatch(Exception):
+    pass
+
+
+class _Store:
+    """A stand-in for nlcl.harness.results: artifacts by name, params checked on load."""
+
+    ArtifactMismatch = _Mismatch
+
+    def __init__(self, arts):
+        self.arts, self.calls = arts, []
+
+    def load(self, name, params=None):
+        self.calls.append((name, params))
+        if name not in self.arts:
+            raise FileNotFoundError(name)
+        art = self.arts[name]
+        if params is not None and params["lr"] != art.meta["parameters"]["lr"]:
+            raise _Mismatch(f"lr {params['lr']}")
+        return art
+
+    def concat_seeds(self, parts):
+        table = pd.concat([p.table for p in parts], ignore_index=True)
+        return _Art(table, {**parts[0].meta, "parts": [p.meta for p in parts]})
+
+
+def _stored(name, seeds, lr=2e-3):
+    from nlcl.tian.tokens.grid import grid_parameters
+
+    meta = {"name": name, "parameters": {**grid_parameters(5000, lr, seeds), "figure": "fig9"}}
+    return _Art(pd.DataFrame({"seed": seeds}), meta)
+
+
+def test_load_artifact_joins_the_extra_seeds_and_says_why_not(capsys):
+    store = _Store(
+        {
+            "tian-tokens-full-fig9": _stored("tian-tokens-full-fig9", [0, 1, 2]),
+            "tian-tokens-full-seeds3-4-fig9": _stored("tian-tokens-full-seeds3-4-fig9", [3, 4]),
+        }
+    )
+    art = chapter.load_artifact(store, "tian-tokens-full", "fig9", 2e-3)
+    assert art.table.seed.tolist() == [0, 1, 2, 3, 4]
+    assert store.calls[1][1]["figure"] == "fig9" and store.calls[1][1]["seeds"] == [0, 1, 2]
+    assert chapter.artifact_files(art) == [
+        "results/tian-tokens-full-fig9.json",
+        "results/tian-tokens-full-seeds3-4-fig9.json",
+    ]
+    assert chapter.load_artifact(store, "tian-tokens-full", "fig9", 1e-2) is None
+    assert "no usable artifact" in capsys.readouterr().out
+    del store.arts["tian-tokens-full-seeds3-4-fig9"]
+    assert chapter.load_artifact(store, "tian-tokens-full", "fig9", 2e-3).table.seed.tolist() == [0, 1, 2]
+    assert "extra seeds not used" in capsys.readouterr().out
+
+
+def test_load_extra_for_live_refuses_overlapping_seeds(capsys):
+    name = "tian-tokens-full-seeds3-4-fig9"
+    store = _Store({name: _stored(name, [3, 4])})
+    assert chapter.load_extra_for_live(store, "fig9", 2e-3, 5000, [0, 1, 2]) is not None
+    assert chapter.load_extra_for_live(store, "fig9", 2e-3, 5000, [3]) is None
+    assert "overlap" in capsys.readouterr().out
+    assert chapter.load_pooled(store, "nothing", "fig11", 2e-3) is None
