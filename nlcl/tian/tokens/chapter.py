@@ -1,13 +1,12 @@
-"""The bookkeeping of the chapter ``book/tian-tokens.py`` (Tian 2023, Sec. 5, App. D and E.2).
+"""The claims' bookkeeping of the chapter ``book/tian-tokens.py`` (Tian 2023, Sec. 5, App. D, E.2).
 
-The chapter evaluates the paper's claims about the token task (Figs. 9-11 and Table 1) on
-paper-scale grids: committed full-profile artifacts (``results/tian-tokens-full-*``, joined with
-the seeds trained later, ``EXTRA_SEEDS``) or its own full-profile run. This module loads and joins
-those artifacts (through the results store the chapter passes in, ``nlcl.harness.results``:
-paper code does not import the harness), says where each table comes from, builds Table 1 (App. E.2), re-scores the grids
-under the other scorings of Eqs. 16 and 180-181, joins the pooled-moments BatchNorm grids (App. D,
-Eqs. 164-165) and tabulates the seed spread, the oracle record and the training curves. The
-claims' quantities themselves are :func:`nlcl.tian.tokens.metrics.grid_predicates`.
+The chapter evaluates the paper's claims about the token task (Figs. 9-11 and Table 1) on the
+paper-scale grids of :mod:`nlcl.tian.tokens.paper_scale`. This module records each claim's
+quantity as the claims do (rounded, per seed, read from which files), builds Table 1 (App. E.2),
+re-scores the grids under the other scorings of Eqs. 16 and 180-181, joins the pooled-moments
+BatchNorm grids (App. D, Eqs. 164-165) and tabulates the seed spread, the explanations'
+predictions and the training curves. The claims' quantities themselves are
+:func:`nlcl.tian.tokens.metrics.grid_predicates`.
 """
 
 from __future__ import annotations
@@ -19,42 +18,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nlcl.tian.tokens.grid import grid_parameters, paper_grid
 from nlcl.tian.tokens.metrics import grid_predicates, paper_table1, summarize
+from nlcl.tian.tokens.paper_scale import FIGURES, artifact_files, read_from
 
 __all__ = [
     "ACT_LABEL",
-    "ACT_SHORT",
-    "EXTRA_SEEDS",
-    "FIGURES",
     "GRID_CLAIMS",
-    "GRID_KEYS",
     "NEEDS",
     "SCORINGS",
-    "SENSITIVITY_LR",
     "VARIANT",
-    "artifact_files",
-    "bench_summary",
-    "cell_name",
-    "computed_main_text",
-    "computed_text",
     "curve_summary",
-    "describe",
     "grid_checks",
     "grid_measurements",
-    "is_complete",
-    "load_artifact",
-    "load_extra_for_live",
-    "load_one",
-    "load_pooled",
-    "oracle_cells",
-    "oracle_table",
     "per_view_names",
     "pooled_grids",
     "pooled_rows",
     "prediction_rows",
-    "read_from",
-    "replication_rows",
     "rescored",
     "rounded",
     "scoring_cell",
@@ -62,21 +41,8 @@ __all__ = [
     "seed_values",
     "spread_rows",
     "table1",
-    "table_for",
 ]
 
-#: The four experiments of the grid: Figs. 9, 10, 11 and Table 1.
-FIGURES = ("fig9", "fig10", "fig11", "table1")
-#: The columns that identify one run of the grid.
-GRID_KEYS = ["activation", "loss", "bn", "beta", "P", "zeta", "seed"]
-#: The released code's learning rate, of the sensitivity grid ``tian-tokens-full-lr0.01-*``.
-SENSITIVITY_LR = 1e-2
-#: Grids whose claims had margins smaller than their seed spread got more seeds, trained later
-#: into an artifact of their own (``nlcl train-grid --seeds 3 4 --prefix <prefix>-seeds3-4``).
-EXTRA_SEEDS = {
-    "tian-tokens-full": "tian-tokens-full-seeds3-4",
-    "tian-tokens-full-lr0.01": "tian-tokens-full-lr0.01-seeds3-4",
-}
 #: The grid claims: (id without the ``tokens-`` prefix, key of ``grid_predicates``, figure).
 GRID_CLAIMS = [
     ("p1-linear-vs-relu", "p1_linear_minus_relu", "fig9"),
@@ -99,13 +65,6 @@ ACT_LABEL = {
     "quadratic": "quadratic $x^2$",
     "sigmoid": "sigmoid (control)",
 }
-ACT_SHORT = {
-    "quadratic": "x²",
-    "relu": "ReLU",
-    "leaky_relu": "LeakyReLU",
-    "linear": "linear",
-    "sigmoid": "sigmoid",
-}
 #: Table 1's columns: which batch statistics BatchNorm backpropagates.
 VARIANT = {
     "detached": "μ no / σ² no",
@@ -120,125 +79,6 @@ SCORINGS = {
     "sign-symmetric": ("chi_plus_symmetric", "chi_minus_symmetric"),
     "printed": ("chi_plus_printed", "chi_minus_printed"),
 }
-
-
-# -- the paper-scale artifacts ----------------------------------------------------------------
-
-
-def load_one(store: Any, name: str, fig: str, lr: float, steps: int = 5000) -> Any:
-    """The artifact ``name`` of ``store`` (``nlcl.harness.results``) if it was trained at ``lr``
-    for ``steps`` on the paper's grid (any seeds)."""
-    stored_seeds = store.load(name).meta["parameters"]["seeds"]
-    return store.load(name, params={**grid_parameters(steps, lr, stored_seeds), "figure": fig})
-
-
-def load_artifact(store: Any, prefix: str, fig: str, lr: float) -> Any:
-    """The committed artifact ``<prefix>-<fig>`` trained at ``lr`` (any completed seeds, plus the
-    extra seeds of ``EXTRA_SEEDS`` when present), or None."""
-    try:
-        art = load_one(store, f"{prefix}-{fig}", fig, lr)
-    except (FileNotFoundError, store.ArtifactMismatch) as err:
-        print(f"{prefix}-{fig}: no usable artifact ({str(err)[:160]})")
-        return None
-    if prefix in EXTRA_SEEDS:
-        try:
-            extra = load_one(store, f"{EXTRA_SEEDS[prefix]}-{fig}", fig, lr)
-            art = store.concat_seeds([art, extra])
-        except (FileNotFoundError, store.ArtifactMismatch) as err:
-            print(f"{EXTRA_SEEDS[prefix]}-{fig}: extra seeds not used ({str(err)[:160]})")
-    return art
-
-
-def load_extra_for_live(store: Any, fig: str, lr: float, steps: int, seeds: Sequence[int]) -> Any:
-    """In the full profile, the committed extra seeds trained with this run's ``lr`` and ``steps``,
-    or None (also when they overlap the run's own ``seeds``)."""
-    name = f"{EXTRA_SEEDS['tian-tokens-full']}-{fig}"
-    try:
-        extra = load_one(store, name, fig, lr, steps)
-    except (FileNotFoundError, store.ArtifactMismatch) as err:
-        print(f"{name}: extra seeds not used ({str(err)[:160]})")
-        return None
-    stored_seeds = extra.meta["parameters"]["seeds"]
-    if set(stored_seeds) & set(seeds):
-        print(f"{name}: extra seeds {stored_seeds} overlap this run's seeds {list(seeds)}: not used")
-        return None
-    return extra
-
-
-def is_complete(table: pd.DataFrame, fig: str, lr: float, tau: float) -> bool:
-    """True when a result table holds every run of the paper's grid for ``fig`` at ``lr``."""
-    full = paper_grid([fig], lr=lr, tau=tau)
-    have = set(map(tuple, table[GRID_KEYS].astype(str).values))
-    return all(tuple(r) in have for r in full[GRID_KEYS].astype(str).values)
-
-
-def describe(art: Any, fig: str, profile: str, short: bool = False) -> str:
-    """Where results come from, with their extent (a partial artifact says so)."""
-    if art is None:
-        return f"live {profile} run"
-    t = art.table
-    n_full = len(paper_grid([fig], seeds=art.meta["parameters"]["seeds"]))
-    extent = "complete" if len(t) == n_full else f"PARTIAL, {len(t)} of {n_full} runs"
-    lr_text = f"η = {art.meta['parameters']['lr']:g}"
-    seeds = sorted(t.seed.unique().tolist())
-    if short:
-        return f"full-profile artifact, {lr_text} ({extent}, seeds {seeds})"
-    return f"full-profile artifact, {lr_text}, {extent} ({art.label()}; seeds {seeds})"
-
-
-def table_for(
-    fig: str,
-    claim_source: Mapping[str, str],
-    artifacts: Mapping[str, Any],
-    live_table: pd.DataFrame,
-    extra_live: Mapping[str, Any],
-) -> pd.DataFrame:
-    """The table the claims use for ``fig``: the artifact when ``claim_source[fig]`` is
-    "artifact", else the live run (in the full profile joined by the committed extra seeds, as
-    the ci profile joins them to the artifact)."""
-    if claim_source[fig] == "artifact":
-        return artifacts[fig].table
-    own = live_table[live_table.figure == fig].reset_index(drop=True)
-    if extra_live[fig] is None:
-        return own
-    extra = extra_live[fig].table
-    common = [c for c in own.columns if c in extra.columns]
-    return pd.concat([own[common], extra[common]], ignore_index=True)
-
-
-def artifact_files(art: Any) -> list[str]:
-    """The committed files an artifact was read from (one per part when extra seeds were
-    joined)."""
-    return [f"results/{m['name']}.json" for m in art.meta.get("parts") or [art.meta]]
-
-
-def read_from(files: Mapping[str, list[str] | None], figs: set[str]) -> list[str] | None:
-    """``read_from=`` of a claim whose quantity reads the tables of ``figs``: their committed
-    files, or None when any of them is (partly) computed in this run (``files[fig]`` None)."""
-    out = [f for fig in FIGURES if fig in figs for f in (files[fig] or [None])]
-    return None if None in out else out
-
-
-def computed_text(
-    fig: str, main_files: Mapping[str, Any], seeds: Sequence[int], extra_live: Mapping[str, Any]
-) -> str:
-    """Where the table of ``fig`` at the run's η comes from, in words (file names with
-    ``<figure>``)."""
-    if main_files[fig]:
-        names = [f.replace(fig, "<figure>") for f in main_files[fig]]
-        return "read from the committed " + " and ".join(names) + ", not computed in this run"
-    text = f"computed in this run (seeds {', '.join(map(str, seeds))})"
-    if extra_live[fig] is not None:
-        extra = artifact_files(extra_live[fig])[0].replace(fig, "<figure>")
-        text += f", joined with seeds {extra_live[fig].meta['parameters']['seeds']} read from {extra}"
-    return text
-
-
-def computed_main_text(texts: Mapping[str, str]) -> str:
-    """The words of :func:`computed_text` for all four figures, said once when they agree."""
-    if len(set(texts.values())) == 1:
-        return texts["fig9"] + (f" (<figure>: {', '.join(FIGURES)})" if "<figure>" in texts["fig9"] else "")
-    return "; ".join(f"{fig}: {t}" for fig, t in texts.items())
 
 
 # -- values as the claims record them ---------------------------------------------------------
@@ -416,18 +256,6 @@ def scoring_cell(scoring_table: pd.DataFrame, grid_name: str, cid: str, scoring:
 # -- BatchNorm moments pooled over both views (App. D, Eqs. 164-165) --------------------------
 
 
-def load_pooled(store: Any, prefix: str, fig: str, lr: float) -> Any:
-    """The committed pooled-moments grid ``<prefix>-<fig>`` (BatchNorm runs only), or None."""
-    name = f"{prefix}-{fig}"
-    try:
-        stored_seeds = store.load(name).meta["parameters"]["seeds"]
-        params = {**grid_parameters(5000, lr, stored_seeds, bn_moments="pooled"), "figure": fig}
-        return store.load(name, params=params)
-    except (FileNotFoundError, store.ArtifactMismatch) as err:
-        print(f"{name}: no usable artifact ({str(err)[:160]})")
-        return None
-
-
 def per_view_names(t: pd.DataFrame) -> pd.DataFrame:
     """A pooled table with the per-view variant names, which grid_predicates and table1 read."""
     return t.assign(bn=t.bn.str.removeprefix("pooled-"))
@@ -483,75 +311,7 @@ def pooled_rows(
     return rows
 
 
-# -- the oracle record (the released trainer re-implemented, issue 18) ------------------------
-
-
-def cell_name(loss: str, bn: str, activation: str) -> str:
-    """A cell of issue 18's grid as the tables show it, e.g. "quadratic, BN mean, x²"."""
-    return (
-        f"{'InfoNCE' if loss == 'infonce' else 'quadratic'}, "
-        f"{'BN mean' if bn == 'mean' else 'no BN'}, {ACT_SHORT[activation]}"
-    )
-
-
-def oracle_cells(record: Mapping[str, Any]) -> pd.DataFrame:
-    """The cells of the oracle record, with their names and oracle seed counts."""
-    oc = pd.DataFrame(record["cells"])
-    oc["cell"] = [cell_name(lo, b, a) for lo, b, a in zip(oc.loss, oc.bn, oc.activation)]
-    oc["n_oracle"] = oc.oracle_seeds.map(len)
-    return oc
-
-
-def _pm(rows: pd.DataFrame, col: str) -> list[str]:
-    return [
-        f"{m:.3f} ± {s:.3f}" if s == s else f"{m:.3f}"
-        for m, s in zip(rows[col], rows[col + "_se"].fillna(np.nan))
-    ]
-
-
-def oracle_table(oc: pd.DataFrame, record: Mapping[str, Any]) -> pd.DataFrame:
-    """The oracle record cell by cell: oracle and nlcl χ̄± (mean ± s.e.) and the verdicts."""
-    return pd.DataFrame(
-        {
-            "oracle seeds": oc.n_oracle.values,
-            "oracle χ̄+": _pm(oc, "oracle_chi_plus"),
-            "oracle χ̄−": _pm(oc, "oracle_chi_minus"),
-            "nlcl χ̄+ (released)": _pm(oc, "nlcl_released_chi_plus"),
-            "nlcl χ̄− (released)": _pm(oc, "nlcl_released_chi_minus"),
-            "verdict (released)": oc.verdict_released.values,
-            "nlcl χ̄− (cosine)": _pm(oc, "nlcl_cosine_chi_minus"),
-            "verdict (cosine)": oc.verdict_cosine.values,
-        },
-        index=pd.Index(oc.cell, name=f"{len(record['config']['seeds'])} nlcl seeds per cell"),
-    )
-
-
-def replication_rows(replication: Mapping[str, Any]) -> tuple[list[dict], list[str]]:
-    """The differing cells at the record's seeds and at the fresh seeds 5-9, and those whose
-    difference keeps its sign."""
-    rep_rows, same_sign = [], []
-    for c in replication["cells"]:
-        name = cell_name(c["loss"], c["bn"], c["activation"])
-        for sc in c["differed_in"]:
-            label = "χ̄+" if sc == "chi_plus" else "χ̄−"
-            before, after = c["record"][f"diff_released_{sc}"], c["fresh"][f"diff_released_{sc}"]
-            tol_before = c["record"][f"tol_released_{sc}"]
-            tol_after = c["fresh"][f"tol_released_{sc}"]
-            rep_rows.append(
-                {
-                    "cell": name,
-                    "score": label,
-                    "seeds 0-4: nlcl − oracle (tol)": f"{before:+.3f} ({tol_before:.3f})",
-                    "seeds 5-9: nlcl − oracle (tol)": f"{after:+.3f} ({tol_after:.3f})",
-                    "replicates": sc in c["differs_again_in"],
-                }
-            )
-            if (before > 0) == (after > 0):
-                same_sign.append(f"{name} {label}")
-    return rep_rows, same_sign
-
-
-# -- training curves and the benchmark --------------------------------------------------------
+# -- training curves -----------------------------------------------------------------------------
 
 
 def curve_summary(curves: pd.DataFrame, T: int) -> tuple[pd.DataFrame, int]:
@@ -577,22 +337,3 @@ def curve_summary(curves: pd.DataFrame, T: int) -> tuple[pd.DataFrame, int]:
             }
         )
     return pd.DataFrame(rows).set_index(["activation", "η"]), late
-
-
-def bench_summary(store: Any) -> tuple[dict[str, dict], dict[str, str]]:
-    """The committed benchmark records ``results/tian-tokens-bench-*.json`` (scalar fields) and
-    the words the chapter glues from the table engine's record."""
-    glue = dict(device="n/a", projected="n/a", dense="n/a", engine="n/a", peak="n/a", workers="n/a")
-    benches = {}
-    for name, bench in store.records("tian-tokens-bench-").items():
-        benches[name] = {k: v for k, v in bench.items() if not isinstance(v, dict)}
-        if name == "tian-tokens-bench-cpu":
-            glue = dict(
-                device=bench["device"],
-                projected=f"{bench['projected_full_grid_min_wall']:.1f}",
-                dense=f"{100 * bench['fraction_of_peak']:.0f}%",
-                engine=f"{100 * bench['fraction_of_peak_engine']:.0f}%",
-                peak=f"{bench['matmul_peak_gflops']:.0f}",
-                workers=str(bench.get("workers", 1)),
-            )
-    return benches, glue

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.harness.ledger import ledger_path, make_check, read_ledger
-from nlcl.tian.tokens import chapter
+from nlcl.tian.tokens import chapter, oracle_tables, paper_scale
 from nlcl.tian.tokens.grid import paper_grid
 from nlcl.tian.tokens.metrics import paper_table1
 
@@ -48,44 +48,46 @@ def test_seed_values_need_two_finite_seeds():
 
 def test_read_from_lists_files_in_figure_order_or_none_when_computed():
     files = {"fig9": ["a9", "b9"], "fig10": ["a10"], "fig11": None, "table1": ["t"]}
-    assert chapter.read_from(files, {"fig10", "fig9"}) == ["a9", "b9", "a10"]
-    assert chapter.read_from(files, {"fig11"}) is None
-    assert chapter.read_from(files, {"fig9", "fig11"}) is None
+    assert paper_scale.read_from(files, {"fig10", "fig9"}) == ["a9", "b9", "a10"]
+    assert paper_scale.read_from(files, {"fig11"}) is None
+    assert paper_scale.read_from(files, {"fig9", "fig11"}) is None
 
 
 def test_artifact_files_one_per_part():
-    assert chapter.artifact_files(_Art(None, {"name": "x"})) == ["results/x.json"]
+    assert paper_scale.artifact_files(_Art(None, {"name": "x"})) == ["results/x.json"]
     parts = {"name": "x", "parts": [{"name": "a"}, {"name": "b"}]}
-    assert chapter.artifact_files(_Art(None, parts)) == ["results/a.json", "results/b.json"]
+    assert paper_scale.artifact_files(_Art(None, parts)) == ["results/a.json", "results/b.json"]
 
 
 def test_computed_text_names_committed_files_or_this_run():
     main_files = {"fig9": ["results/p-fig9.json"], "fig10": None}
     extra = {"fig9": None, "fig10": None}
-    assert chapter.computed_text("fig9", main_files, [0], extra) == (
+    assert paper_scale.computed_text("fig9", main_files, [0], extra) == (
         "read from the committed results/p-<figure>.json, not computed in this run"
     )
-    assert chapter.computed_text("fig10", main_files, [0, 1], extra) == ("computed in this run (seeds 0, 1)")
-    texts = {f: "read from the committed x-<figure>" for f in chapter.FIGURES}
-    assert chapter.computed_main_text(texts).endswith("(<figure>: fig9, fig10, fig11, table1)")
+    assert paper_scale.computed_text("fig10", main_files, [0, 1], extra) == (
+        "computed in this run (seeds 0, 1)"
+    )
+    texts = {f: "read from the committed x-<figure>" for f in paper_scale.FIGURES}
+    assert paper_scale.computed_main_text(texts).endswith("(<figure>: fig9, fig10, fig11, table1)")
     texts["fig10"] = "other"
-    assert chapter.computed_main_text(texts).startswith("fig9: read from")
+    assert paper_scale.computed_main_text(texts).startswith("fig9: read from")
 
 
 def test_is_complete_and_describe_on_the_paper_grid():
     full = paper_grid(["fig11"], lr=2e-3, tau=0.1)
-    assert chapter.is_complete(full, "fig11", 2e-3, 0.1)
-    assert not chapter.is_complete(full.iloc[1:], "fig11", 2e-3, 0.1)
+    assert paper_scale.is_complete(full, "fig11", 2e-3, 0.1)
+    assert not paper_scale.is_complete(full.iloc[1:], "fig11", 2e-3, 0.1)
     art = _Art(full.iloc[1:], {"parameters": {"seeds": [0, 1, 2], "lr": 2e-3}})
-    text = chapter.describe(art, "fig11", "ci", short=True)
+    text = paper_scale.describe(art, "fig11", "ci", short=True)
     assert "PARTIAL" in text and "η = 0.002" in text
-    assert chapter.describe(None, "fig11", "ci") == "live ci run"
+    assert paper_scale.describe(None, "fig11", "ci") == "live ci run"
 
 
 def test_table_for_joins_the_extra_seeds_on_common_columns():
     live = pd.DataFrame({"figure": ["fig9", "fig10"], "seed": [0, 0], "x": [1.0, 2.0]})
     extra = _Art(pd.DataFrame({"seed": [3], "x": [5.0], "y": [0]}), {})
-    out = chapter.table_for("fig9", {"fig9": "live"}, {}, live, {"fig9": extra})
+    out = paper_scale.table_for("fig9", {"fig9": "live"}, {}, live, {"fig9": extra})
     assert out.seed.tolist() == [0, 3] and out.x.tolist() == [1.0, 5.0]
     assert list(out.columns) == ["seed", "x"]
 
@@ -113,8 +115,8 @@ def test_per_view_names_drop_the_pooled_prefix():
 
 
 def test_cell_name():
-    assert chapter.cell_name("quadratic", "mean", "quadratic") == "quadratic, BN mean, x²"
-    assert chapter.cell_name("infonce", "none", "relu") == "InfoNCE, no BN, ReLU"
+    assert oracle_tables.cell_name("quadratic", "mean", "quadratic") == "quadratic, BN mean, x²"
+    assert oracle_tables.cell_name("infonce", "none", "relu") == "InfoNCE, no BN, ReLU"
 
 
 def test_spread_rows_follow_the_given_order_and_skip_single_seed_claims():
@@ -180,7 +182,7 @@ def test_replication_rows_mark_same_sign():
         "record": {"diff_released_chi_minus": 0.05, "tol_released_chi_minus": 0.02},
         "fresh": {"diff_released_chi_minus": 0.01, "tol_released_chi_minus": 0.03},
     }
-    rows, same = chapter.replication_rows({"cells": [cell]})
+    rows, same = oracle_tables.replication_rows({"cells": [cell]})
     assert rows[0]["replicates"] is False and same == ["quadratic, no BN, ReLU χ̄−"]
 
 
@@ -237,24 +239,100 @@ def test_load_artifact_joins_the_extra_seeds_and_says_why_not(capsys):
             "tian-tokens-full-seeds3-4-fig9": _stored("tian-tokens-full-seeds3-4-fig9", [3, 4]),
         }
     )
-    art = chapter.load_artifact(store, "tian-tokens-full", "fig9", 2e-3)
+    art = paper_scale.load_artifact(store, "tian-tokens-full", "fig9", 2e-3)
     assert art.table.seed.tolist() == [0, 1, 2, 3, 4]
     assert store.calls[1][1]["figure"] == "fig9" and store.calls[1][1]["seeds"] == [0, 1, 2]
-    assert chapter.artifact_files(art) == [
+    assert paper_scale.artifact_files(art) == [
         "results/tian-tokens-full-fig9.json",
         "results/tian-tokens-full-seeds3-4-fig9.json",
     ]
-    assert chapter.load_artifact(store, "tian-tokens-full", "fig9", 1e-2) is None
+    assert paper_scale.load_artifact(store, "tian-tokens-full", "fig9", 1e-2) is None
     assert "no usable artifact" in capsys.readouterr().out
     del store.arts["tian-tokens-full-seeds3-4-fig9"]
-    assert chapter.load_artifact(store, "tian-tokens-full", "fig9", 2e-3).table.seed.tolist() == [0, 1, 2]
+    assert paper_scale.load_artifact(store, "tian-tokens-full", "fig9", 2e-3).table.seed.tolist() == [0, 1, 2]
     assert "extra seeds not used" in capsys.readouterr().out
 
 
 def test_load_extra_for_live_refuses_overlapping_seeds(capsys):
     name = "tian-tokens-full-seeds3-4-fig9"
     store = _Store({name: _stored(name, [3, 4])})
-    assert chapter.load_extra_for_live(store, "fig9", 2e-3, 5000, [0, 1, 2]) is not None
-    assert chapter.load_extra_for_live(store, "fig9", 2e-3, 5000, [3]) is None
+    assert paper_scale.load_extra_for_live(store, "fig9", 2e-3, 5000, [0, 1, 2]) is not None
+    assert paper_scale.load_extra_for_live(store, "fig9", 2e-3, 5000, [3]) is None
     assert "overlap" in capsys.readouterr().out
-    assert chapter.load_pooled(store, "nothing", "fig11", 2e-3) is None
+    assert paper_scale.load_pooled(store, "nothing", "fig11", 2e-3) is None
+
+
+def test_load_one_checks_the_stored_seeds_and_figure():
+    name = "tian-tokens-full-fig9"
+    store = _Store({name: _stored(name, [0, 1])})
+    assert paper_scale.load_one(store, name, "fig9", 2e-3).table.seed.tolist() == [0, 1]
+    assert store.calls[-1][1]["seeds"] == [0, 1] and store.calls[-1][1]["figure"] == "fig9"
+
+
+def test_bench_summary_glues_the_table_engines_record():
+    class Records:
+        def records(self, prefix):
+            assert prefix == "tian-tokens-bench-"
+            return {
+                "tian-tokens-bench-cpu": {
+                    "device": "cpu",
+                    "projected_full_grid_min_wall": 9.87,
+                    "fraction_of_peak": 0.123,
+                    "fraction_of_peak_engine": 0.456,
+                    "matmul_peak_gflops": 50.4,
+                    "nested": {"x": 1},
+                }
+            }
+
+    benches, glue = paper_scale.bench_summary(Records())
+    assert "nested" not in benches["tian-tokens-bench-cpu"]
+    assert glue == dict(device="cpu", projected="9.9", dense="12%", engine="46%", peak="50", workers="1")
+
+
+def test_oracle_cells_and_table():
+    cols = ["oracle_chi_plus", "oracle_chi_minus", "nlcl_released_chi_plus", "nlcl_released_chi_minus"]
+    cols += ["nlcl_cosine_chi_minus"]
+    cell = {c: 0.5 for c in cols} | {c + "_se": 0.01 for c in cols}
+    cell |= dict(loss="quadratic", bn="mean", activation="quadratic", oracle_seeds=[0, 1])
+    cell |= dict(verdict_released="agrees", verdict_cosine="differs", oracle_chi_plus_se=None)
+    record = {"cells": [cell], "config": {"seeds": [0, 1, 2]}}
+    oc = oracle_tables.oracle_cells(record)
+    assert oc.cell.tolist() == ["quadratic, BN mean, x²"] and oc.n_oracle.tolist() == [2]
+    table = oracle_tables.oracle_table(oc, record)
+    assert table.index.name == "3 nlcl seeds per cell"
+    assert table["oracle χ̄+"].tolist() == ["0.500"] and table["oracle χ̄−"].tolist() == ["0.500 ± 0.010"]
+
+
+def test_scoring_comparison_flags_a_verdict_that_changes_and_scoring_cell(monkeypatch):
+    checks = chapter.grid_checks(LEDGER, make_check)
+    book = {key: 0.0 for _, key, _ in chapter.GRID_CLAIMS} | {"bn_minus_none_zeta10": 0.1}
+    printed = {**book, "bn_minus_none_zeta10": -0.1}
+    # the printed scores are stored for Fig. 11 only, where they are zero
+    monkeypatch.setattr(
+        chapter, "grid_predicates", lambda *t: printed if t[2].chi_plus.item() == 0.0 else book
+    )
+    t = pd.DataFrame({"chi_plus": [1.0], "chi_minus": [0.0]})
+    tables = [t, t, t.assign(chi_plus_printed=0.0, chi_minus_printed=0.0), t]
+    table, same = chapter.scoring_comparison({"g": tables}, checks, ["printed"])
+    assert same["printed"] == [False]
+    assert len(table) == len(chapter.GRID_CLAIMS)
+    assert chapter.scoring_cell(table, "g", "bn-helps-at-zeta10", "printed") == "-0.1 (verdict differs)"
+    assert chapter.scoring_cell(table, "g", "p1-linear-vs-relu", "printed") == "(not stored)"
+    assert chapter.scoring_cell(table, "h", "bn-helps-at-zeta10", "printed") == "n/a"
+
+
+def test_pooled_grids_join_the_per_view_no_bn_runs_on_the_pooled_seeds():
+    v11 = pd.DataFrame({"bn": ["none", "none", "vanilla"], "seed": [0, 5, 0], "chi_plus": [1.0, 2.0, 3.0]})
+    pooled11 = pd.DataFrame({"bn": ["pooled-vanilla"], "seed": [0], "chi_plus": [4.0], "x": [0]})
+    pooled_t1 = pd.DataFrame({"bn": ["pooled-mean"], "seed": [0], "chi_plus": [5.0]})
+    arts = {
+        "fig11": _Art(pooled11, {"name": "p-fig11"}),
+        "table1": _Art(pooled_t1, {"name": "p-table1"}),
+    }
+    empty = pd.DataFrame()
+    out = chapter.pooled_grids(arts, [empty, empty, v11, pooled_t1], {"fig11": ["v.json"]})
+    assert out["seeds"] == [0]
+    assert out["tables"][2].bn.tolist() == ["none", "vanilla"]
+    assert out["tables"][3].bn.tolist() == ["mean"]
+    assert out["files"] == {"fig11": ["results/p-fig11.json", "v.json"], "table1": ["results/p-table1.json"]}
+    assert out["view_same"][2].seed.tolist() == [0, 0]
