@@ -27,27 +27,26 @@
 #
 # **Expected run time.** `ci` profile: about a minute on a 2-core CPU; `full`: about ten minutes.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples)
 seed: int = 0  # random seed of data and weights
 device: str = "cpu"  # the computations are small float64 linear algebra on the CPU
 activation: str = "relu"  # nonlinearity compared with linear; a homogeneous activation
-n_samples: int | None = (
-    None  # samples of the binary-latent model (Theorem 5, Corollary 3), None takes the profile's size
-)
-n_init: int | None = (
-    None  # random initializations per modulation strength (Theorem 6), None takes the profile's size
-)
-n_seeds: int | None = None  # independent data seeds (Lemma 5, Eq. 146 winners, Corollary 3)
+n_samples: int | None = None  # samples (Thm. 5, Cor. 3); None takes the profile's size
+n_init: int | None = None  # initializations (Thm. 6); None takes the profile's size
+n_seeds: int | None = None  # data seeds (Lemma 5, Thm. 6, Cor. 3); None: profile's size
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
 run = nlcl.start(
     "tian-two-layer-theory",
     globals(),
     spec={
-        "activation": {"choices": ["relu", "leaky_relu", "quadratic", "monomial"], "paper": "relu"},
+        "activation": {
+            "choices": ["relu", "leaky_relu", "quadratic", "monomial"],
+            "paper": "relu",
+        },
         "n_samples": {"range": [1000, 100_000_000], "ci": 100_000, "full": 1_000_000},
         "n_init": {"range": [10, 10_000_000], "ci": 1000, "full": 10_000},
         "n_seeds": {"range": [2, 1000], "ci": 3, "full": 5},
@@ -55,29 +54,36 @@ run = nlcl.start(
 )
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
 from IPython.display import display
 
-from nlcl.core.activations import get_activation
-from nlcl.harness.claims import (
-    NotReproduced,
-    Revision,
-    at_least,
-    at_most,
-    between,
-    holds_on_fraction,
-    is_true,
-)
+from nlcl.tian.basin_probability import basin_event_mc, eq155_probability
 from nlcl.tian.contrastive import infonce_alpha, split_views
 from nlcl.tian.tokens.world import make_token_worlds, sample_views
+from nlcl.tian.two_layer_study import (
+    TWO_VIEW_COLUMNS,
+    bn_scale_gap,
+    corollary3_seed,
+    critical_path_norms,
+    eq146_runs,
+    eq156_157_violations,
+    eq156_test_eps,
+    fails_at_smallest_gaps,
+    filter_gradient,
+    nearest_critical_point,
+    per_view_closer,
+    same_rf_pair_cos,
+    top_direction,
+    two_view_seed,
+    winner_rule_agreement,
+)
 from nlcl.tian.two_layer_theory import (
     binary_latent_tokens,
     blowup_time,
-    blowup_winners,
     corollary3_prediction,
     energy_two_layer,
     eq147_solution,
@@ -88,11 +94,22 @@ from nlcl.tian.two_layer_theory import (
     theorem5_prediction,
     top_mode_velocity,
 )
+from nlcl.tian.two_view_bn import energy_bn, lemma6_dynamics, two_view_binary_tokens
 
-act = get_activation(P.activation)
-paper_setting = run.paper_setting
-gen = torch.Generator().manual_seed(seed)
+# %% [markdown]
+# The claims, declared before anything is measured. They live in the chapter's claims ledger,
+# `book/claims/tian-two-layer-theory.yaml` (statement, source, check, the paper's value, when
+# they are required, and the explanations of the claims not reproduced, with the diagnostics their
+# predictions test). Each section below restates its predictions and tolerances. The computations
+# are small float64 linear algebra; one generator, seeded with `seed`, draws the data and weights
+# of Lemma 4, Theorem 4, Theorem 5 and Corollary 3 in that order; the other experiments seed
+# generators of their own with `seed` plus a fixed offset.
+
+# %% tags=["hide-input"]
+run.show_ledger()
+run.glue("theory-activation", P.activation)
 torch.set_default_dtype(torch.float64)
+gen = torch.Generator().manual_seed(run.seed)
 
 # %% [markdown]
 # ## Lemma 4: the closed-form dynamics equal autograd
@@ -110,16 +127,6 @@ torch.set_default_dtype(torch.float64)
 # {glue:text}`theory-activation`.
 
 # %%
-run.glue("theory-activation", P.activation)
-c_lemma4 = run.expect(
-    "lemma4-closed-form",
-    source="Tian 2023, Lemma 4 / Eq. 12",
-    statement=f"max relative difference between Eq. 12 and autograd (linear and {P.activation}).",
-    check=at_most(1e-10),
-    paper="equality",
-    required=paper_setting,
-)
-
 K, M, d, N, d_out = 4, 3, 5, 32, 6
 x4 = torch.randn(2 * N, K, d, generator=gen)
 errs = {}
@@ -130,11 +137,13 @@ for a in ("linear", P.activation):
     alpha = infonce_alpha(f1, f2, tau=0.5)
     gW, gV = torch.autograd.grad(energy_two_layer(W, V, x4, a, alpha), [W, V])
     Vdot, Wdot = lemma4_dynamics(W.detach(), V.detach(), x4, a, alpha)
-    errs[a] = max(
-        ((gV - Vdot).abs().max() / gV.abs().max()).item(), ((gW - Wdot).abs().max() / gW.abs().max()).item()
-    )
+    err_V = ((gV - Vdot).abs().max() / gV.abs().max()).item()
+    err_W = ((gW - Wdot).abs().max() / gW.abs().max()).item()
+    errs[a] = max(err_V, err_W)
+
+# %%
 print({a: f"{e:.1e}" for a, e in errs.items()})
-c_lemma4.measure(float(max(errs.values())))
+run.claim("lemma4-closed-form").measure(float(max(errs.values())))
 
 # %% [markdown]
 # ## Theorem 4: linear filters move together
@@ -161,147 +170,82 @@ c_lemma4.measure(float(max(errs.values())))
 #    {glue:text}`theory-activation` (relative gradient norm $\ge 10^{-3}$ somewhere on it). (Replaces a
 #    construction from the Hessian's null eigenvector, which was critical by construction.)
 
-# %%
-c_col_lin = run.expect(
-    "thm4-linear-colinear",
-    source="Tian 2023, Theorem 4 (1) / Eq. 14",
-    statement="linear: min |cos| between gradients of two filters of one RF.",
-    check=at_least(1 - 1e-9),
-    paper="|cos| = 1",
-    required=paper_setting,
-)
-c_col_nl = run.expect(
-    "thm4-nonlinear-not-colinear",
-    source="Tian 2023, Sec. 4.1",
-    statement=f"{P.activation}: median |cos| between gradients of two filters of one RF.",
-    check=at_most(0.9),
-    paper="diverse directions",
-    required=paper_setting,
-)
-c_path_lin = run.expect(
-    "thm4-linear-critical-path",
-    source="Tian 2023, Theorem 4 (2)",
-    statement="linear: max relative gradient norm along the path from a critical point found by minimising "
-    "‖∇E‖² (mean output 1, nearest to a random start) to identical weights.",
-    check=at_most(1e-10),
-    paper="a path of critical points",
-    required=paper_setting,
-    revised=[
-        Revision(
-            from_="path from the Hessian's smallest-|λ| eigenvector (critical by construction)",
-            to="path from a critical point found by minimising ‖∇E‖² from a random W₀ (with mean output 1; "
-            "distinct filters and non-zero output checked by thm4-found-point-distinct)",
-            reason="issue 26 item 3: the constructed start made the gradient ≈ 0 by construction (2.6e-16 at "
-            "every seed); the found critical point can fail to be critical, distinct or non-trivial",
-            date="2026-11-26",
-        )
-    ],
-)
-c_found = run.expect(
-    "thm4-found-point-distinct",
-    kind="check",
-    source="Tian 2023, Theorem 4 (2)",
-    statement="min(smallest distance between the two filters of an RF, output RMS) at the found critical point: "
-    "the premise of Theorem 4 (2), distinct filters and a non-zero network.",
-    check=at_least(0.1),
-    paper="a critical point with distinct filters",
-    required=paper_setting,
-    revised=[
-        Revision(
-            from_="the critical point nearest to W₀",
-            to="the critical point nearest to W₀ with mean network output 1",
-            reason="first ci run: the nearest critical point had output RMS 0.0015 (filters 0.1+ apart): every "
-            "critical point computes a constant (see the finding below), and the nearest one keeps only the small "
-            "projection of W₀ on the per-RF constants; the threshold 0.1 is unchanged",
-            date="2026-11-26",
-        )
-    ],
-)
-c_path_nl = run.expect(
-    "thm4-nonlinear-path-not-critical",
-    source="Tian 2023, Sec. 4.1",
-    statement=f"{P.activation}: max relative gradient norm along the same path.",
-    check=at_least(1e-3),
-    paper="(linear only)",
-    required=paper_setting,
-)
+# %% [markdown]
+# Theorem 4 (1) on a batch of 512 two-view samples of the token task, with the top layer at the
+# top eigenvector $\mathbf{s}$ of $\mathbb{C}_\alpha[\mathbf{f}_1]$ (`top_direction`) and the
+# filter gradients of `filter_gradient`:
 
-world = make_token_worlds([seed], 3)
+# %%
+world = make_token_worlds([run.seed], 3)
 xa, xb, _ = sample_views(world, 0, 512, dtype=torch.float64)
 x_tok = torch.cat([xa.dense()[0], xb.dense()[0]], 0)  # (2N, K, d) stacked views
 Kt, Mt, dt = world.K, 4, world.n_tokens
-
-
-def grads_at(W, a, s):
-    """∂E/∂W with V = sᵀ (d_out = 1), uniform α."""
-    W = W.clone().requires_grad_()
-    (g,) = torch.autograd.grad(energy_two_layer(W, s[None, :], x_tok, a), W)
-    return g
-
-
-def top_s(W, a):
-    from nlcl.tian.contrastive import contrastive_covariance
-
-    C = contrastive_covariance(hidden_two_layer(W, x_tok, a))
-    return torch.linalg.eigh(C)[1][:, -1]
-
-
 W0 = torch.randn(Kt, Mt, dt, generator=gen) / dt**0.5
 pair_cos = {}
 for a in ("linear", P.activation):
-    g = grads_at(W0, a, top_s(W0, a))
-    gn = torch.nn.functional.normalize(g, dim=-1)
-    cosm = (gn @ gn.transpose(1, 2)).abs()
-    iu = torch.triu_indices(Mt, Mt, 1)
-    pair_cos[a] = cosm[:, iu[0], iu[1]].flatten()
-print({a: (round(v.min().item(), 12), round(v.median().item(), 3)) for a, v in pair_cos.items()})
-c_col_lin.measure(float(pair_cos["linear"].min()))
-c_col_nl.measure(round(float(pair_cos[P.activation].median()), 3))
+    g = filter_gradient(W0, x_tok, a, top_direction(W0, x_tok, a))
+    pair_cos[a] = same_rf_pair_cos(g)
+print(
+    {
+        a: (round(v.min().item(), 12), round(v.median().item(), 3))
+        for a, v in pair_cos.items()
+    }
+)
+run.claim("thm4-linear-colinear").measure(float(pair_cos["linear"].min()))
+median_cos = round(float(pair_cos[P.activation].median()), 3)
+run.claim("thm4-nonlinear-not-colinear").measure(median_cos)
 
-# Theorem 4 (2): s equal within each RF (the swapped W'* is then critical too).
+# %% [markdown]
+# Theorem 4 (2): $\mathbf{s}$ equal within each RF (so the swapped $W'^*$ is critical too), a
+# random start $W_0$ whose two filters per RF are $\mathbf{a}_k \pm \mathbf{r}_k$ (the
+# $\mathbf{a}_k$ from a generator of their own), and the critical point nearest to it with mean
+# output 1 (`nearest_critical_point`). The path ends at $W_{\mathrm{same}}$, the midpoint of $W^*$
+# and its swap: identical filters.
+
+# %%
 s_sym = torch.repeat_interleave(torch.rand(Kt, generator=gen) + 0.5, 2)
 s_sym = s_sym / s_sym.norm()
-# random start W_0: filters a_k ± r_k (a_k from a generator of its own, so that `gen` draws what it drew before)
-a_init = torch.randn(Kt, 1, dt, generator=torch.Generator().manual_seed(70_000 + seed)) / dt**0.5
+gen_a = torch.Generator().manual_seed(70_000 + run.seed)
+a_init = torch.randn(Kt, 1, dt, generator=gen_a) / dt**0.5
 r_dist = torch.randn(Kt, dt, generator=gen).to(x_tok.dtype) / dt**0.5
 W_init = a_init + torch.stack([r_dist, -r_dist], 1)  # distinct filters
-
-
-def energy_W(W_flat):
-    """Linear energy with V = s_symᵀ as a function of the flattened W (K, 2, d)."""
-    return energy_two_layer(W_flat.reshape(Kt, 2, dt), s_sym[None, :].to(W_flat), x_tok, "linear")
-
-
-# ∇E = H W for the quadratic linear energy: minimise ‖∇E‖² (= 0) with mean output 1, nearest to W_init
-H = torch.autograd.functional.hessian(energy_W, W_init.reshape(-1))
-c_mean = (s_sym.reshape(Kt, 2, 1) * x_tok.mean(0)[:, None, :]).reshape(1, -1)  # mean output = c_mean · W
-B = torch.cat([H, c_mean])
-rhs = torch.cat([torch.zeros(len(H)), torch.ones(1)])
-W_star = (W_init.reshape(-1) + torch.linalg.pinv(B, rtol=1e-10) @ (rhs - B @ W_init.reshape(-1))).reshape(
-    Kt, 2, dt
-)
-W_same = W_star.mean(1, keepdim=True).expand(-1, 2, -1)  # midpoint of W* and its swap W'*: identical filters
+W_star = nearest_critical_point(W_init, s_sym, x_tok)
+W_same = W_star.mean(1, keepdim=True).expand(-1, 2, -1)
 out_star = hidden_two_layer(W_star, x_tok, "linear") @ s_sym.to(x_tok.dtype)
 out_rms = float(out_star.pow(2).mean().sqrt())
 filter_gap = float((W_star[:, 0] - W_star[:, 1]).norm(dim=-1).min())
+
+# %% tags=["hide-input"]
 run.glue("thm4-output-rms", out_rms)
 run.glue("thm4-output-std", float(out_star.std() / out_star.pow(2).mean().sqrt()))
 run.glue("thm4-filter-distance", filter_gap)
 run.glue("thm4-start-distance", float((W_star - W_init).norm() / W_init.norm()))
-cs = torch.linspace(0, 1, 21)
-ref = {a: grads_at(torch.randn(Kt, 2, dt, generator=gen), a, s_sym).norm() for a in ("linear", P.activation)}
-path = {
-    a: torch.stack([grads_at(c * W_star + (1 - c) * W_same, a, s_sym).norm() / ref[a] for c in cs])
-    for a in ("linear", P.activation)
-}
-c_path_lin.measure(float(path["linear"].max()))
-c_found.measure(round(min(filter_gap, out_rms), 4))
-c_path_nl.measure(round(float(path[P.activation].max()), 4))
 
+# %% [markdown]
+# The gradient norm along the path, relative to its norm at a random $W$ (one per activation):
+
+# %%
+cs = torch.linspace(0, 1, 21)
+acts = ("linear", P.activation)
+ref = {
+    a: filter_gradient(torch.randn(Kt, 2, dt, generator=gen), x_tok, a, s_sym).norm()
+    for a in acts
+}
+path = {
+    a: critical_path_norms(W_star, W_same, x_tok, a, s_sym, cs, ref[a]) for a in acts
+}
+run.claim("thm4-linear-critical-path").measure(float(path["linear"].max()))
+run.claim("thm4-found-point-distinct").measure(round(min(filter_gap, out_rms), 4))
+path_nl = round(float(path[P.activation].max()), 4)
+run.claim("thm4-nonlinear-path-not-critical").measure(path_nl)
+
+# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
 for a, v in pair_cos.items():
     ax1.hist(v.numpy(), bins=30, range=(0, 1), alpha=0.7, label=a)
-ax1.set_xlabel(r"$|\cos\angle(\dot{\mathbf{w}}_{km}, \dot{\mathbf{w}}_{km'})|$, same RF $k$")
+ax1.set_xlabel(
+    r"$|\cos\angle(\dot{\mathbf{w}}_{km}, \dot{\mathbf{w}}_{km'})|$, same RF $k$"
+)
 ax1.set_ylabel("filter pairs")
 ax1.set_title("Theorem 4 (1): gradient colinearity")
 ax1.legend()
@@ -340,43 +284,15 @@ plt.show()
 
 # %%
 run.glue("theory-n-samples", P.n_samples)
-c_bns = run.expect(
-    "thm5-bns-eigenvector",
-    kind="check",
-    source="Tian 2023, Eq. 139 (Bunch et al. 1978)",
-    statement="|cos| between the BNS vector s and the top eigenvector of V[f_1].",
-    check=at_least(0.999),
-    paper="equal",
-    required=paper_setting,
-)
-c_thm5 = run.expect(
-    "thm5-matches-autograd",
-    source="Tian 2023, Theorem 5 / Eq. 15",
-    statement="relative error ‖ẇ_pred − ẇ_autograd‖ / ‖ẇ_autograd‖.",
-    check=at_most(0.05),
-    paper="equality (population)",
-    required=paper_setting,
-)
-c_delta = run.expect(
-    "thm5-delta-nonnegative",
-    kind="check",
-    source="Tian 2023, Theorem 5 / Eq. 143",
-    statement="all modulation coefficients δ_k ≥ 0.",
-    check=is_true(),
-    paper="δ_k ≥ 0",
-    required=paper_setting,
-)
-
-
 x5, z5 = binary_latent_tokens(P.n_samples, 4, 6, generator=gen)
 W5 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen), dim=-1)
 pred = theorem5_prediction(W5, x5, z5, P.activation)
 auto, s_eig = top_mode_velocity(W5, x5, P.activation)
-c_bns.measure(round(float((pred["s"] @ s_eig).abs()), 6))
 rel = float((pred["wdot"] - auto).norm() / auto.norm())
-c_thm5.measure(round(rel, 4))
-c_delta.measure(bool((pred["delta"] >= 0).all()))
 print("s (BNS):", pred["s"].numpy().round(3), " δ:", pred["delta"].numpy().round(4))
+run.claim("thm5-bns-eigenvector").measure(round(float((pred["s"] @ s_eig).abs()), 6))
+run.claim("thm5-matches-autograd").measure(round(rel, 4))
+run.claim("thm5-delta-nonnegative").measure(bool((pred["delta"] >= 0).all()))
 
 # %% [markdown]
 # ## Lemma 5 and Fig. 6: the variance decomposition
@@ -398,51 +314,35 @@ print("s (BNS):", pred["s"].numpy().round(3), " δ:", pred["delta"].numpy().roun
 # the shared vector the residual at the largest $N$ is ≥ 10 times the conditionally independent one.
 
 # %%
-c_l5 = run.expect(
-    "lemma5-residual-rate",
-    source="Tian 2023, Lemma 5 (Eq. 120) / Fig. 6",
-    statement="Log-log slope of the relative residual of Eq. 120 against N, per data seed.",
-    check=between(-0.7, -0.3),
-    decide=holds_on_fraction(0.8),
-    paper="exact in the population",
-    required=paper_setting,
-)
-c_l5c = run.expect(
-    "lemma5-control-fails",
-    kind="check",
-    source="Tian 2023, Lemma 5 / Assumption 2",
-    statement="Residual at the largest N with a vector shared by all RFs over the residual without (mean over seeds).",
-    check=at_least(10.0),
-    paper="(needs conditional independence)",
-)
-
-# %%
 n_grid5 = np.unique(np.geomspace(1000, P.n_samples, 5).astype(int))
-res5 = {"ci": np.zeros((P.n_seeds, len(n_grid5))), "shared": np.zeros((P.n_seeds, len(n_grid5)))}
+res5 = {k: np.zeros((P.n_seeds, len(n_grid5))) for k in ("ci", "shared")}
 for s_ in range(P.n_seeds):
     for kind, shared in (("ci", 0.0), ("shared", 0.3)):
-        g5 = torch.Generator().manual_seed(10_000 * (s_ + 1) + seed)
-        x5b, z5b = binary_latent_tokens(int(n_grid5[-1]), 4, 6, generator=g5, shared_noise=shared)
+        g5 = torch.Generator().manual_seed(10_000 * (s_ + 1) + run.seed)
+        x5b, z5b = binary_latent_tokens(
+            int(n_grid5[-1]), 4, 6, generator=g5, shared_noise=shared
+        )
         W5b = torch.randn(4, 2, 6, generator=g5)
         for j, n in enumerate(n_grid5):
-            res5[kind][s_, j] = lemma5_decomposition(W5b, x5b[:n], z5b[:n], P.activation)["residual"]
+            dec = lemma5_decomposition(W5b, x5b[:n], z5b[:n], P.activation)
+            res5[kind][s_, j] = dec["residual"]
         if s_ == 0 and kind == "ci":
             dec5 = lemma5_decomposition(W5b, x5b, z5b, P.activation)
 slopes5 = [float(np.polyfit(np.log(n_grid5), np.log(r), 1)[0]) for r in res5["ci"]]
 run.glue("lemma5-residual-largest", f"{res5['ci'][:, -1].mean():.1e}")
 
-fig, axes = plt.subplots(1, 5, figsize=(15, 3.0), gridspec_kw={"width_ratios": [1, 1, 1, 1, 1.4]})
+# %%
+ratios = {"width_ratios": [1, 1, 1, 1, 1.4]}
+fig, axes = plt.subplots(1, 5, figsize=(15, 3.0), gridspec_kw=ratios)
 vmax = float(dec5["V"].abs().max())
 resid5 = dec5["V"] - dec5["L"] - dec5["between"]
-for ax, (name, mat) in zip(
-    axes[:4],
-    [
-        (r"$\mathbb{V}[\tilde{\mathbf{x}}]$", dec5["V"]),
-        (r"$\mathrm{diag}_k[L_k]$", dec5["L"]),
-        (r"$p_0p_1\Delta\Delta^\top$", dec5["between"]),
-        ("residual", resid5),
-    ],
-):
+panels = [
+    (r"$\mathbb{V}[\tilde{\mathbf{x}}]$", dec5["V"]),
+    (r"$\mathrm{diag}_k[L_k]$", dec5["L"]),
+    (r"$p_0p_1\Delta\Delta^\top$", dec5["between"]),
+    ("residual", resid5),
+]
+for ax, (name, mat) in zip(axes[:4], panels):
     ax.imshow(mat.numpy(), cmap="RdBu_r", vmin=-vmax, vmax=vmax)
     ax.set_title(name)
     ax.set_xticks([])
@@ -450,15 +350,18 @@ for ax, (name, mat) in zip(
 ax = axes[4]
 for kind, lab in (("ci", "Assumption 2 holds"), ("shared", "shared vector (violated)")):
     ax.loglog(n_grid5, res5[kind].mean(0), "o-", label=lab)
-ax.loglog(n_grid5, res5["ci"].mean(0)[0] * (n_grid5 / n_grid5[0]) ** -0.5, "k:", label=r"$N^{-1/2}$")
+rate = res5["ci"].mean(0)[0] * (n_grid5 / n_grid5[0]) ** -0.5
+ax.loglog(n_grid5, rate, "k:", label=r"$N^{-1/2}$")
 ax.set_xlabel("samples $N$")
 ax.set_ylabel("relative residual of Eq. 120")
 ax.legend(fontsize="small")
 fig.suptitle(f"Lemma 5 / Fig. 6 (K = 4, M = 2, N = {n_grid5[-1]}; same color scale)")
 plt.show()
 
-c_l5.measure_seeds(slopes5)
-c_l5c.measure(float((res5["shared"][:, -1] / res5["ci"][:, -1]).mean()))
+# %%
+run.claim("lemma5-residual-rate").measure_seeds(slopes5)
+control = float((res5["shared"][:, -1] / res5["ci"][:, -1]).mean())
+run.claim("lemma5-control-fails").measure(control)
 
 # %% [markdown]
 # At the largest $N$ the residual is {glue:text}`lemma5-residual-largest` of $\|\mathbb{V}[\tilde{\mathbf{x}}]\|_F$ (mean
@@ -478,28 +381,15 @@ c_l5c.measure(float((res5["shared"][:, -1] / res5["ci"][:, -1]).mean()))
 
 # %%
 run.glue("theory-n-init", P.n_init)
-c_mono = run.expect(
-    "thm6-basin-grows",
-    source="Tian 2023, Theorem 6",
-    statement="P[w → u_1] increases monotonically with the modulation c.",
-    check=is_true(),
-    paper="larger basin for c > 0",
-    required=paper_setting,
-)
-c_gain = run.expect(
-    "thm6-basin-gain",
-    source="Tian 2023, Theorem 6 / Eq. 155",
-    statement="P[w → u_1](c = 1) − P[w → u_1](c = 0).",
-    check=at_least(0.1),
-    paper="positive modulation raises P[E_l]",
-    required=paper_setting,
-)
 c_grid = [0.0, 0.25, 0.5, 1.0]
-fracs = modulated_basin_fractions(8, c_grid, n_init=P.n_init, seed=seed)
-c_mono.measure(bool(all(b > a for a, b in zip(fracs, fracs[1:]))))
-c_gain.measure(round(fracs[-1] - fracs[0], 3))
+fracs = modulated_basin_fractions(8, c_grid, n_init=P.n_init, seed=run.seed)
+run.claim("thm6-basin-grows").measure(
+    bool(all(b > a for a, b in zip(fracs, fracs[1:])))
+)
+run.claim("thm6-basin-gain").measure(round(fracs[-1] - fracs[0], 3))
 run.glue("theory-p0", round(fracs[0], 3))
 
+# %%
 fig, ax = plt.subplots(figsize=(4.6, 3.2))
 ax.plot(c_grid, fracs, marker="o", label="Monte Carlo")
 ax.axhline(1 / 8, ls=":", color="0.5", label="$1/d$")
@@ -530,110 +420,39 @@ plt.show()
 # $c \in \{0, 0.5, 1\}$, `n_init`/2 initializations per c, `n_seeds` seeds), the coordinate the run converges to is
 # $\arg\min_l t_l^*$ computed from $\mathbf{w}(0)$: fraction $\ge 0.9$ of the runs, on ≥ 80% of seeds.
 
-# %%
-c_t146 = run.expect(
-    "eq146-blowup-time",
-    kind="check",
-    source="Tian 2023, Eq. 150 / Fig. 7",
-    statement="Largest relative error of the numerical blow-up time of Eq. 146 against t* = ln(1 + b/y(0))/b.",
-    check=at_most(1e-3),
-    paper="t* = ln(1 + b/y(0))/b",
-    required=paper_setting,
-)
-c_neg146 = run.expect(
-    "eq146-negative-converges",
-    kind="check",
-    source="Tian 2023, Eq. 146 / Fig. 7",
-    statement="Largest |y(T) + b| at T = 40 from y(0) < 0.",
-    check=at_most(1e-6),
-    paper="y → −b (stable critical point)",
-    required=paper_setting,
-)
-c_win = run.expect(
-    "thm6-winner-argmin-tstar",
-    source="Tian 2023, Theorem 6 proof (Eqs. 148-150)",
-    statement="Fraction of converged runs of the normalized dynamics whose limit is argmin_l t_l*, per seed.",
-    check=at_least(0.9),
-    decide=holds_on_fraction(0.8),
-    paper="l* = argmin_l t_l* is the winner",
-    required=paper_setting,
-    not_reproduced=NotReproduced(
-        "Observed in the first ci run of this claim: on every seed the rule names the limit of the "
-        "normalized dynamics in about 88 % of the runs, not ≥ 90 %. Eq. 148 compares y_l/y_l' of the "
-        "unnormalized Eq. 146, but the normalized flow feeds the normalized ŷ_l into g(·), so the blow-up "
-        "times of Eq. 150 rank the coordinates only approximately; the misses are runs whose two smallest "
-        "t_l* are close (glued thm6-winner-close-misses). The first full-profile run (5 seeds, 5000 "
-        "initializations per c) gave the same: 0.874 on average, below 0.9 on every seed.",
-        profiles=("ci", "full"),
-        expected=lambda m: 0.7 <= m < 0.9 and np.median(miss_close) < np.median(hit_close),
-        diagnostics=("thm6-winner-close-misses", "thm6-winner-close-hits"),
-        evidence="the per-seed fractions in the claim record; glued thm6-winner-close-misses and "
-        "thm6-winner-close-hits (the explanation applies only if the misses' t* ratio is below the hits')",
-    ),
-)
+# %% [markdown]
+# Eq. 146 integrated numerically (`eq146_runs`), and the closed form of Eq. 147 against the
+# integrated trajectory from $y(0) = 0.2$, $b = 1.5$, up to $0.9\,t^*$:
 
 # %%
-from scipy.integrate import solve_ivp  # noqa: E402
-
-
-def blow(t, y):
-    """Event: y reaches 1e8 (the blow-up, stopped at a finite value)."""
-    return y[0] - 1e8
-
-
-blow.terminal = True
 b_grid, y_pos, y_neg = [0.5, 1.5, 2.5], [0.05, 0.2, 1.0, 3.0], [-0.05, -1.0, -2.0, -3.0]
-err146, neg146, curves146 = [], [], {}
-for b in b_grid:
-    for y0 in y_pos:
-        sol = solve_ivp(
-            lambda t, y, b=b: (y + b) * y,
-            (0, 100),
-            [y0],
-            events=blow,
-            rtol=1e-10,
-            atol=1e-12,
-            dense_output=True,
-        )
-        t_num = float(sol.t_events[0][0])
-        err146.append(abs(t_num - float(blowup_time(y0, b))) / float(blowup_time(y0, b)))
-        if b == 1.5:
-            curves146[y0] = sol
-    for y0 in y_neg:
-        sol = solve_ivp(
-            lambda t, y, b=b: (y + b) * y, (0, 40), [y0], rtol=1e-10, atol=1e-12, dense_output=True
-        )
-        neg146.append(abs(sol.y[0, -1] + b))
-        if b == 1.5:
-            curves146[y0] = sol
+err146, neg146, curves146 = eq146_runs(b_grid, y_pos, y_neg)
 t_chk = np.linspace(0, 0.9 * float(blowup_time(0.2, 1.5)), 50)
 y_chk = eq147_solution(0.2, 1.5, t_chk)
-run.glue(
-    "eq146-closed-form-vs-ode",
-    f"{np.abs(y_chk - curves146[0.2].sol(t_chk)[0]).max() / np.abs(y_chk).max():.1e}",
-)
+ode_gap = np.abs(y_chk - curves146[0.2].sol(t_chk)[0]).max() / np.abs(y_chk).max()
+run.glue("eq146-closed-form-vs-ode", f"{ode_gap:.1e}")
 
+# %% [markdown]
+# The winner rule against the normalized dynamics (`winner_rule_agreement`), `n_seeds` seeds of
+# `n_init`/2 initializations for each $c$; for each run, how close the two smallest $t_l^*$ were
+# (their ratio):
+
+# %%
 win_frac, miss_close, hit_close = [], [], []
 for s_ in range(P.n_seeds):
-    agree, total = 0, 0
-    for cc in (0.0, 0.5, 1.0):
-        pred_w, act_w = blowup_winners(8, cc, b=1.5, n_init=max(P.n_init // 2, 10), seed=1000 * s_ + 7 + seed)
-        ok = act_w >= 0
-        agree += int((pred_w[ok] == act_w[ok]).sum())
-        total += int(ok.sum())
-        # how close were the two smallest t* in the runs the rule missed? (the same initializations)
-        w0_ = np.random.default_rng(1000 * s_ + 7 + seed).standard_normal((max(P.n_init // 2, 10), 8))
-        w0_ /= np.linalg.norm(w0_, axis=1, keepdims=True)
-        bl_ = np.full(8, 1.5)
-        bl_[0] += cc
-        ts_ = np.sort(blowup_time(w0_, bl_[None, :]), axis=1)
-        miss = ok & (pred_w != act_w)
-        miss_close += list(ts_[miss, 1] / ts_[miss, 0])
-        hit_close += list(ts_[ok & ~miss, 1] / ts_[ok & ~miss, 0])
-    win_frac.append(agree / total)
-run.glue("thm6-winner-close-misses", f"{np.median(miss_close):.2f}" if miss_close else "n/a")
-run.glue("thm6-winner-close-hits", f"{np.median(hit_close):.2f}" if hit_close else "n/a")
+    n_half = max(P.n_init // 2, 10)
+    frac, miss, hit = winner_rule_agreement(n_half, 1000 * s_ + 7 + run.seed)
+    win_frac.append(frac)
+    miss_close += miss
+    hit_close += hit
+run.glue(
+    "thm6-winner-close-misses", f"{np.median(miss_close):.2f}" if miss_close else "n/a"
+)
+run.glue(
+    "thm6-winner-close-hits", f"{np.median(hit_close):.2f}" if hit_close else "n/a"
+)
 
+# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
 yy = np.linspace(-3, 1.5, 200)
 ax1.plot(yy, (yy + 1.5) * yy, "k")
@@ -656,11 +475,19 @@ ax2.set_title("Fig. 7: blow-up for $y(0) > 0$, convergence to $-b$ otherwise")
 ax2.legend(fontsize="x-small", ncol=2)
 plt.show()
 
-c_t146.measure(float(max(err146)))
-c_neg146.measure(float(max(neg146)))
-run.diagnostic("thm6-winner-close-misses", float(np.median(miss_close)) if miss_close else float("nan"))
-run.diagnostic("thm6-winner-close-hits", float(np.median(hit_close)) if hit_close else float("nan"))
-c_win.measure_seeds(win_frac)
+# %% [markdown]
+# The verdicts. The explanation of `thm6-winner-argmin-tstar` bets that the rule's misses are close
+# calls: the median $t^*$ ratio of the misses minus that of the hits is negative.
+
+# %%
+run.claim("eq146-blowup-time").measure(float(max(err146)))
+run.claim("eq146-negative-converges").measure(float(max(neg146)))
+if miss_close and hit_close:
+    close_gap = float(np.median(miss_close)) - float(np.median(hit_close))
+else:
+    close_gap = float("nan")
+run.diagnostic("thm6_winner_close_miss_minus_hit", close_gap)
+run.claim("thm6-winner-argmin-tstar").measure_seeds(win_frac)
 
 # %% [markdown]
 # The closed form (Eq. 147) and the integrated trajectory agree to {glue:text}`eq146-closed-form-vs-ode` (relative) up to
@@ -691,64 +518,6 @@ c_win.measure_seeds(win_frac)
 # $\lambda^{bn} - d_k^{bn}$ is nearly constant; the claim now tests that statement (a revision, recorded).
 
 # %%
-c_dbn = run.expect(
-    "cor3-dbn-uniform",
-    source="Tian 2023, App. D / Corollary 3",
-    statement="max/min ratio of d_k^bn across RFs (scales 0.1-10; d_k ratio shown for contrast).",
-    check=at_most(3.0),
-    paper="d_k^bn nearly uniform",
-    required=paper_setting,
-)
-c_slow = run.expect(
-    "cor3-no-bn-slow",
-    source="Tian 2023, App. D",
-    statement="without BN: slowest/fastest RF speed ‖ẇ_k‖.",
-    check=at_most(0.01),
-    paper="RFs with small d_k learn slowly",
-    required=paper_setting,
-)
-c_fast = run.expect(
-    "cor3-bn-not-slow",
-    source="Tian 2023, App. D (Remarks after Corollary 3)",
-    statement="mean-backprop BN: max_k (λ^bn − d_k^bn) / min_k (λ^bn − d_k^bn) across RFs (closed form, Eqs. 175-179).",
-    check=at_most(3.0),
-    paper="λ^bn − d_k^bn almost constant across RFs",
-    required=paper_setting,
-    revised=[
-        Revision(
-            from_="slowest/fastest BN speed ‖ẇ_k‖ ≥ 0.1",
-            to="max/min (λ^bn − d_k^bn) ≤ 3",
-            reason="the speed ratio (0.072 at seed 0) mixes in each RF's discriminability b_k/√d_k, which App. D "
-            "does not claim to equalize (the unit-scale ratio without BN, 0.001, is as small); the "
-            "paper's statement is about λ^bn − d_k^bn, and the threshold is that of cor3-dbn-uniform",
-            date="2026-11-25",
-        )
-    ],
-)
-c_free = run.expect(
-    "cor3-bn-scale-free",
-    source="Tian 2023, App. D / Corollary 3",
-    statement="max relative difference of the per-RF BN speeds between scaled (0.1-10) and unit-scale inputs.",
-    check=at_most(0.05),
-    paper="d_k^bn independent of the input magnitude",
-    required=paper_setting,
-    not_reproduced=NotReproduced(
-        "BatchNorm's ε = 1e-5 (torch's default, used by the paper's code) is not negligible against "
-        "the batch variance of the 0.1-scaled RF (about 6e-4): σ_k² + ε breaks the exact scale "
-        "invariance of Corollary 3, which assumes ε = 0. With ε = 1e-12 the same difference is "
-        "glued below as cor3-scale-free-eps0 (first order in ε again: about 1e-7 of the difference at ε = 1e-5). "
-        "Observed in ci and in the first full run (0.062 with n_samples = 1000000). The explanation predicts that the "
-        "difference is first order in ε: it applies only if the difference at ε = 1e-6 is 0.05-0.2 of that at "
-        "ε = 1e-5 (0.1 predicted) and the difference at ε = 1e-12 is at most 1e-6 of it (1e-7 predicted).",
-        profiles=("ci", "full"),
-        expected=lambda m: (
-            scale_free_diag["eps0"] <= 1e-6 * m and 0.05 <= scale_free_diag["eps_ratio"] <= 0.2
-        ),
-        diagnostics=("cor3-scale-free-eps0", "cor3-scale-free-eps-ratio"),
-        evidence="glued cor3-scale-free-eps0 (the same difference with ε = 1e-12) and cor3-scale-free-eps-ratio "
-        "(the difference at ε = 1e-6 over that at ε = 1e-5; first order in ε predicts 0.1, accepted in [0.05, 0.2])",
-    ),
-)
 scales = [0.1, 1.0, 3.0, 10.0]
 xs, zs = binary_latent_tokens(P.n_samples, 4, 6, generator=gen, scales=scales)
 Ws = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen), dim=-1)
@@ -759,50 +528,67 @@ d_bn = pr["d"] / sigma2
 ratio_d = float(pr["d"].max() / pr["d"].min())
 ratio_dbn = float(d_bn.max() / d_bn.min())
 run.glue("cor3-d-ratio", f"{ratio_d:.3g}")
-c_dbn.measure(round(ratio_dbn, 3))
+run.claim("cor3-dbn-uniform").measure(round(ratio_dbn, 3))
+
+# %% [markdown]
+# The speeds per RF (autograd, `top_mode_velocity`) without and with mean-backprop BatchNorm, and
+# the factor $\lambda^{bn} - d_k^{bn}$ in closed form (`corollary3_prediction`, $\epsilon = 10^{-5}$):
+
+# %%
 speed_plain = top_mode_velocity(Ws, xs, P.activation)[0].norm(dim=-1)
 speed_bn = top_mode_velocity(Ws, xs, P.activation, bn=(True, False))[0].norm(dim=-1)
-c_slow.measure(float(f"{(speed_plain.min() / speed_plain.max()).item():.3g}"))
+slow = (speed_plain.min() / speed_plain.max()).item()
+run.claim("cor3-no-bn-slow").measure(float(f"{slow:.3g}"))
 run.glue("cor3-bn-speed-ratio", round(float(speed_bn.min() / speed_bn.max()), 3))
 pr_bn = corollary3_prediction(Ws, xs, zs, P.activation, eps=1e-5)
 gap_bn = pr_bn["lam"] - pr_bn["d"]
 gap_plain = pr["lam"] - pr["d"]
-c_fast.measure(round(float(gap_bn.max() / gap_bn.min()), 3))
+run.claim("cor3-bn-not-slow").measure(round(float(gap_bn.max() / gap_bn.min()), 3))
 run.glue("cor3-no-bn-gap-ratio", f"{float(gap_plain.max() / gap_plain.min()):.3g}")
+
+# %% [markdown]
+# The same BatchNorm speeds on unit-scale inputs. The explanation of `cor3-bn-scale-free` is
+# tested with the relative difference at three BatchNorm $\epsilon$ (`bn_scale_gap`): at
+# $10^{-12}$, relative to the measured difference, and the ratio of the differences at $10^{-6}$
+# and $10^{-5}$.
+
+# %%
 x_unit = xs / torch.as_tensor(scales)[None, :, None]
-speed_bn_unit = top_mode_velocity(Ws, x_unit, P.activation, bn=(True, False))[0].norm(dim=-1)
+speed_bn_unit = top_mode_velocity(Ws, x_unit, P.activation, bn=(True, False))[0].norm(
+    dim=-1
+)
 speed_unit = top_mode_velocity(Ws, x_unit, P.activation)[0].norm(dim=-1)
+gap_eps0 = bn_scale_gap(Ws, xs, x_unit, P.activation, 1e-12)
+gap_eps6 = bn_scale_gap(Ws, xs, x_unit, P.activation, 1e-6)
+eps_ratio = gap_eps6 / bn_scale_gap(Ws, xs, x_unit, P.activation, 1e-5)
+scale_free = round(float(((speed_bn - speed_bn_unit).abs() / speed_bn_unit).max()), 4)
 
-
-def bn_speeds(x, eps):
-    return top_mode_velocity(Ws, x, P.activation, bn=(True, False, eps))[0].norm(dim=-1)
-
-
-def scale_gap(eps):
-    """max_k relative difference of the BN speeds between scaled and unit-scale inputs at BatchNorm ε."""
-    return float(((bn_speeds(xs, eps) - bn_speeds(x_unit, eps)).abs() / bn_speeds(x_unit, eps)).max())
-
-
-scale_free_diag = {"eps0": scale_gap(1e-12), "eps_ratio": scale_gap(1e-6) / scale_gap(1e-5)}
-run.glue("cor3-scale-free-eps0", f"{scale_free_diag['eps0']:.1e}")
-run.glue("cor3-scale-free-eps-ratio", round(scale_free_diag["eps_ratio"], 3))
-run.diagnostic("cor3-scale-free-eps0", float(scale_free_diag["eps0"]))
-run.diagnostic("cor3-scale-free-eps-ratio", float(scale_free_diag["eps_ratio"]))
-c_free.measure(round(float(((speed_bn - speed_bn_unit).abs() / speed_bn_unit).max()), 4))
+# %%
+run.glue("cor3-scale-free-eps0", f"{gap_eps0:.1e}")
+run.glue("cor3-scale-free-eps-ratio", round(eps_ratio, 3))
+eps0_relative = gap_eps0 / scale_free if scale_free else float("inf")
+run.diagnostic("cor3_scale_free_eps0_relative", eps0_relative)
+run.diagnostic("cor3_scale_free_eps_ratio", eps_ratio)
+run.claim("cor3-bn-scale-free").measure(scale_free)
 run.glue("cor3-baseline-ratio", round(float(speed_unit.min() / speed_unit.max()), 3))
 
+# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.2))
-ax1.bar(np.arange(4) - 0.2, (pr["d"] / pr["d"].max()).numpy(), 0.4, label="$d_k$ (no BN)")
+ticks = [f"scale {s:g}" for s in scales]
+ax1.bar(
+    np.arange(4) - 0.2, (pr["d"] / pr["d"].max()).numpy(), 0.4, label="$d_k$ (no BN)"
+)
 ax1.bar(np.arange(4) + 0.2, (d_bn / d_bn.max()).numpy(), 0.4, label="$d_k^{bn}$")
 ax1.set_yscale("log")
-ax1.set_xticks(range(4), [f"scale {s:g}" for s in scales])
+ax1.set_xticks(range(4), ticks)
 ax1.set_ylabel("relative to the largest")
 ax1.set_title("Corollary 3: effective variances")
 ax1.legend()
-ax2.bar(np.arange(4) - 0.2, (speed_plain / speed_plain.max()).numpy(), 0.4, label="no BN")
-ax2.bar(np.arange(4) + 0.2, (speed_bn / speed_bn.max()).numpy(), 0.4, label="mean-backprop BN")
+plain, bn = speed_plain / speed_plain.max(), speed_bn / speed_bn.max()
+ax2.bar(np.arange(4) - 0.2, plain.numpy(), 0.4, label="no BN")
+ax2.bar(np.arange(4) + 0.2, bn.numpy(), 0.4, label="mean-backprop BN")
 ax2.set_yscale("log")
-ax2.set_xticks(range(4), [f"scale {s:g}" for s in scales])
+ax2.set_xticks(range(4), ticks)
 ax2.set_ylabel(r"$\|\dot{\mathbf{w}}_k\|$ / fastest RF")
 ax2.set_title("Learning speed per RF (autograd)")
 ax2.legend()
@@ -847,101 +633,27 @@ plt.show()
 # eigengap than every passing one, the explanation's own prediction.
 
 # %%
-c_c31 = run.expect(
-    "cor3-part1-lambda",
-    kind="check",
-    source="Tian 2023, Corollary 3 (1)",
-    statement="λ^bn (top eigenvalue of the sample V[f_1^bn]) − max_k d_k^bn, per seed.",
-    check=at_least(0.0),
-    decide=holds_on_fraction(0.8),
-    paper="λ^bn ≥ max_k d_k^bn",
-    required=paper_setting,
-)
-EIGENGAP_EXPLANATION = Revision(
-    "part 2: not reproduced in ci with expected mean |cos| ≥ 0.99; part 3: no explanation",
-    "both: not reproduced in ci (n_samples = 100000) where every failing seed has a smaller eigengap "
-    "than every passing seed",
-    "a ci sweep over base seeds 0–4 failed parts 2 and 3 on the data seeds with the smallest eigengaps "
-    "(part 2 mean 0.974 at seed 2, below the old expectation); the explanation now tests its own content",
-    "2026-11-25",
-)
-c_c32 = run.expect(
-    "cor3-part2-eigenvector",
-    source="Tian 2023, Corollary 3 (2)",
-    statement="|cos| between the closed-form s^bn and the top eigenvector of the sample V[f_1^bn], per seed.",
-    check=at_least(0.999),
-    decide=holds_on_fraction(0.8),
-    paper="s^bn ∝ w_kᵀΔ_k^bn / (λ^bn − d_k^bn)",
-    required=paper_setting,
-    not_reproduced=NotReproduced(
-        "Observed in the first ci run of this claim (n_samples = 100000): two of three seeds agree to "
-        "|cos| ≥ 0.9998, the third reaches 0.995. That seed has the smallest eigengap λ^bn − max_k d_k^bn "
-        "(part 1, 0.04 against 0.2 for the others), where the top eigenvector of the sample V[f_1^bn] is most "
-        "sensitive to the O(N^(-1/2)) cross-RF covariances that Lemma 5 sets to zero. A ci sweep over base "
-        "seeds 0–4 (15 data seeds) showed the same at seeds 1 and 2: |cos| 0.9927 and 0.9227 on the seeds "
-        "with eigengaps 0.018 and 0.015, the smallest of their runs. The full profile (10⁶ samples) passes.",
-        profiles=("ci",),
-        setting={"n_samples": 100_000},
-        expected=lambda m: fails_at_smallest_gaps([v >= 0.999 for v in c3["p2"]]),
-        diagnostics=("cor3-eigengaps", "cor3-part2-cos"),
-        evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 2 side by side)",
-    ),
-    revised=[EIGENGAP_EXPLANATION],
-)
-c_c33 = run.expect(
-    "cor3-part3-dynamics",
-    source="Tian 2023, Corollary 3 (3), Eqs. 178-179",
-    statement="‖ẇ(Eq. 178) − ẇ(autograd, mean-backprop BN)‖ / ‖ẇ(autograd)‖, per seed.",
-    check=at_most(0.05),
-    decide=holds_on_fraction(0.8),
-    paper="equality (population)",
-    required=paper_setting,
-    not_reproduced=NotReproduced(
-        "Observed in a ci sweep over base seeds 0–4 (n_samples = 100000, 15 data seeds): the relative error "
-        "was 0.068 and 0.204 on the two seeds with the smallest eigengaps λ^bn − max_k d_k^bn (0.018, 0.015) "
-        "and at most 0.05 on the others; Eq. 178 divides by λ^bn − d_k^bn, so the O(N^(-1/2)) sampling error "
-        "of the moments is amplified where the gap is small. The full profile (10⁶ samples) passes.",
-        profiles=("ci",),
-        setting={"n_samples": 100_000},
-        expected=lambda m: fails_at_smallest_gaps([v <= 0.05 for v in c3["p3"]]),
-        diagnostics=("cor3-eigengaps", "cor3-part3-err"),
-        evidence="the per-seed table printed under the Corollary 3 (1)-(3) cell (parts 1 and 3 side by side)",
-    ),
-    revised=[EIGENGAP_EXPLANATION],
-)
-
-
-def fails_at_smallest_gaps(ok):
-    """The explanation of cor3-part2/part3: every seed that fails has a smaller eigengap (part 1) than
-    every seed that passes (a parameter-free prediction that can fail)."""
-    gaps = c3["p1"]
-    bad = [g for g, o in zip(gaps, ok) if not o]
-    good = [g for g, o in zip(gaps, ok) if o]
-    return bool(bad) and (not good or max(bad) < min(good))
-
-
-# %%
-from nlcl.tian.rf_network import batch_norm  # noqa: E402
-
 c3 = {"p1": [], "p2": [], "p3": []}
 for s_ in range(P.n_seeds):
-    g3 = torch.Generator().manual_seed(20_000 * (s_ + 1) + seed)
+    g3 = torch.Generator().manual_seed(20_000 * (s_ + 1) + run.seed)
     x3, z3 = binary_latent_tokens(P.n_samples, 4, 6, generator=g3, scales=scales)
     W3 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g3), dim=-1)
-    cf = corollary3_prediction(W3, x3, z3, P.activation, eps=1e-5)
-    fbn = batch_norm(hidden_two_layer(W3, x3, P.activation), True, False, 1e-5)
-    lam_s, vec_s = torch.linalg.eigh(torch.cov(fbn.T, correction=0))
-    auto3, _ = top_mode_velocity(W3, x3, P.activation, bn=(True, False, 1e-5))
-    c3["p1"].append(float(lam_s[-1] - cf["d"].max()))
-    c3["p2"].append(float((cf["s"] @ vec_s[:, -1]).abs()))
-    c3["p3"].append(float((cf["wdot"] - auto3).norm() / auto3.norm()))
+    for k, v in zip(("p1", "p2", "p3"), corollary3_seed(x3, z3, W3, P.activation)):
+        c3[k].append(v)
 print({k: np.round(v, 4).tolist() for k, v in c3.items()})
-run.diagnostic("cor3-eigengaps", list(c3["p1"]))  # per data seed: what the explanations of parts 2-3 test
-run.diagnostic("cor3-part2-cos", list(c3["p2"]))
-run.diagnostic("cor3-part3-err", list(c3["p3"]))
-c_c31.measure_seeds(c3["p1"])
-c_c32.measure_seeds(c3["p2"])
-c_c33.measure_seeds(c3["p3"])
+
+# %% [markdown]
+# The verdicts. The explanations of parts (2) and (3) apply only if some data seed fails and every
+# failing seed has a smaller eigengap (part 1) than every passing one (`fails_at_smallest_gaps`).
+
+# %%
+fails2 = fails_at_smallest_gaps(c3["p1"], [v >= 0.999 for v in c3["p2"]])
+fails3 = fails_at_smallest_gaps(c3["p1"], [v <= 0.05 for v in c3["p3"]])
+run.diagnostic("cor3_part2_fails_at_smallest_gaps", fails2)
+run.diagnostic("cor3_part3_fails_at_smallest_gaps", fails3)
+run.claim("cor3-part1-lambda").measure_seeds(c3["p1"])
+run.claim("cor3-part2-eigenvector").measure_seeds(c3["p2"])
+run.claim("cor3-part3-dynamics").measure_seeds(c3["p3"])
 
 # %% [markdown]
 # ## Two augmented views: BatchNorm moments pooled over $2N$ (Eqs. 164-165, Lemma 6, Corollary 3)
@@ -986,128 +698,11 @@ c_c33.measure_seeds(c3["p3"])
 # 0.9968 on one data seed, the small-sample eigenvector sensitivity of `cor3-part2-eigenvector`, so the condition now
 # compares per-view with pooled instead of with the tolerance: a revision, recorded on both claims.)
 
-# %%
-from nlcl.tian.two_view_bn import (  # noqa: E402
-    bn_moments,
-    corollary3_two_view,
-    energy_bn,
-    lemma6_dynamics,
-    two_view_binary_tokens,
-    two_view_velocity,
-)
-
-c_l6 = run.expect(
-    "lemma6-pooled-bn",
-    source="Tian 2023, Lemma 6 / Eq. 166",
-    statement=f"two views (gain 2), M = 3, InfoNCE α: max relative difference between Eq. 166 with BatchNorm "
-    f"moments pooled over 2N and autograd (linear and {P.activation}).",
-    check=at_most(1e-10),
-    paper="equality",
-    required=paper_setting,
-)
-c_l6v = run.expect(
-    "lemma6-per-view-control",
-    kind="check",
-    source="Tian 2023, Lemma 6 proof (Eqs. 169-171)",
-    statement="the same with per-view moments: min over the activations of the max relative difference.",
-    check=at_least(1e-3),
-    paper="(needs moments shared by the 2N rows)",
-)
-c_2v_differ = run.expect(
-    "bn2v-pooled-differs",
-    kind="check",
-    source="Tian 2023, Eqs. 164-165",
-    statement="max_k |σ_k²(pooled over 2N) / σ_k²(first view) − 1|: the setting is not the one-view one.",
-    check=at_least(0.5),
-    paper="(setting)",
-)
-TWO_VIEW_WHY = NotReproduced(
-    "Predicted by the derivation above before the first run: with views of different gain, moments pooled over "
-    "2N leave a view-dependent mean m_k(z) in f^bn, whose term ½E_z[m mᵀ] in the off-diagonal of C_α[f^bn] breaks "
-    "the rank-one form of Lemma 5 that parts (2) and (3) rest on. Per-view moments remove it (m = 0 for a "
-    "homogeneous h and a gain).",
-    profiles=("ci", "full"),
-    expected=lambda m: per_view_closer() and min(cor2v["view_share"]) >= 0.1,
-    diagnostics=("cor3-2view-per-view-closer", "cor3-2view-view-share-min"),
-    evidence="per-seed table of the two-view cell: parts (2)-(3) with per-view moments and the view term's share",
-)
-TWO_VIEW_REVISION = Revision(
-    "explanation applies if per-view moments pass both tolerances on ≥ 80% of seeds",
-    "explanation applies if per-view moments are closer than pooled ones on every seed, in both parts",
-    "ci run at base seed 2: per-view |cos| 0.9968 on one data seed (small-sample eigenvector sensitivity, as in "
-    "cor3-part2-eigenvector), while pooled gave 0.88; the threshold of the claims is unchanged",
-    "2026-11-26",
-)
-c_2v1 = run.expect(
-    "cor3-2view-part1",
-    kind="check",
-    source="Tian 2023, Corollary 3 (1)",
-    statement="two views, pooled BN: λ^bn − max_k d_k^bn, per seed.",
-    check=at_least(0.0),
-    decide=holds_on_fraction(0.8),
-    paper="λ^bn ≥ max_k d_k^bn",
-    required=paper_setting,
-)
-c_2v2 = run.expect(
-    "cor3-2view-part2",
-    source="Tian 2023, Corollary 3 (2), App. D (Eqs. 164-165)",
-    statement="two views (gain 2), pooled BN: |cos| between s^bn and the top eigenvector of C_α[f^bn], per seed.",
-    check=at_least(0.999),
-    decide=holds_on_fraction(0.8),
-    paper="s^bn ∝ w_kᵀΔ_k^bn / (λ^bn − d_k^bn)",
-    required=paper_setting,
-    not_reproduced=TWO_VIEW_WHY,
-    revised=[TWO_VIEW_REVISION],
-)
-c_2v3 = run.expect(
-    "cor3-2view-part3",
-    source="Tian 2023, Corollary 3 (3), App. D (Eqs. 164-165)",
-    statement="two views (gain 2), pooled BN: ‖ẇ(Eq. 178) − ẇ(autograd)‖ / ‖ẇ(autograd)‖, per seed.",
-    check=at_most(0.05),
-    decide=holds_on_fraction(0.8),
-    paper="equality (population)",
-    required=paper_setting,
-    not_reproduced=TWO_VIEW_WHY,
-    revised=[TWO_VIEW_REVISION],
-)
-c_2v_speed = run.expect(
-    "cor3-2view-bn-not-slow",
-    source="Tian 2023, App. D (Remarks after Corollary 3)",
-    statement="two views, pooled BN on scaled inputs: (slowest/fastest RF speed) / (the same without BN on "
-    "unit-scale inputs), per seed.",
-    check=at_least(1 / 3),
-    decide=holds_on_fraction(0.8),
-    paper="BatchNorm won't lead to slowness of feature learning",
-    required=paper_setting,
-    not_reproduced=NotReproduced(
-        "Observed in ci runs at base seeds 1 and 2 (one data seed of three each: 0.18 and 0.27). The ratio compares "
-        "two spreads of about 1e-3 whose slowest RF differs between the networks: the spread comes from how "
-        "discriminative each RF's filter is, which BatchNorm does not equalize and App. D does not claim to. "
-        "Predicted: the scale itself slows no RF with BatchNorm, i.e. on every data seed each RF's BN speed on the "
-        "scaled inputs is at least a third of its BN speed on unit-scale inputs (without BN the 0.1-scaled RF "
-        "falls far below).",
-        profiles=("ci", "full"),
-        expected=lambda m: min(cor2v["scale_effect"]) >= 1 / 3,
-        diagnostics=("cor3-2view-scale-effect",),
-        evidence="column scale_effect of the per-seed table (min_k BN speed scaled / BN speed unit-scale); glued "
-        "cor3-2view-scale-effect-no-bn for the same without BN",
-    ),
-)
-
-
-def per_view_closer():
-    """The explanation's first condition: on every seed, per-view moments bring both parts closer than pooled ones."""
-    return all(
-        1 - vc < 1 - c and ve < e
-        for c, e, vc, ve in zip(cor2v["p2"], cor2v["p3"], cor2v["view_p2"], cor2v["view_p3"])
-    )
-
-
 # %% [markdown]
 # Lemma 6 against autograd on one batch of $N = 64$ two-view samples:
 
 # %%
-g6 = torch.Generator().manual_seed(30_000 + seed)
+g6 = torch.Generator().manual_seed(30_000 + run.seed)
 x6, _ = two_view_binary_tokens(64, 4, 6, generator=g6, scales=scales, gain=2.0)
 W6 = torch.randn(4, 3, 6, generator=g6).requires_grad_()
 V6 = torch.randn(5, 12, generator=g6).requires_grad_()
@@ -1116,97 +711,52 @@ for a in ("linear", P.activation):
     f1_6, f2_6 = split_views(hidden_two_layer(W6, x6, a) @ V6.T)
     al6 = infonce_alpha(f1_6, f2_6, tau=0.5).detach()
     for pooled in (True, False):
-        gW6, gV6 = torch.autograd.grad(energy_bn(W6, V6, x6, a, al6, pooled), [W6, V6])
+        e6 = energy_bn(W6, V6, x6, a, al6, pooled)
+        gW6, gV6 = torch.autograd.grad(e6, [W6, V6])
         Vd6, Wd6 = lemma6_dynamics(W6.detach(), V6.detach(), x6, a, al6, pooled)
-        l6[a, pooled] = max(
-            float((gW6 - Wd6).abs().max() / gW6.abs().max()), float((gV6 - Vd6).abs().max() / gV6.abs().max())
-        )
-print({f"{a}, {'pooled' if p else 'per view'}": f"{e:.1e}" for (a, p), e in l6.items()})
-c_l6.measure(max(v for (a, p), v in l6.items() if p))
-c_l6v.measure(min(v for (a, p), v in l6.items() if not p))
-
-# %% [markdown]
-# Corollary 3 and the speeds, `n_seeds` data seeds of `n_samples` two-view samples (pooled and per-view moments;
-# exchangeable views, $\gamma = 1$, for contrast):
-
+        err_W = float((gW6 - Wd6).abs().max() / gW6.abs().max())
+        err_V = float((gV6 - Vd6).abs().max() / gV6.abs().max())
+        l6[a, pooled] = max(err_W, err_V)
 
 # %%
-def cor3_two_view_run(x, z, W, pooled):
-    """Parts (1)-(3) of Corollary 3 on two views: eigengap, |cos|, relative error, and the view term's share."""
-    cf = corollary3_two_view(W, x, z, P.activation, pooled=pooled)
-    auto, s_top, C = two_view_velocity(W, x, P.activation, bn="pooled" if pooled else "view")
-    f = hidden_two_layer(W, x, P.activation)
-    mu, var = bn_moments(f, pooled)
-    fbn = (f - mu) * torch.rsqrt(var)
-    n = len(z)
-    dv = fbn[:n] - fbn[n:]
-    m_z = torch.stack([dv[z].mean(0), dv[~z].mean(0)])  # m_k(z) for z = 1, 0
-    view_term = 0.5 * (cf["p1"] * torch.outer(m_z[0], m_z[0]) + cf["p0"] * torch.outer(m_z[1], m_z[1]))
-    off = 1 - torch.eye(len(s_top))
-    return {
-        "p1": float(torch.linalg.eigvalsh(C)[-1] - cf["d"].max()),
-        "p2": float((cf["s"] @ s_top).abs()),
-        "p3": float((cf["wdot"] - auto).norm() / auto.norm()),
-        "share": float((view_term * off).norm() / (C * off).norm()),
-    }
+print({f"{a}, {'pooled' if p else 'per view'}": f"{e:.1e}" for (a, p), e in l6.items()})
+run.claim("lemma6-pooled-bn").measure(max(v for (a, p), v in l6.items() if p))
+run.claim("lemma6-per-view-control").measure(
+    min(v for (a, p), v in l6.items() if not p)
+)
 
+# %% [markdown]
+# Corollary 3 and the speeds, `n_seeds` data seeds of `n_samples` two-view samples
+# (`two_view_seed`: pooled and per-view moments; exchangeable views, $\gamma = 1$, for contrast):
 
-def speed_ratio(x, W, bn):
-    v = two_view_velocity(W, x, P.activation, bn=bn)[0].norm(dim=-1)
-    return float(v.min() / v.max())
-
-
-cor2v = {
-    k: []
-    for k in (
-        "p1",
-        "p2",
-        "p3",
-        "view_p2",
-        "view_p3",
-        "view_share",
-        "exch_p2",
-        "exch_p3",
-        "speed",
-        "scale_effect",
-    )
-}
-scale_no_bn = []
-sig_ratio = []
+# %%
+rows, scale_no_bn, sig_ratio = [], [], []
 for s_ in range(P.n_seeds):
-    g7 = torch.Generator().manual_seed(40_000 * (s_ + 1) + seed)
-    x7, z7 = two_view_binary_tokens(P.n_samples, 4, 6, generator=g7, scales=scales, gain=2.0)
-    W7 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g7), dim=-1)
-    pooled_r, view_r = cor3_two_view_run(x7, z7, W7, True), cor3_two_view_run(x7, z7, W7, False)
-    for k in ("p1", "p2", "p3"):
-        cor2v[k].append(pooled_r[k])
-    cor2v["view_p2"].append(view_r["p2"])
-    cor2v["view_p3"].append(view_r["p3"])
-    cor2v["view_share"].append(pooled_r["share"])
-    x7e, z7e = two_view_binary_tokens(P.n_samples, 4, 6, generator=g7, scales=scales, gain=1.0)
-    exch = cor3_two_view_run(x7e, z7e, W7, True)
-    cor2v["exch_p2"].append(exch["p2"])
-    cor2v["exch_p3"].append(exch["p3"])
-    x7u = x7 / torch.as_tensor(scales)[None, :, None]
-    cor2v["speed"].append(speed_ratio(x7, W7, "pooled") / speed_ratio(x7u, W7, None))
-    v_rf = {
-        (bn, u): two_view_velocity(W7, xx, P.activation, bn=bn)[0].norm(dim=-1)
-        for bn in ("pooled", None)
-        for u, xx in ((False, x7), (True, x7u))
-    }
-    cor2v["scale_effect"].append(float((v_rf["pooled", False] / v_rf["pooled", True]).min()))
-    scale_no_bn.append(float((v_rf[None, False] / v_rf[None, True]).min()))
-    f7 = hidden_two_layer(W7, x7, P.activation)
-    sig_ratio.append(float((bn_moments(f7, True)[1][0] / bn_moments(f7, False)[1][0] - 1).abs().max()))
+    g7 = torch.Generator().manual_seed(40_000 * (s_ + 1) + run.seed)
+    row, no_bn, sig = two_view_seed(g7, P.n_samples, scales, P.activation)
+    rows.append(row)
+    scale_no_bn.append(no_bn)
+    sig_ratio.append(sig)
+cor2v = {k: [r[k] for r in rows] for k in TWO_VIEW_COLUMNS}
 display(pd.DataFrame(cor2v).round(4).rename_axis("data seed"))
-c_2v_differ.measure(round(min(sig_ratio), 3))
-run.diagnostic("cor3-2view-per-view-closer", per_view_closer())
-run.diagnostic("cor3-2view-view-share-min", float(min(cor2v["view_share"])))
-run.diagnostic("cor3-2view-scale-effect", float(min(cor2v["scale_effect"])))
-c_2v1.measure_seeds(cor2v["p1"])
-c_2v2.measure_seeds(cor2v["p2"])
-c_2v3.measure_seeds(cor2v["p3"])
-c_2v_speed.measure_seeds(cor2v["speed"])
+
+# %% [markdown]
+# The verdicts, with the diagnostics the explanations test: whether per-view moments are closer
+# than pooled ones on every seed (`per_view_closer`), the smallest share of the view term, and the
+# smallest effect of the input scale on an RF's BatchNorm speed.
+
+# %%
+run.claim("bn2v-pooled-differs").measure(round(min(sig_ratio), 3))
+closer = per_view_closer(cor2v["p2"], cor2v["p3"], cor2v["view_p2"], cor2v["view_p3"])
+run.diagnostic("cor3_2view_per_view_closer", closer)
+run.diagnostic("cor3_2view_view_share_min", float(min(cor2v["view_share"])))
+run.diagnostic("cor3_2view_scale_effect", float(min(cor2v["scale_effect"])))
+run.claim("cor3-2view-part1").measure_seeds(cor2v["p1"])
+run.claim("cor3-2view-part2").measure_seeds(cor2v["p2"])
+run.claim("cor3-2view-part3").measure_seeds(cor2v["p3"])
+run.claim("cor3-2view-bn-not-slow").measure_seeds(cor2v["speed"])
+
+# %% tags=["hide-input"]
 run.glue("cor3-2view-exch-p2", f"{np.mean(cor2v['exch_p2']):.4f}")
 run.glue("cor3-2view-exch-p3", f"{np.mean(cor2v['exch_p3']):.3f}")
 run.glue("cor3-2view-view-p2", f"{np.mean(cor2v['view_p2']):.4f}")
@@ -1257,66 +807,7 @@ run.glue("cor3-2view-scale-effect-no-bn", f"{min(scale_no_bn):.1e}")
 # modulation $d\,\mathbb{P} = 1$ at every $d$, by symmetry).
 
 # %%
-from nlcl.tian.basin_probability import (  # noqa: E402
-    basin_event_mc,
-    eq155_probability,
-    eq156_lower_bound,
-    eq157_upper_bound,
-)
-
-c_155 = run.expect(
-    "eq155-closed-form",
-    kind="check",
-    source="Tian 2023, Eq. 155",
-    statement="largest |Monte Carlo − Eq. 155| in standard errors (d = 8, ε from −0.9 to 1.2).",
-    check=at_most(5.0),
-    paper="the integral of Eq. 154",
-)
-c_156 = run.expect(
-    "eq156-lower-bound",
-    source="Tian 2023, Eq. 156",
-    statement="largest violation of P[E_c(1)] ≥ (ε_c(1) − ε_c(2))/2 by Monte Carlo, in standard errors "
-    "(d = 8; 20 random ε and 7 with the top gap from 0.1 to 1.8).",
-    check=at_most(5.0),
-    paper="P[E_c(1)] ≥ (ε_c(1) − ε_c(2))/2",
-    not_reproduced=NotReproduced(
-        "Observed in a ci run at base seed 1 (a first version of this check, on 20 random ε only, measured 14.7 "
-        "standard errors). Eq. 156 carries over the positive-modulation bound P ≥ ε/2, which holds only for "
-        "ε ≤ 1: for ε > 1 the event is just Y_l ≥ 0, so P = 1/2 < ε/2 (Eq. 155's first case). Predicted: every "
-        "violation is at a top gap above 1, and the bound min(gap, 1)/2 is never violated.",
-        profiles=("ci", "full"),
-        expected=lambda m: eq156_diag["worst_small_gap"] <= 5 and eq156_diag["worst_capped"] <= 5,
-        diagnostics=("eq156-worst-small-gap", "eq156-worst-capped"),
-        evidence="glued eq156-worst-small-gap (the largest violation among ε with top gap ≤ 1) and "
-        "eq156-worst-capped (the largest violation of min(gap, 1)/2)",
-    ),
-)
-c_157 = run.expect(
-    "eq157-upper-bound",
-    kind="check",
-    source="Tian 2023, Eq. 157",
-    statement="largest violation of the upper bounds of Eq. 157 by Monte Carlo, in standard errors (the same ε).",
-    check=at_most(5.0),
-    paper="P[E_c(r)] ≤ min_{r'<r} (1 − (ε_c(r') − ε_c(r))/2)^{r'+1} / (r'+1)",
-)
-c_pos = run.expect(
-    "eq155-positive-d-free",
-    source="Tian 2023, App. C.3 (Remark, positive modulation)",
-    statement="normalized dynamics, c = +0.5: P[w → u_1] at d = 32 over P[w → u_1] at d = 4.",
-    check=at_least(0.5),
-    paper="P[E_l] ≥ ε_l/2, independent of d",
-    required=paper_setting,
-)
-c_neg = run.expect(
-    "eq155-negative-decays",
-    source="Tian 2023, App. C.3 (Remark, negative modulation)",
-    statement="normalized dynamics, c = −0.5: d·P[w → u_1] at d = 32 over the same at d = 4.",
-    check=at_most(0.5),
-    paper="P[E_l] ≤ (1 + ε_l/2)^d / d, exponentially small in d",
-    required=paper_setting,
-)
-
-rng155 = np.random.default_rng(50_000 + seed)
+rng155 = np.random.default_rng(50_000 + run.seed)
 eps_grid = np.array([-0.9, -0.5, -0.2, 0.0, 0.2, 0.5, 0.9, 1.2])
 E155 = np.zeros((len(eps_grid), 8))
 E155[:, 0] = eps_grid
@@ -1324,37 +815,43 @@ n_mc = 100 * P.n_init
 p_mc = basin_event_mc(E155, n_mc, rng=rng155)[:, 0]
 p_cf = eq155_probability(eps_grid, 8)
 se = np.sqrt(np.maximum(p_cf * (1 - p_cf), 1 / n_mc) / n_mc)
-c_155.measure(round(float((np.abs(p_mc - p_cf) / se).max()), 2))
+run.claim("eq155-closed-form").measure(
+    round(float((np.abs(p_mc - p_cf) / se).max()), 2)
+)
 
-eps_rand = rng155.uniform(-1, 1, size=(27, 8))
-for j, gap in enumerate([0.1, 0.3, 0.6, 0.9, 1.2, 1.5, 1.8]):  # designed top gaps, on both sides of 1
-    eps_rand[20 + j, 0] = eps_rand[20 + j, 1:].max() + gap
-p_rand = basin_event_mc(eps_rand, n_mc, rng=rng155)
-se_r = np.sqrt(np.maximum(p_rand * (1 - p_rand), 1 / n_mc) / n_mc)
-rows, top = np.arange(len(eps_rand)), eps_rand.argmax(1)
-p_top, se_top, lb156 = p_rand[rows, top], se_r[rows, top], eq156_lower_bound(eps_rand)
-viol156 = (lb156 - p_top) / se_top
-gaps = 2 * lb156
-eq156_diag = {
-    "worst_small_gap": float(viol156[gaps <= 1].max()),
-    "worst_capped": float(((np.minimum(gaps, 1) / 2 - p_top) / se_top).max()),
-}
-run.glue("eq156-worst-small-gap", round(eq156_diag["worst_small_gap"], 2))
-run.glue("eq156-worst-capped", round(eq156_diag["worst_capped"], 2))
-ub157 = eq157_upper_bound(eps_rand)
-viol157 = np.where(np.isfinite(ub157), (p_rand - ub157) / se_r, -np.inf)
-run.diagnostic("eq156-worst-small-gap", eq156_diag["worst_small_gap"])
-run.diagnostic("eq156-worst-capped", eq156_diag["worst_capped"])
-c_156.measure(round(float(viol156.max()), 2))
-c_157.measure(round(float(viol157.max()), 2))
+# %% [markdown]
+# Eqs. 156 and 157 on the 27 modulation vectors (`eq156_test_eps`, the same random generator), in
+# standard errors of the Monte Carlo (`eq156_157_violations`); the explanation of
+# `eq156-lower-bound` tests the violations among gaps $\le 1$ and those of the capped bound:
 
+# %%
+viol = eq156_157_violations(eq156_test_eps(rng155), n_mc, rng155)
+run.glue("eq156-worst-small-gap", round(viol["worst_small_gap"], 2))
+run.glue("eq156-worst-capped", round(viol["worst_capped"], 2))
+run.diagnostic("eq156_worst_small_gap", viol["worst_small_gap"])
+run.diagnostic("eq156_worst_capped", viol["worst_capped"])
+run.claim("eq156-lower-bound").measure(round(viol["eq156"], 2))
+run.claim("eq157-upper-bound").measure(round(viol["eq157"], 2))
+
+# %% [markdown]
+# The normalized dynamics of Theorem 6 with modulation $c = \pm 0.5$ on $\mathbf{u}_1$, for each
+# $d \in \{4, 8, 16, 32\}$:
+
+# %%
 d_grid = [4, 8, 16, 32]
 p_dyn = np.array(
-    [modulated_basin_fractions(dd, [-0.5, 0.5], n_init=P.n_init, seed=60_000 + seed) for dd in d_grid]
+    [
+        modulated_basin_fractions(
+            dd, [-0.5, 0.5], n_init=P.n_init, seed=60_000 + run.seed
+        )
+        for dd in d_grid
+    ]
 )
-c_pos.measure(round(float(p_dyn[-1, 1] / p_dyn[0, 1]), 3))
-c_neg.measure(round(float(32 * p_dyn[-1, 0] / (4 * p_dyn[0, 0])), 3))
+run.claim("eq155-positive-d-free").measure(round(float(p_dyn[-1, 1] / p_dyn[0, 1]), 3))
+d_decay = 32 * p_dyn[-1, 0] / (4 * p_dyn[0, 0])
+run.claim("eq155-negative-decays").measure(round(float(d_decay), 3))
 
+# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
 ee = np.linspace(-0.95, 1.3, 200)
 ax1.plot(ee, eq155_probability(ee, 8), "k", label="Eq. 155 ($d$ = 8)")
