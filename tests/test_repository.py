@@ -386,7 +386,7 @@ def test_a_chapter_shows_a_ledger_only_when_it_has_one(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_reads_like_a_paper(path):
     """A chapter whose claims live in a ledger has short cells, no functions of its own, its imports
-    in one cell, the seed read as P.seed, its plumbing collapsed and no code line cut off at the
+    in one cell, the seed read as run.seed, its plumbing collapsed and no code line cut off at the
     page's width (nlcl.harness.chapter_shape; issue 25)."""
     from nlcl.harness import chapter_shape
 

@@ -10,7 +10,8 @@ statement → prediction → short code → figure → verdict, with the plumbin
 - **explicit imports**: every import in one cell right after the ``nlcl.start(...)`` cell
   (``import nlcl`` stays in the start cell), and no attribute access ``nlcl.X`` besides
   ``nlcl.start``, so nothing works only because the harness happened to import it;
-- **one way to read the seed**: ``P.seed``, never a bare ``seed`` or ``run.seed``;
+- **one way to read the seed**: ``run.seed`` (the seed the run seeded everything with), never the
+  bare parameter ``seed``;
 - **plumbing collapsed**: the parameters, start and imports cells carry a ``hide-cell`` (or
   ``remove-cell``) tag, and the first cell is the chapter's title and overview (markdown);
 - **no line cut off**: code lines of at most :data:`MAX_LINE` characters, the width of the page's
@@ -106,8 +107,6 @@ def _node_problems(tree: ast.AST, index: int, start: int, params: int | None) ->
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id == "nlcl" and node.attr != "start":
                 out.append(f"{where}: nlcl.{node.attr} without importing it; import it in the imports cell")
-            elif node.value.id == "run" and node.attr == "seed":
-                out.append(f"{where}: read the seed as P.seed, not run.seed")
         elif isinstance(node, ast.Name) and node.id == "seed" and index != params:
-            out.append(f"{where}: read the seed as P.seed, not a bare seed")
+            out.append(f"{where}: read the seed as run.seed, not the bare parameter seed")
     return out

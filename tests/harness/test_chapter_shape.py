@@ -25,7 +25,7 @@ import numpy as np
 from nlcl.core import plotting
 
 # %%
-x = np.arange(P.seed + 3)
+x = np.arange(run.seed + 3)
 plotting.mark_vertical
 
 # %%
@@ -47,15 +47,14 @@ def test_a_chapter_that_follows_the_rules_passes(tmp_path):
 @pytest.mark.parametrize(
     "old, new, message",
     [
-        ("x = np.arange(P.seed + 3)", "def f():\n    return 1", "defines 'f'"),
-        ("x = np.arange(P.seed + 3)", "f = lambda: 1", "lambda bound to a name"),
-        ("x = np.arange(P.seed + 3)", "import os", "outside the imports cell"),
+        ("x = np.arange(run.seed + 3)", "def f():\n    return 1", "defines 'f'"),
+        ("x = np.arange(run.seed + 3)", "f = lambda: 1", "lambda bound to a name"),
+        ("x = np.arange(run.seed + 3)", "import os", "outside the imports cell"),
         ("plotting.mark_vertical", "nlcl.core.plotting.mark_vertical", "nlcl.core without importing"),
-        ("P.seed + 3", "seed + 3", "bare seed"),
-        ("P.seed + 3", "run.seed + 3", "not run.seed"),
+        ("run.seed + 3", "seed + 3", "not the bare parameter seed"),
         ('tags=["parameters", "hide-cell"]', 'tags=["parameters"]', "parameters cell"),
-        ("x = np.arange(P.seed + 3)", "x = " + "1 + " * 30 + "1", "characters (at most 88)"),
-        ("x = np.arange(P.seed + 3)", "\n".join(f"x{i} = {i}" for i in range(41)), "has 42 lines"),
+        ("x = np.arange(run.seed + 3)", "x = " + "1 + " * 30 + "1", "characters (at most 88)"),
+        ("x = np.arange(run.seed + 3)", "\n".join(f"x{i} = {i}" for i in range(41)), "has 42 lines"),
         ("# # Title", "# Title", "first cell"),
     ],
 )
@@ -67,7 +66,7 @@ def test_each_rule_is_caught(tmp_path, old, new, message):
 
 def test_the_median_rule(tmp_path):
     long = "\n".join(f"y{i} = {i}" for i in range(12))
-    text = GOOD.replace("x = np.arange(P.seed + 3)", long).replace("run.finish()", long + "\nrun.finish()")
+    text = GOOD.replace("x = np.arange(run.seed + 3)", long).replace("run.finish()", long + "\nrun.finish()")
     text = text.replace(
         "import numpy as np\n", "import numpy as np\n" + "\n".join(f"import m{i}" for i in range(11)) + "\n"
     )
