@@ -99,6 +99,7 @@ P = run.params
 import matplotlib.pyplot as plt
 import numpy as np
 
+from nlcl.tian import one_layer_extensions as ext
 from nlcl.tian import one_layer_plots as plots
 from nlcl.tian import one_layer_study as study
 from nlcl.tian.augmentation import (
@@ -520,11 +521,11 @@ run.claim("thm1-two-sided-unstable").measure(frac_t1u)
 
 # %% [markdown]
 # Power iteration for 200 steps from each $\mathbf{u}_m$, for each ε
-# (`nlcl.tian.one_layer_study.power_iteration_near_patterns`; a seeded $U$ per ε, the same in
+# (`nlcl.tian.one_layer_extensions.power_iteration_near_patterns`; a seeded $U$ per ε, the same in
 # every Theorem 3 study below).
 
 # %%
-final_step, closeness, pi_steps = study.power_iteration_near_patterns(
+final_step, closeness, pi_steps = ext.power_iteration_near_patterns(
     d, M, P.q, act, eps_values, run.seed
 )
 plots.plot_power_iteration(eps_values, pi_steps, P.q)
@@ -560,11 +561,11 @@ run.claim("thm3-fixed-point-near-um").measure(near_um)
 
 # %% [markdown]
 # $L$, $\kappa$ and $\sup_{B_\gamma}\omega$ for every $(\varepsilon, m)$ and γ of the grid
-# (`nlcl.tian.one_layer_study.eq11_quadratic`), and power iteration for 1000 steps.
+# (`nlcl.tian.one_layer_extensions.eq11_quadratic`), and power iteration for 1000 steps.
 
 # %%
 gammas11 = np.linspace(0.05, 0.95, 19)
-eq11_rows = study.eq11_quadratic(d, M, P.q, eps_values, run.seed, gammas11)
+eq11_rows = ext.eq11_quadratic(d, M, P.q, eps_values, run.seed, gammas11)
 holds11 = eq11_rows[:, 4] <= 0
 conv11 = eq11_rows[:, 5] < 1e-8
 print("ε      L      κ     min_γ(sup ω − γ) over m   PI converged (of M)")
@@ -614,11 +615,11 @@ run.claim("thm3-eq11-holds").measure(float(holds11.mean()))
 # $10^{-12}$: at ε = 0, $c_0 = 1$ and $B_\gamma$ is the single point $\mathbf{u}_m$): fraction $= 1$, required.
 
 # %% [markdown]
-# For each $(\varepsilon, m)$ (`nlcl.tian.one_layer_study.theorem3_tanh`): whether Eq. 11 holds
+# For each $(\varepsilon, m)$ (`nlcl.tian.one_layer_extensions.theorem3_tanh`): whether Eq. 11 holds
 # for some γ of the grid, and whether power iteration ends at a critical point inside $B_\gamma$.
 
 # %%
-t3 = study.theorem3_tanh(d, M, P.q, eps_values, run.seed, gammas11)
+t3 = ext.theorem3_tanh(d, M, P.q, eps_values, run.seed, gammas11)
 holds3 = t3[:, 2] > 0
 run.glue("thm3-tanh-n-hold", f"{int(holds3.sum())} of {len(t3)}")
 hold_m = []
@@ -672,7 +673,7 @@ run.claim("thm3-converges-where-eq11").measure(conv3)
 # %% [markdown]
 # The data (pattern strengths from 1 down to 0.6) and `k_max` initial filters per seed; the
 # $K$-filter networks are the first $K$ filters, $K$ a power of 2 up to `k_max`
-# (`nlcl.tian.one_layer_study.more_nodes` trains both activations from the same filters).
+# (`nlcl.tian.one_layer_extensions.more_nodes` trains both activations from the same filters).
 
 # %%
 strength = np.linspace(1.0, 0.6, M)
@@ -680,7 +681,7 @@ y8 = latent_summation(P.n_train, np.eye(M), P.q, rng=rng)[1]
 x8 = (y8 * strength) @ U.T
 w0_8 = rng.standard_normal((P.n_seeds, P.k_max, d))
 ks = np.unique(np.r_[2 ** np.arange(int(np.log2(P.k_max)) + 1), P.k_max])
-nodes = study.more_nodes(x8, w0_8, U, act, P.alpha, P.tau, ks, P.steps)
+nodes = ext.more_nodes(x8, w0_8, U, act, P.alpha, P.tau, ks, P.steps)
 recovered = nodes["recovered"]
 
 # %%
@@ -743,14 +744,14 @@ run.claim("nodes-relu-grows").measure_seeds(gain)
 
 # %% [markdown]
 # The energy of Eq. 105 on the θ grid for 13 values of β from 0 to π
-# (`nlcl.tian.one_layer_study.rotation_sweep`), and its local maxima.
+# (`nlcl.tian.one_layer_extensions.rotation_sweep`), and its local maxima.
 
 # %%
 x9 = points_on_circle(FIG8_ANGLES)
 thetas = np.linspace(-np.pi, np.pi, P.n_grid, endpoint=False)
 w9 = np.stack([np.cos(thetas), np.sin(thetas)], -1)
 betas = np.linspace(0, np.pi, 13)
-curves = study.rotation_sweep(x9, w9, act, betas)
+curves = ext.rotation_sweep(x9, w9, act, betas)
 e_scale = np.abs(curves[betas[0]]).max()  # the un-augmented energy scale
 n_max9 = [
     len(periodic_local_maxima(curves[beta], prominence=1e-6 * e_scale))
@@ -769,11 +770,11 @@ plt.show()
 # every non-invariant optimum — in the plane, every optimum.
 
 # %% [markdown]
-# The cyclic groups (`nlcl.tian.one_layer_study.cyclic_study`): orbits of local maxima,
+# The cyclic groups (`nlcl.tian.one_layer_extensions.cyclic_study`): orbits of local maxima,
 # invariance error and range, each relative to the un-augmented scale.
 
 # %%
-cyclic = study.cyclic_study(x9, w9, act, e_scale, P.n_grid)
+cyclic = ext.cyclic_study(x9, w9, act, e_scale, P.n_grid)
 print("C_n  orbits of maxima  invariance error  range / un-augmented scale")
 for n_rot, c in cyclic.items():
     print(f"C{n_rot:<3d} {c['orbits']:16g}  {c['invariance']:15.1e}  {c['range']:.2e}")
@@ -817,7 +818,7 @@ run.claim("b5-full-rotation-maxima").measure(int(n_max9[-1]))
 # %% [markdown]
 # The energy on the sphere grid without and with SO(2) augmentation; the orbits of maxima with
 # augmentation are the local maxima of the profile over the polar angle
-# (`nlcl.tian.one_layer_study.profile_maxima`).
+# (`nlcl.tian.one_layer_extensions.profile_maxima`).
 
 # %%
 x_b5 = np.c_[points_on_circle(FIG8_ANGLES), np.linspace(-0.5, 0.5, len(FIG8_ANGLES))]
@@ -828,7 +829,7 @@ scale_b5 = np.abs(e_plain).max()
 strict_plain = grid_strict_maxima(e_plain, tol=1e-12 * scale_b5)
 n_strict_plain = int(strict_plain.sum())
 prof = e_so2.mean(1)  # E depends on θ only (Eqs. 107-108)
-orbits = study.profile_maxima(prof)
+orbits = ext.profile_maxima(prof)
 
 # %%
 plots.plot_sphere_energy(th_b5, ph_b5, e_plain, e_so2, scale_b5, strict_plain)

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.activations import get_activation
+from nlcl.tian import one_layer_extensions as ext
 from nlcl.tian import one_layer_study as study
 from nlcl.tian.contrastive import gaussian_alpha, stack_views
 from nlcl.tian.landscape import gate_matrix, population_gate_matrix
@@ -166,16 +167,16 @@ def test_theorem1_two_sided_rows_and_counts():
 
 
 def test_power_iteration_near_orthonormal_patterns_converges():
-    final, closeness, steps = study.power_iteration_near_patterns(5, 3, 0.2, "relu", [0.0, 0.05], 0, steps=50)
+    final, closeness, steps = ext.power_iteration_near_patterns(5, 3, 0.2, "relu", [0.0, 0.05], 0, steps=50)
     assert len(final) == 2 and len(closeness) == 1 and steps[0].shape == (50, 3)
     assert final[0] < 1e-12  # at ε = 0 every u_m is a fixed point (Eq. 9)
 
 
 def test_eq11_and_theorem3_tables_have_one_row_per_case():
     gammas = np.linspace(0.1, 0.9, 3)
-    rows = study.eq11_quadratic(4, 2, 0.2, [0.0], 0, gammas)
+    rows = ext.eq11_quadratic(4, 2, 0.2, [0.0], 0, gammas)
     assert rows.shape == (2, 6)
-    t3 = study.theorem3_tanh(4, 2, 0.2, [0.0, 0.1], 0, gammas)
+    t3 = ext.theorem3_tanh(4, 2, 0.2, [0.0, 0.1], 0, gammas)
     assert t3.shape == (4, 4)
     assert set(np.unique(t3[:, 2:])) <= {0.0, 1.0}
 
@@ -187,7 +188,7 @@ def test_more_nodes_linear_filters_end_on_the_top_principal_direction():
     x = (y * np.linspace(1.0, 0.6, 3)) @ u.T
     w0 = rng.standard_normal((2, 4, 4))
     ks = np.array([1, 2, 4])
-    out = study.more_nodes(x, w0, u, "relu", "uniform", 0.5, ks, 300)
+    out = ext.more_nodes(x, w0, u, "relu", "uniform", 0.5, ks, 300)
     assert out["recovered"]["relu"].shape == out["recovered"]["linear"].shape == (2, 3)
     assert out["lin_cos"].min() > 0.99
     assert np.all(np.diff(out["recovered"]["relu"], axis=1) >= 0)  # more filters, never fewer patterns
@@ -197,7 +198,7 @@ def test_rotation_sweep_full_group_is_flat_and_none_is_variance():
     x = points_on_circle(FIG8_ANGLES)
     th = np.linspace(-np.pi, np.pi, 90, endpoint=False)
     w = np.stack([np.cos(th), np.sin(th)], -1)
-    curves = study.rotation_sweep(x, w, "relu", [0.0, np.pi], n_t=512)
+    curves = ext.rotation_sweep(x, w, "relu", [0.0, np.pi], n_t=512)
     np.testing.assert_allclose(curves[0.0], 0.5 * get_activation("relu")(w @ x.T).var(-1), rtol=1e-12)
     e = curves[np.pi]
     assert e.max() - e.min() <= 1e-6 * curves[0.0].max()
@@ -207,17 +208,17 @@ def test_cyclic_study_is_invariant_under_its_group():
     x = points_on_circle(FIG8_ANGLES)
     th = np.linspace(-np.pi, np.pi, 120, endpoint=False)
     w = np.stack([np.cos(th), np.sin(th)], -1)
-    out = study.cyclic_study(x, w, "relu", 1.0, 120)
+    out = ext.cyclic_study(x, w, "relu", 1.0, 120)
     assert set(out) == {2, 3, 4, 6}
     assert all(c["invariance"] <= 1e-12 for c in out.values())
-    assert np.isnan(study.cyclic_study(x, w[:-2], "relu", 1.0, 118)[4]["invariance"])
+    assert np.isnan(ext.cyclic_study(x, w[:-2], "relu", 1.0, 118)[4]["invariance"])
 
 
 @given(st.lists(st.floats(-10, 10), min_size=1, max_size=30))
 @settings(max_examples=50, deadline=None)
 def test_profile_maxima_counts_strict_local_maxima(values):
-    n = study.profile_maxima(values)
+    n = ext.profile_maxima(values)
     assert 0 <= n <= (len(values) + 1) // 2
     if len(values) >= 2:
-        assert study.profile_maxima(np.sort(values)[::-1] + np.arange(len(values))[::-1] * 1e-3) == 1
-    assert study.profile_maxima([1.0] * len(values)) == (1 if len(values) == 1 else 0)
+        assert ext.profile_maxima(np.sort(values)[::-1] + np.arange(len(values))[::-1] * 1e-3) == 1
+    assert ext.profile_maxima([1.0] * len(values)) == (1 if len(values) == 1 else 0)
