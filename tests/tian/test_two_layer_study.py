@@ -22,6 +22,7 @@ from nlcl.tian.two_layer_study import (
     nearest_critical_point,
     per_view_closer,
     same_rf_pair_cos,
+    speed_ratio,
     top_direction,
     two_view_parts,
     two_view_seed,
@@ -207,3 +208,15 @@ def test_eq156_157_violations_capped_bound_holds():
     assert set(out) == {"eq156", "eq157", "worst_small_gap", "worst_capped"}
     assert out["eq157"] <= 5 and out["worst_capped"] <= 5 and out["worst_small_gap"] <= 5
     assert out["eq156"] > 5
+
+
+def test_speed_ratio_is_slowest_over_fastest():
+    from nlcl.tian.two_view_bn import two_view_binary_tokens, two_view_velocity
+
+    gen = torch.Generator().manual_seed(0)
+    x, _ = two_view_binary_tokens(64, 4, 6, generator=gen, scales=[1.0, 2.0, 3.0, 4.0], gain=2.0)
+    W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=gen, dtype=x.dtype), dim=-1)
+    for bn in (None, "pooled", "view"):
+        r = speed_ratio(x, W, "relu", bn)
+        speeds = two_view_velocity(W, x, "relu", bn=bn)[0].norm(dim=-1)
+        assert 0.0 < r <= 1.0 and r == pytest.approx(float(speeds.min() / speeds.max()), rel=1e-12)
