@@ -385,13 +385,14 @@ def test_a_chapter_shows_a_ledger_only_when_it_has_one(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_reads_like_a_paper(path):
-    """A chapter whose claims live in a ledger has short cells, no functions of its own, its imports
+    """Every chapter keeps its claims in a ledger and has short cells, no functions of its own, its imports
     in one cell, the seed read as run.seed, its plumbing collapsed and no code line cut off at the
     page's width (nlcl.harness.chapter_shape; issue 25)."""
     from nlcl.harness import chapter_shape
 
-    if not (ROOT / "book" / "claims" / f"{path.stem}.yaml").is_file():
-        pytest.skip(f"{path.stem} declares its claims inline (no ledger yet)")
+    assert (ROOT / "book" / "claims" / f"{path.stem}.yaml").is_file(), (
+        f"{path.stem}: its claims belong in book/claims/{path.stem}.yaml (issue 25)"
+    )
     problems = chapter_shape.shape_problems(path)
     assert not problems, f"{path.stem}:\n  " + "\n  ".join(problems)
 
