@@ -185,6 +185,7 @@ def read_ledger(path: str | Path, chapter: str | None = None) -> Ledger:
             errors.append(f"{where()}: the id is declared twice")
         seen.add(entry["id"])
         used_values |= _refs(entry) | _refs(doc.get("defaults", {}))
+        used_values |= {n for n in values if re.search(r"\{" + n + r"[}:!]", entry["statement"])}
         for j, cond in enumerate(_conditions(entry)):
             kinds = [k for k in cond if k != "diagnostic"]
             if len(kinds) != 1:

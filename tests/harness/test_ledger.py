@@ -492,3 +492,24 @@ def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
     assert out[0]["ledger"] == "book/claims/unit.yaml"
     assert out[1]["statement"] == "A bound 0.5."  # a computed value: the record's own rendering
     assert out[2:] == records[2:]
+
+
+def test_a_value_only_a_statement_uses_is_accepted_and_rendered(runs_dir, tmp_path):
+    path = write(
+        tmp_path,
+        """\
+        chapter: unit
+        values:
+          family: "the α family the run used"
+        claims:
+          - id: c1
+            source: Paper
+            statement: "With {family} α, one claim."
+            check: {at_least: 1}
+        """,
+    )
+    assert ledger.read_ledger(path).values == {"family": "the α family the run used"}
+    run = nlcl.start("unit", device="cpu", params={}, run_dir=tmp_path / "r")
+    run.show_ledger(ledger=path, family="Gaussian")
+    run.claim("c1").measure(2)
+    assert "With Gaussian α" in run.registry.records[-1]["statement"]
