@@ -35,7 +35,7 @@ from nlcl.core import plotting
 from nlcl.core.device import describe_device, get_device, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
-from nlcl.harness import ledger, outputs, provenance, runs, sources, spec
+from nlcl.harness import ledger, provenance, runs, sources, spec
 from nlcl.harness.spec import PROFILES
 
 __all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes", "namespace_parameters"]
@@ -158,7 +158,6 @@ class Run(ledger.LedgerRun):
         self.registry.settings = dict(self.params)  # where a NotReproduced(setting=...) applies
         self.registry.run_id = self.run_id
         plotting.setup()
-        outputs.quiet_known_warnings()  # upstream deprecations a chapter cannot fix
         self._finished = False
 
     def _plain_params(self) -> dict[str, Any]:

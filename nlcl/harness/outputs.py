@@ -22,11 +22,9 @@ from typing import Any
 import nbformat
 
 __all__ = [
-    "KNOWN_UPSTREAM_WARNINGS",
     "LONG_OUTPUT",
     "is_progress_line",
     "clean_stream",
-    "quiet_known_warnings",
     "tidy_outputs",
 ]
 
@@ -122,20 +120,3 @@ def tidy_outputs(notebook: str | Path) -> dict[str, int]:
         cell.outputs = outputs
     nbformat.write(nb, str(path))
     return counts
-
-
-#: Warnings raised inside a library's own code for a call that is correct, filtered in a chapter's
-#: kernel so that a page shows only warnings a chapter can fix (``(message regex, category)``).
-KNOWN_UPSTREAM_WARNINGS = (
-    # numpy 2 passes context/return_scalar to torch.Tensor.__array_wrap__, which torch 2.x does not
-    # accept yet, whenever a numpy ufunc gets a tensor (np.log2(t)); the value is right.
-    ("__array_wrap__ must accept context and return_scalar", DeprecationWarning),
-)
-
-
-def quiet_known_warnings() -> None:
-    """Ignore :data:`KNOWN_UPSTREAM_WARNINGS` in this process (called when a chapter starts)."""
-    import warnings
-
-    for message, category in KNOWN_UPSTREAM_WARNINGS:
-        warnings.filterwarnings("ignore", message=message, category=category)

@@ -81,21 +81,3 @@ def test_tidy_outputs_leaves_other_outputs(tmp_path):
     assert tidy_outputs(path) == {"progress_lines": 0, "notes": 0, "repeated": 0, "collapsed": 0}
     nb = nbformat.read(str(path), as_version=4)
     assert nb.cells[0].outputs[0].data["image/png"] == "iVBORw0KGgo="
-
-
-def test_known_upstream_warnings_are_quiet_in_a_chapter():
-    import warnings
-
-    import numpy as np
-    import torch
-
-    from nlcl.harness.outputs import quiet_known_warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        np.log2(torch.tensor(8.0, dtype=torch.float64))
-        before = len([w for w in caught if "__array_wrap__" in str(w.message)])
-        quiet_known_warnings()
-        value = float(np.log2(torch.tensor(8.0, dtype=torch.float64)))
-        after = len([w for w in caught if "__array_wrap__" in str(w.message)])
-    assert value == 3.0 and before == after  # quiet from then on (before is 1 with numpy 2 and torch 2.x)
