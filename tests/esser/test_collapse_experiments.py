@@ -183,3 +183,14 @@ def test_measure_or_nan():
     ex.measure_or_nan(c, None)
     assert c.calls[0] == ("measure_seeds", [1.0, 0.0]) and type(c.calls[0][1][0]) is float
     assert c.calls[1][0] == "measure" and np.isnan(c.calls[1][1])
+
+
+def test_pool_sampler_draws_rows_of_the_pool():
+    from nlcl.esser.collapse_experiments import pool_sampler
+
+    pool = np.arange(20.0).reshape(10, 2)
+    mu = pool.mean(axis=0)
+    draws = pool_sampler(pool, mu)(50, np.random.RandomState(0))
+    assert draws.shape == (50, 2) and {tuple(r) for r in draws} <= {tuple(r) for r in pool}
+    centred = pool_sampler(pool, mu, centre=True)(50, np.random.RandomState(0))
+    assert np.array_equal(centred, draws - mu)  # the same draws from the same stream

@@ -54,3 +54,43 @@ def test_training_figures():
     eps = np.array([1e-1, 1e-2, 1e-3])
     _labeled(plots.remark2_panels(r2, eps, np.outer(eps**2, [1.0, 2.0])))
     _labeled(plots.pq_eigenvalues(np.array([0.5, 0.25]), np.eye(2), [dict(p=1, q=1, top_eig_mc=-0.2)]))
+
+
+def test_constraint_and_gap_figures():
+    from types import SimpleNamespace
+
+    steps = np.arange(6)
+    tr = SimpleNamespace(
+        steps=steps,
+        diverged_at=np.array([-1, 3]),
+        loss=np.outer(-np.arange(6.0), [1.0, 2.0]),
+        observed=torch.randn(6, 2, 2),
+    )
+    _labeled(plots.fig1_constraints({"none": tr, "orthogonal": tr}, 2, -1.0))
+    widths = [16, 64]
+    gaps = pd.DataFrame(
+        [
+            (a, e, h, s, 1.0 / (h * (e + 1)))
+            for a in ("tanh", "relu")
+            for e in (0, 5)
+            for h in widths
+            for s in (0, 1)
+        ],
+        columns=["activation", "epoch", "h", "init", "gap"],
+    )
+    _labeled(plots.fig2_gaps(gaps, ["tanh", "relu"], widths, 5))
+    _labeled(plots.initial_gaps(gaps[gaps.epoch == 0], 2))
+
+
+def test_width_helpers_draw_a_half_power_guide_on_log_axes():
+    fig, ax = plt.subplots()
+    widths = [16, 64, 256]
+    table = pd.DataFrame({0: [1.0, 0.5, 0.25], 1: [1.0, np.inf, 0.3]}, index=widths)
+    plots.width_sweep(ax, table, table[0], "mean")
+    plots.width_axes(ax, widths, "error")
+    guide = [line for line in ax.lines if line.get_label() == r"$\propto h^{-1/2}$"]
+    assert len(guide) == 1 and np.allclose(guide[0].get_ydata(), [1.0, 0.5, 0.25])
+    assert ax.get_xscale() == ax.get_yscale() == "log" and ax.get_ylabel() == "error"
+    plots.half_power_guide(ax, [4.0, 16.0], 2.0)
+    assert np.allclose(ax.lines[-1].get_ydata(), [2.0, 1.0])
+    plt.close(fig)

@@ -19,6 +19,7 @@ from nlcl.renli.lemmas import binary_code_maps
 from nlcl.renli.minibatch import gram_batch_trajectory, sample_signs
 from nlcl.renli.model import make_data
 from nlcl.renli.tracking import (
+    gram_condition_number,
     gram_step,
     gram_trajectory,
     gram_update,
@@ -164,3 +165,78 @@ def test_one_batch_of_every_latent_is_the_population_step(seed):
     _, Gb = gram_batch_trajectory(G0, D, lambda t: (w_a, w_b), **kw)
     _, Gp = gram_trajectory(G0, D, **kw)
     assert torch.allclose(Gb, Gp, rtol=1e-10, atol=1e-12)
+
+
+def _stage1_frame():
+    rows = []
+    for seed in (0, 1):
+        for step in (0, 10, 20):
+            align = 0.5 if step == 0 else (0.97 if seed == 0 or step == 20 else 0.5)
+            rows.append(
+                dict(seed=seed, step=step, lam=0.0, beta1=0.01, alignment=align, condition_number=2.0)
+            )
+            rows.append(
+                dict(seed=seed, step=step, lam=1.0, beta1=0.01, alignment=align, condition_number=3.0)
+            )
+    return pd.DataFrame(rows)
+
+
+def test_condition_gap_table_and_alignment_gaps():
+    s1 = _stage1_frame()
+    piv = analysis.condition_gap_table(s1)
+    assert list(piv.columns) == [(0.0, 0.01), (1.0, 0.01)] and piv.loc[(0, 10), (1.0, 0.01)] == 3.0
+    at_align, at_end = analysis.alignment_gaps(s1, piv, lam=1.0, beta1=0.01, end=20)
+    assert at_align == {0: 0.5, 1: 0.5} and at_end == {0: 0.5, 1: 0.5}
+
+
+def test_stage2_times_counts_steps_to_the_threshold_and_infinity_when_never():
+    rows = [
+        dict(group="main", method="contrastive", seed=s, kappa=2.0, step=t, condition_number=c)
+        for s, cs in ((0, [3.0, 2.0, 1.2, 1.1]), (1, [3.0, 2.0, 1.5, 1.4]))
+        for t, c in zip((0, 10, 20, 30), cs)
+    ]
+    rows.append(dict(group="main", method="non-contrastive", seed=0, kappa=2.0, step=0, condition_number=9.0))
+    out = analysis.stage2_times(pd.DataFrame(rows), start=10)
+    assert list(out.steps_to_1_25) == [10.0, np.inf] and list(out.kappa_end_stage1) == [2.0, 2.0]
+    assert list(out.kappa_final) == [1.1, 1.4]
+
+
+def test_stage1_deviations_is_zero_against_itself_and_scales_with_the_gap():
+    from types import SimpleNamespace
+
+    runs = pd.DataFrame(
+        [
+            dict(seed=0, kappa=2.0, lam=0.0, method="non-contrastive", group="main", beta1=0.01),
+            dict(seed=0, kappa=2.0, lam=1.0, method="contrastive", group="main", beta1=0.01),
+            dict(seed=0, kappa=2.0, lam=1.0, method="contrastive", group="beta", beta1=0.05),
+        ]
+    )
+    w0 = torch.zeros(3, 2, 2, dtype=torch.float64)
+    w1 = torch.ones(3, 2, 2, dtype=torch.float64)
+    w1[2] += 0.5
+    hist = SimpleNamespace(runs=runs, W_A={"init": w0, "stage1": w1}, W_B={"init": w0, "stage1": w1})
+    out = analysis.stage1_deviations(hist, kappa=2.0, lam=1.0)
+    assert list(out.beta1) == [0.01, 0.05] and out.delta.iloc[0] == 0.0 and out.delta.iloc[1] == 0.5
+
+
+def test_tracking_table_is_zero_where_a_width_equals_the_infinite_run():
+    data = _data()
+    G0 = infinite_width_gram(data)  # (1, 2K, 2K)
+    T = 4
+    G_all = G0.expand(T, 2, 1, *G0.shape[-2:]).clone()  # (T, 1 + one width, seeds, 2K, 2K)
+    kappa_inf = gram_condition_number(G_all[:, 0], 2, 2)
+    mask = torch.tensor([True, True, False, False])
+    out = analysis.tracking_table(G_all, kappa_inf, [64], [0], mask, ~mask, 2, 2)
+    assert out.to_dict("records") == [dict(m=64, seed=0, stage1=0.0, stage2=0.0, condition=0.0)]
+
+
+def test_lemma_states_has_one_row_per_stage_and_run():
+    data = _data()
+    gen = torch.Generator().manual_seed(0)
+    W = {
+        k: torch.randn(1, 6, data.d, dtype=torch.float64, generator=gen) for k in ("init", "stage1", "final")
+    }
+    runs = pd.DataFrame([dict(method="contrastive", kappa=4.0, seed=0)])
+    out = analysis.lemma_states(W, W, torch.tensor([0]), runs, data, n=64, generator=gen)
+    assert list(out.stage) == ["init", "stage1", "final"] and out.kappa.ge(1.0).all()
+    assert out.alignment.between(-1.0, 1.0).all() and out.holds_44.dtype == bool
