@@ -44,6 +44,7 @@ __all__ = [
     "make_check",
     "make_rule",
     "read_ledger",
+    "timing_chapters",
 ]
 
 _UNSET = object()
@@ -430,3 +431,16 @@ def _render(template: str, names: Mapping[str, Any]) -> str:
         raise
     except (ValueError, IndexError, AttributeError) as exc:
         raise LedgerError(f"{exc} (write a literal brace as {{{{ or }}}})") from None
+
+
+def timing_chapters(root: str | Path | None = None) -> list[str]:
+    """The chapters whose ledger declares a wall-clock claim (``timing: true``), which ``.ci/run
+    timing`` decides one at a time where nothing else runs: ``python -m nlcl.harness.ledger``."""
+    folder = ledger_path("x", root).parent
+    return sorted(
+        p.stem for p in folder.glob("*.yaml") if any(c.get("timing") for c in read_ledger(p).claims)
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print("\n".join(timing_chapters()))

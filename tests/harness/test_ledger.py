@@ -513,3 +513,21 @@ def test_a_value_only_a_statement_uses_is_accepted_and_rendered(runs_dir, tmp_pa
     run.show_ledger(ledger=path, family="Gaussian")
     run.claim("c1").measure(2)
     assert "With Gaussian α" in run.registry.records[-1]["statement"]
+
+
+def test_timing_chapters_are_those_whose_ledger_has_a_timing_claim(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    write(tmp_path, ONE, chapter="unit")
+    timed = ONE.replace("chapter: unit", "chapter: timed").replace(
+        "check: {at_least: 8}", "check: {at_least: 8}\n    timing: true"
+    )
+    write(tmp_path, timed, chapter="timed")
+    assert ledger.timing_chapters(tmp_path) == ["timed"]
+
+
+def test_the_books_timing_chapters_are_decided_in_the_serial_ci_stage():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    assert "esser-grassmann" in ledger.timing_chapters(root)
+    assert "python -m nlcl.harness.ledger" in (root / ".ci" / "run").read_text()
