@@ -11,10 +11,11 @@ from nlcl.harness.cli import main, services
 from nlcl.tian.commands import COMMANDS, train_grid
 
 
-def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch):
+@pytest.fixture()
+def tiny_grid(monkeypatch):
+    """The paper grid cut to one activation, β and P, so that train_grid runs in seconds."""
     import nlcl.tian.tokens.grid as token_grid
 
-    monkeypatch.setenv("NLCL_RESULTS_DIR", str(tmp_path))
     real = token_grid.paper_grid
     monkeypatch.setattr(
         token_grid,
@@ -23,6 +24,10 @@ def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch)
             figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1], **kw
         ),
     )
+
+
+def test_train_grid_saves_one_labeled_artifact_per_figure(tmp_path, monkeypatch, tiny_grid):
+    monkeypatch.setenv("NLCL_RESULTS_DIR", str(tmp_path))
     lines = []
     train_grid(
         ["fig9"], steps=2, seeds=[0], prefix="tiny", profile="ci", services=services(), echo=lines.append
@@ -74,17 +79,7 @@ def test_cli_bench_quick_writes_a_record(tmp_path, monkeypatch, capsys):
     assert "matmul peak" in capsys.readouterr().out
 
 
-def test_train_grid_saves_through_the_services_it_is_given(monkeypatch):
-    import nlcl.tian.tokens.grid as token_grid
-
-    real = token_grid.paper_grid
-    monkeypatch.setattr(
-        token_grid,
-        "paper_grid",
-        lambda figures, seeds, lr, **kw: real(
-            figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1], **kw
-        ),
-    )
+def test_train_grid_saves_through_the_services_it_is_given(tiny_grid):
     saved = []
     lent = Services(
         save_artifact=lambda name, table, **meta: saved.append((name, meta)), git_commit=lambda: "abc"
@@ -98,17 +93,7 @@ def test_the_paper_registers_its_commands():
     assert all(isinstance(c, Command) and c.help for c in COMMANDS)
 
 
-def test_train_grid_records_a_non_default_engine(monkeypatch):
-    import nlcl.tian.tokens.grid as token_grid
-
-    real = token_grid.paper_grid
-    monkeypatch.setattr(
-        token_grid,
-        "paper_grid",
-        lambda figures, seeds, lr, **kw: real(
-            figures, seeds=seeds, lr=lr, activations=["relu"], betas=[1], Ps=[1], **kw
-        ),
-    )
+def test_train_grid_records_a_non_default_engine(tiny_grid):
     saved = []
     lent = Services(save_artifact=lambda name, table, **meta: saved.append(meta), git_commit=lambda: "c")
     for engine in ("auto", "autograd"):
