@@ -415,7 +415,7 @@ def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any
     ``ledger`` names the file. Records of chapters without a ledger, and ids a ledger lacks, are
     returned as they are (the repository test keeps ledgers and chapters in step)."""
     from nlcl.harness.checks import to_plain
-    from nlcl.harness.ledger import ledger_path, read_ledger
+    from nlcl.harness.ledger import LedgerError, _render, ledger_path, read_ledger
     from nlcl.harness.verdicts import normalize_revisions
 
     cache: dict[str, Any] = {}
@@ -432,8 +432,8 @@ def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any
             continue
         names = {k: to_plain(v) for k, v in (rec.get("parameters") or {}).items()}
         try:
-            statement = entry["statement"].format(**names)
-        except (KeyError, IndexError, ValueError, AttributeError):
+            statement = _render(entry["statement"], names)  # as the chapter rendered it
+        except LedgerError:
             statement = rec.get("statement", entry["statement"])
         revised = normalize_revisions(entry.get("revised", []))
         out.append(
