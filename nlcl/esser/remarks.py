@@ -106,7 +106,8 @@ def regression_decoupling(
     trained on y[:, l] alone.  ``train_hidden=False`` trains A only: the random-feature kernel machine
     ψ(x) = relu(Wx)/√h, for which the two coincide exactly (Lemma 1's kernel case).  Returns
     ``gap`` (S,) = ‖U_joint − U_sep‖_F / ‖U_joint − U_0‖_F (the difference relative to what training
-    changed; U the outputs on x), and the final outputs U_joint, U_sep (S, n, z).  Chapter
+    changed; U the outputs on x; where training changed nothing, ‖U_joint − U_sep‖_F itself), and the
+    final outputs U_joint, U_sep (S, n, z).  Chapter
     ``book/esser-collapse.py`` (section "Remark 1").
 
     Raises
@@ -135,7 +136,10 @@ def regression_decoupling(
     y_sep = y.T.repeat(S, 1)[:, :, None]  # (S·z, n, 1): labels y[:, l]
     sep = _regression_descent(x, y_sep, W_sep, A_sep, lr, steps, train_hidden).reshape(S, z, -1)
     sep = sep.transpose(-1, -2)  # (S, n, z)
-    gap = torch.linalg.matrix_norm(joint - sep) / torch.linalg.matrix_norm(joint - u0)
+    diff, change = torch.linalg.matrix_norm(joint - sep), torch.linalg.matrix_norm(joint - u0)
+    # an initialisation whose features are all zero (every ReLU dead) is not changed by training:
+    # both runs stay at U_0, so there is no difference to compare (gap 0, not 0/0)
+    gap = torch.where(change > 0, diff / change.clamp_min(torch.finfo(change.dtype).tiny), diff)
     return gap, joint, sep
 
 

@@ -165,6 +165,15 @@ def test_regression_output_layer_only_decouples_exactly(seed, h, z):
     assert torch.allclose(joint, sep, rtol=0, atol=1e-12)
 
 
+def test_regression_gap_is_zero_for_an_initialisation_with_all_features_dead():
+    # seed 512, h=2: the second initialisation's ReLU features are all zero on x, so training
+    # changes nothing; its gap was 0/0 = NaN (found by hypothesis), now 0
+    x, y, W, A = _regression(512, h=2, z=1)
+    assert float(torch.relu(x @ W[1].T).abs().max()) == 0.0
+    gap, joint, sep = regression_decoupling(x, y, W, A, lr=0.3, steps=30, train_hidden=False)
+    assert torch.isfinite(gap).all() and float(gap[1]) == 0.0
+
+
 def test_regression_joint_run_is_gradient_descent_on_the_squared_loss():
     x, y, W, A = _regression(1)
     _, joint, _ = regression_decoupling(x, y, W, A, lr=0.2, steps=15)
