@@ -161,3 +161,36 @@ def test_sweep_records_a_diverged_network_as_infinitely_far():
     assert len(dyn) == 3 * 11
     last = dyn[dyn.step == 100].set_index("init")
     assert (last.error[last.diverged] == float("inf")).all()
+
+
+@pytest.mark.parametrize("block_elements", [1, 24, 100])
+def test_blocked_training_equals_the_unblocked_computation(monkeypatch, block_elements):
+    """Hidden units in blocks (HIDDEN_BLOCK_ELEMENTS) give the one-block result up to rounding,
+    including a network that diverges (marked at the same step) beside one that does not."""
+    import nlcl.esser.ntk as ntk_module
+
+    P = _points(7, 4, 3)
+    B = ssl_quadratic_form(torch.tensor([1, 0]))
+    W_bad, A_bad = init_ntk_network(1, 16, 3, 1, generator=torch.Generator().manual_seed(0))
+    W, A = torch.cat([W_bad / 100, W_bad]), torch.cat([A_bad / 100, A_bad])
+    kw = dict(lr=1.0, steps=100, record_every=10, on_nonfinite="mark")
+    monkeypatch.setattr(ntk_module, "HIDDEN_BLOCK_ELEMENTS", 1 << 30)
+    assert len(ntk_module._hidden_blocks(2, 8, 16)) == 1
+    t1, u1, d1 = train_network_outputs(P, B, W, A, **kw)
+    monkeypatch.setattr(ntk_module, "HIDDEN_BLOCK_ELEMENTS", block_elements)
+    assert len(ntk_module._hidden_blocks(2, 8, 16)) > 1
+    tb, ub, db = train_network_outputs(P, B, W, A, **kw)
+    assert (t1 == tb).all() and (d1 == db).all() and d1[1] > 0
+    assert torch.equal(torch.isinf(u1), torch.isinf(ub))
+    finite = torch.isfinite(u1)
+    assert torch.allclose(u1[finite], ub[finite], rtol=1e-10, atol=1e-12)
+
+
+def test_hidden_blocks_cover_the_units_once():
+    from nlcl.esser.ntk import HIDDEN_BLOCK_ELEMENTS, _hidden_blocks
+
+    for S, n, h in [(10, 128, 32768), (1, 1, 5), (3, 7, 1), (10, 128, 100)]:
+        blocks = _hidden_blocks(S, n, h)
+        assert blocks[0].start == 0 and blocks[-1].stop == h
+        assert all(a.stop == b.start for a, b in zip(blocks, blocks[1:]))
+        assert all(S * n * (b.stop - b.start) <= max(HIDDEN_BLOCK_ELEMENTS, S * n) for b in blocks)
