@@ -59,7 +59,7 @@ __all__ = [
 PARALLEL_PARAMETER = "workers"
 #: Speed-up per extra worker of such a loop, relative to perfect: tian-tokens' full profile took
 #: 1,555 s on 1 worker (beside another chapter) and 875 s on 2 (alone): 1555 / (2 · 875) = 0.89
-#: (results/book-full-bench-cpu.json).
+#: (the full-book record of 3c296ca, kept as tests/fixtures/book-full-bench-cpu-3c296ca.json).
 PARALLEL_EFFICIENCY = 0.89
 #: Most assignments of slots tried (the product over parallel chapters of 1 … N).
 MAX_CANDIDATES = 4096
