@@ -8,7 +8,7 @@ PROFILE ?= ci
 JOBS    ?= 2
 STAMP   := $(VENV)/.installed
 
-.PHONY: help setup book test linkcheck run seed-sweep bench list clean distclean
+.PHONY: help setup book book-bench test linkcheck run seed-sweep bench list clean distclean
 
 help:
 	@echo "make book              execute every chapter (PROFILE=$(PROFILE), JOBS=$(JOBS)) and build _build/html"
@@ -18,6 +18,7 @@ help:
 	@echo "make seed-sweep CHAPTER=id   run the chapter's ci profile at base seeds 0..4 into results/seed-sweeps/"
 	@echo "make list              list the chapters"
 	@echo "make bench             benchmark the token-task trainer (WORKERS=$(WORKERS) processes; ARGS='--quick')"
+	@echo "make book-bench        time the whole book (PROFILE, JOBS) and write results/book-<profile>-bench-<cpu|gpu>.json"
 	@echo "make clean             remove _build;  make distclean  also removes $(VENV)"
 
 # Install nlcl (editable) with the book and test extras; torch is pinned by constraints.txt.
@@ -57,6 +58,9 @@ WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
 bench: $(STAMP)
 	$(BIN)/nlcl bench --workers $(WORKERS) $(ARGS)
+
+book-bench: $(STAMP)
+	$(BIN)/python -m nlcl.harness.book_bench --profile $(PROFILE) --jobs $(JOBS) $(ARGS)
 
 clean:
 	rm -rf _build

@@ -1,0 +1,221 @@
+"""The whole-book benchmark record: ``python -m nlcl.harness.book_bench [--profile full] [--jobs 2]``.
+
+Runs the book's own build (``nlcl book --profile P --jobs N``: every chapter, then the site) in
+this checkout, times it end to end, and writes the record that issue 28 asks for and that
+:func:`nlcl.harness.schedule.load_costs` reads the next build's chapter order from
+(``results/book-<profile>-bench-cpu.json`` by default; ``...-gpu.json`` where CUDA is available):
+
+* ``wall_s`` (the build, end to end), ``chapters`` (seconds per chapter, from the build's
+  ``timings.json``), ``chapter_seconds_sum``, the slots of chapters that ran on more than one
+  worker, ``every_chapter_ok`` and the build's claim counts per status;
+* ``before``: the record this one replaces (its commit, wall time, sum and per-chapter seconds),
+  read from the output file before it is overwritten, so each record shows before → after;
+* the commit, date, machine, device and numeric environment
+  (:func:`nlcl.core.numerics.environment`), and ``target_s`` / ``meets_target`` when a target is
+  given.
+
+A benchmark says something only from a committed tree with nothing else running: a tree with
+uncommitted changes is refused (``--allow-dirty`` to override), and the record's ``machine`` says
+what it was measured on. A failed build writes no record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nlcl.core.validate import ParameterError
+
+__all__ = ["default_output", "machine", "make_record", "main"]
+
+
+def default_output(profile: str, cuda: bool | None = None) -> Path:
+    """``results/book-<profile>-bench-cpu.json``, or ``-gpu.json`` when CUDA is available."""
+    if cuda is None:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    return Path("results") / f"book-{profile}-bench-{'gpu' if cuda else 'cpu'}.json"
+
+
+def machine() -> dict[str, Any]:
+    """What the record was measured on: platform, CPU cores, memory (GB) and the CUDA device, if any."""
+    import torch
+
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_cores": os.cpu_count(),
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+    }
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        info["memory_gb"] = round(pages * size / 2**30, 1)
+    except (ValueError, OSError, AttributeError):  # not every platform has these
+        pass
+    return info
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ParameterError(f"{what} {path} does not exist; build the book first") from None
+    except ValueError as err:
+        raise ParameterError(f"{what} {path} is not valid JSON: {err}") from None
+
+
+def make_record(
+    build: Path,
+    wall_s: float,
+    *,
+    profile: str,
+    command: str,
+    commit: str,
+    before: dict[str, Any] | None = None,
+    target_s: float | None = None,
+    notes: str | None = None,
+) -> dict[str, Any]:
+    """The benchmark record of a finished build in ``build`` (its ``timings.json`` and ``claims/``).
+
+    Raises :class:`~nlcl.core.validate.ParameterError` when the build has no timings, or timings
+    of another profile (a record of ``full`` must come from a ``full`` build).
+    """
+    timings = _read_json(Path(build) / "timings.json", "the build's timings")
+    if not isinstance(timings, dict) or not timings:
+        raise ParameterError(f"{Path(build) / 'timings.json'} lists no chapters")
+    other = sorted(c for c, e in timings.items() if e.get("profile") != profile)
+    if other:
+        raise ParameterError(f"the build's timings of {other} are not of profile {profile!r}; rebuild them")
+    chapters = {c: float(e["seconds"]) for c, e in timings.items()}
+    claims: Counter[str] = Counter()
+    for path in sorted((Path(build) / "claims").glob("*.json")):
+        for row in _read_json(path, "the claims file"):
+            claims[row["status"]] += 1
+    from nlcl.core import numerics
+
+    record: dict[str, Any] = {
+        "what": f"`nlcl book --profile {profile}` (every chapter, then the site), timed end to end",
+        "command": command,
+        "commit": commit,
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine(),
+        "numerics": numerics.environment(),
+        "wall_s": round(float(wall_s), 1),
+        "chapter_seconds_sum": round(sum(chapters.values()), 1),
+        "chapters": chapters,
+        "workers": {c: e["workers"] for c, e in timings.items() if e.get("workers", 1) != 1},
+        "every_chapter_ok": all(bool(e.get("ok")) for e in timings.values()),
+        "claims": dict(sorted(claims.items())),
+    }
+    if target_s is not None:
+        record["target_s"] = float(target_s)
+        record["meets_target"] = float(wall_s) <= float(target_s)
+    if before:
+        record["before"] = {
+            k: before.get(k) for k in ("commit", "date", "wall_s", "chapter_seconds_sum", "chapters")
+        }
+    if notes:
+        record["notes"] = notes
+    return record
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: build the book timed, write the record; returns the exit status (0: written;
+    2: a tree with uncommitted changes or a build without timings; the build's own status if it failed)."""
+    from nlcl.harness.provenance import build_dir, git_commit
+    from nlcl.harness.spec import PROFILES
+
+    ap = argparse.ArgumentParser(
+        prog="python -m nlcl.harness.book_bench",
+        description="build the whole book, timed, and write the benchmark record (before → after)",
+    )
+    ap.add_argument("--profile", default="full", choices=list(PROFILES))
+    ap.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="chapters at a time (nlcl book --jobs)"
+    )
+    ap.add_argument(
+        "--out", type=Path, default=None, help="default: results/book-<profile>-bench-<cpu|gpu>.json"
+    )
+    ap.add_argument(
+        "--target", type=float, default=None, help="wall-time target in seconds, recorded with meets_target"
+    )
+    ap.add_argument("--notes", default=None, help="a note stored with the record")
+    ap.add_argument("--allow-dirty", action="store_true", help="benchmark a tree with uncommitted changes")
+    ap.add_argument("--build-command", default=None, help=argparse.SUPPRESS)  # tests: another command
+    args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs must be >= 1, got {args.jobs}")
+    commit = git_commit()
+    if commit.endswith("+dirty") and not args.allow_dirty:
+        print(
+            f"book_bench: the tree has uncommitted changes ({commit}); commit them, or pass --allow-dirty",
+            file=sys.stderr,
+        )
+        return 2
+    out = args.out or default_output(args.profile)
+    before = None
+    if out.exists():
+        try:
+            before = json.loads(out.read_text())
+        except ValueError:
+            before = None
+    if args.build_command:
+        command = shlex.split(args.build_command)
+    else:
+        command = [
+            sys.executable,
+            "-m",
+            "nlcl.harness.cli",
+            "book",
+            "--profile",
+            args.profile,
+            "--jobs",
+            str(args.jobs),
+        ]
+    shown = " ".join(shlex.quote(c) for c in command)
+    print(f"book_bench: {shown}", flush=True)
+    t0 = time.perf_counter()
+    rc = subprocess.call(command)
+    wall = time.perf_counter() - t0
+    if rc != 0:
+        print(
+            f"book_bench: the build failed (exit {rc}) after {wall:.0f} s; no record written", file=sys.stderr
+        )
+        return rc
+    try:
+        record = make_record(
+            build_dir(),
+            wall,
+            profile=args.profile,
+            command=shown,
+            commit=commit,
+            before=before,
+            target_s=args.target,
+            notes=args.notes,
+        )
+    except ParameterError as err:
+        print(f"book_bench: {err}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    was = f" (was {before['wall_s']} s at {before.get('commit')})" if before and "wall_s" in before else ""
+    print(
+        f"book_bench: {record['wall_s']:.0f} s{was}; chapters sum {record['chapter_seconds_sum']:.0f} s; wrote {out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""The whole-book benchmark record (nlcl.harness.book_bench)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from nlcl.core.validate import ParameterError
+from nlcl.harness import book_bench
+from nlcl.harness.schedule import load_costs
+
+
+def _build(tmp_path: Path, profile: str = "full", ok: bool = True) -> Path:
+    build = tmp_path / "_build"
+    (build / "claims").mkdir(parents=True)
+    timings = {
+        "a": {"seconds": 100.0, "ok": ok, "profile": profile, "workers": 1},
+        "b": {"seconds": 30.5, "ok": True, "profile": profile, "workers": 2},
+    }
+    (build / "timings.json").write_text(json.dumps(timings))
+    claims = [
+        {"id": "x", "status": "pass"},
+        {"id": "y", "status": "pass"},
+        {"id": "z", "status": "not-reproduced"},
+    ]
+    (build / "claims" / "a.json").write_text(json.dumps(claims))
+    return build
+
+
+def test_record_of_a_build_with_before_and_target(tmp_path):
+    before = {"commit": "old", "wall_s": 500, "chapter_seconds_sum": 900, "chapters": {"a": 400.0}, "x": 1}
+    rec = book_bench.make_record(
+        _build(tmp_path),
+        120.04,
+        profile="full",
+        command="nlcl book",
+        commit="abc",
+        before=before,
+        target_s=100,
+    )
+    assert rec["chapters"] == {"a": 100.0, "b": 30.5} and rec["chapter_seconds_sum"] == 130.5
+    assert rec["wall_s"] == 120.0 and rec["target_s"] == 100.0 and rec["meets_target"] is False
+    assert rec["workers"] == {"b": 2} and rec["every_chapter_ok"] is True
+    assert rec["claims"] == {"not-reproduced": 1, "pass": 2}
+    assert rec["before"] == {
+        k: before[k] for k in ("commit", "wall_s", "chapter_seconds_sum", "chapters")
+    } | {"date": None}
+    assert rec["commit"] == "abc" and rec["machine"]["cpu_cores"] >= 1 and "numerics" in rec
+    json.dumps(rec)  # serialisable
+    assert "target_s" not in book_bench.make_record(
+        _build(tmp_path / "2"), 1.0, profile="full", command="c", commit="abc"
+    )
+
+
+def test_the_record_is_what_the_scheduler_reads(tmp_path):
+    rec = book_bench.make_record(_build(tmp_path), 120.0, profile="full", command="c", commit="abc")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "book-full-bench-cpu.json").write_text(json.dumps(rec))
+    costs, sources = load_costs(["a", "b"], tmp_path / "nobuild", tmp_path, "full")
+    assert costs == {"a": 100.0, "b": 30.5} and set(sources.values()) == {"results/book-full-bench-cpu.json"}
+
+
+def test_record_refuses_a_build_of_another_profile_or_none(tmp_path):
+    with pytest.raises(ParameterError, match="not of profile 'full'"):
+        book_bench.make_record(_build(tmp_path, profile="ci"), 1.0, profile="full", command="c", commit="abc")
+    with pytest.raises(ParameterError, match="build the book first"):
+        book_bench.make_record(tmp_path / "empty", 1.0, profile="full", command="c", commit="abc")
+    assert not book_bench.make_record(
+        _build(tmp_path / "k", ok=False), 1.0, profile="full", command="c", commit="abc"
+    )["every_chapter_ok"]
+
+
+def test_default_output_names_the_device():
+    assert book_bench.default_output("full", cuda=False) == Path("results/book-full-bench-cpu.json")
+    assert book_bench.default_output("ci", cuda=True) == Path("results/book-ci-bench-gpu.json")
+
+
+def test_main_times_the_build_and_keeps_the_previous_record_as_before(tmp_path, monkeypatch, capsys):
+    build = _build(tmp_path)
+    monkeypatch.setenv("NLCL_BUILD_DIR", str(build))
+    monkeypatch.setenv("NLCL_COMMIT", "abc123")
+    out = tmp_path / "bench.json"
+    out.write_text(json.dumps({"commit": "old", "wall_s": 999.0, "chapter_seconds_sum": 1.0, "chapters": {}}))
+    ok = f"{sys.executable} -c pass"
+    assert book_bench.main(["--out", str(out), "--build-command", ok, "--target", "60"]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["commit"] == "abc123" and rec["before"]["wall_s"] == 999.0 and rec["meets_target"] is True
+    assert "was 999.0 s at old" in capsys.readouterr().out
+    # a failed build writes nothing
+    out.unlink()
+    fail = f"{sys.executable} -c 'raise SystemExit(3)'"
+    assert book_bench.main(["--out", str(out), "--build-command", fail]) == 3
+    assert not out.exists() and "no record written" in capsys.readouterr().err
+
+
+def test_main_refuses_a_dirty_tree_and_bad_jobs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLCL_COMMIT", "abc+dirty")
+    assert book_bench.main(["--out", str(tmp_path / "o.json"), "--build-command", "true"]) == 2
+    assert "uncommitted changes" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        book_bench.main(["--jobs", "0"])
