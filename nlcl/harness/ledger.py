@@ -43,6 +43,7 @@ __all__ = [
     "ledger_path",
     "make_check",
     "make_rule",
+    "ledger_dir",
     "read_ledger",
     "timing_chapters",
 ]
@@ -77,11 +78,16 @@ class Ledger:
         )
 
 
-def ledger_path(chapter: str, root: str | Path | None = None) -> Path:
-    """Where the ledger of ``chapter`` lives: ``<book root>/book/claims/<chapter>.yaml``."""
+def ledger_dir(root: str | Path | None = None) -> Path:
+    """The folder of the chapters' ledgers: ``<book root>/book/claims``."""
     from nlcl.harness import provenance
 
-    return provenance.repo_root(root) / "book" / "claims" / f"{chapter}.yaml"
+    return provenance.repo_root(root) / "book" / "claims"
+
+
+def ledger_path(chapter: str, root: str | Path | None = None) -> Path:
+    """Where the ledger of ``chapter`` lives: ``<book root>/book/claims/<chapter>.yaml``."""
+    return ledger_dir(root) / f"{chapter}.yaml"
 
 
 # -- reading and validating ---------------------------------------------------------------------
@@ -434,11 +440,9 @@ def _render(template: str, names: Mapping[str, Any]) -> str:
 
 
 def timing_chapters(root: str | Path | None = None) -> list[str]:
-    """The chapters whose ledger declares a wall-clock claim (``timing: true``), which ``.ci/run
-    timing`` decides one at a time where nothing else runs: ``python -m nlcl.harness.ledger``."""
-    folder = ledger_path("x", root).parent
+    """Chapters with a wall-clock claim (``timing: true``), for ``.ci/run timing`` (run as ``__main__``)."""
     return sorted(
-        p.stem for p in folder.glob("*.yaml") if any(c.get("timing") for c in read_ledger(p).claims)
+        p.stem for p in ledger_dir(root).glob("*.yaml") if any(c.get("timing") for c in read_ledger(p).claims)
     )
 
 

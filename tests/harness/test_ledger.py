@@ -413,6 +413,7 @@ def test_claim_calls_reads_a_chapter_by_ast():
 
 def test_ledger_path_is_beside_the_chapters(one_chapter_repo):
     assert ledger.ledger_path("ch") == one_chapter_repo.resolve() / "book" / "claims" / "ch.yaml"
+    assert ledger.ledger_dir() == ledger.ledger_path("ch").parent
     assert isinstance(ledger.Ledger(ledger.ledger_path("ch"), "ch", []).label, str)
     assert issubclass(ledger.LedgerRun, object) and issubclass(nlcl.Run, ledger.LedgerRun)
 
