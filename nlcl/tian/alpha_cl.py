@@ -29,7 +29,6 @@ from nlcl.tian.contrastive import (
     contrastive_covariance,
     gaussian_alpha,
     gaussian_feature_map,
-    make_alpha,
     population_contrastive_covariance,
     stack_views,
 )
@@ -137,7 +136,10 @@ def lemma2_study(
             x0_b = centers[atoms]
             offs = xi[rng.integers(0, xi.shape[0], size=(r, 2, n))]
             views = stack_views(g_of(x0_b + sigma * offs[:, 0]), g_of(x0_b + sigma * offs[:, 1]))
-            a_b = None if family == "uniform" else make_alpha("gaussian", n, g0=x0_b, tau=tau)
+            # x0 takes 4 values, so the Gaussian α of the batch is the kernel on the atoms, read per
+            # pair (equal to make_alpha("gaussian", n, g0=x0_b, tau=tau) up to rounding, without
+            # its N² distances and exponentials)
+            a_b = None if kernel is None else kernel[atoms[:, :, None], atoms[:, None, :]]
             c_ns.append(contrastive_covariance(views, alpha=a_b))
         c_ns = np.concatenate(c_ns)  # (n_repeats, 2, 2)
         errs = np.linalg.norm(c_ns - c_inf, axis=(-1, -2)) / np.linalg.norm(c_inf)

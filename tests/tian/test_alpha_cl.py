@@ -69,6 +69,31 @@ def test_lemma2_study_is_reproducible_and_converges(family):
     np.testing.assert_array_equal(c_last, out2[2])
 
 
+@pytest.mark.parametrize("family", ["uniform", "gaussian"])
+def test_lemma2_study_equals_the_dense_alpha_computation(family):
+    """The study reads the Gaussian α of a batch off the 4-atom kernel; the same draws with α
+    computed from the batch's x0 (make_alpha, N² distances) give C_α equal to rounding."""
+    from nlcl.tian.contrastive import contrastive_covariance
+
+    ns, reps, tau = np.array([16, 64]), 3, 0.5
+    _, _, c_last, _ = lemma2_study(np.random.default_rng(7), ns, reps, family, tau)
+    rng = np.random.default_rng(7)  # the study's draws, in its order
+    centers, probs, G = (
+        rng.standard_normal((4, 3)),
+        rng.dirichlet(np.full(4, 3.0)),
+        rng.standard_normal((2, 3)),
+    )
+    xi = np.concatenate([np.eye(3), -np.eye(3)])
+    for n in ns:
+        atoms = rng.choice(4, size=(reps, n), p=probs)
+        offs = xi[rng.integers(0, 6, size=(reps, 2, n))]
+        x0 = centers[atoms]
+        views = stack_views(*(np.maximum((x0 + 0.5 * offs[:, v]) @ G.T, 0.0) for v in (0, 1)))
+        alpha = None if family == "uniform" else make_alpha("gaussian", n, g0=x0, tau=tau)
+        dense = contrastive_covariance(views, alpha=alpha)
+    np.testing.assert_allclose(c_last, dense, rtol=1e-12, atol=1e-14)
+
+
 def test_lemma2_study_refuses_alpha_without_kernel():
     with pytest.raises(ParameterError, match="family"):
         lemma2_study(np.random.default_rng(0), np.array([16]), 4, "infonce", 0.5)
