@@ -91,6 +91,20 @@ def power_iteration_near_patterns(
     return final_step, closeness, steps_per_eps
 
 
+def _eq11_estimates(a_fn, u_e: np.ndarray, rng: np.random.Generator):
+    """The global constants of Eq. 11 and power iteration from the patterns (Theorem 3).
+
+    L (256 pairs at distance 1e-4) and κ (64 pairs within 0.05 rad of the columns of ``u_e``),
+    both drawn from ``rng`` in that order; then power iteration from u_m for 1000 steps.  Returns
+    ``(L, κ, trajectory, last step length per pattern)``.
+    """
+    d = u_e.shape[0]
+    l_e = lipschitz_estimate(a_fn, n_points=256, dim=d, radius=1e-4, rng=rng)
+    kap_e = kappa_estimate(a_fn, u_e.T, radius=0.05, n_pairs=64, rng=rng)
+    traj = power_iteration(a_fn, u_e.T, steps=1000)
+    return l_e, kap_e, traj, np.linalg.norm(traj[-1] - traj[-2], axis=-1)
+
+
 def eq11_quadratic(
     d: int, m: int, q: float, eps_values: Sequence[float], seed: int, gammas: np.ndarray
 ) -> np.ndarray:
@@ -106,10 +120,7 @@ def eq11_quadratic(
         at, ap, _ = latent_summation_support(u_e, q)
         a_quad = population_gate_fn(at, ap, "quadratic")
         rng_e = np.random.default_rng([seed, 3, k])
-        l_e = lipschitz_estimate(a_quad, n_points=256, dim=d, radius=1e-4, rng=rng_e)
-        kap_e = kappa_estimate(a_quad, u_e.T, radius=0.05, n_pairs=64, rng=rng_e)
-        traj = power_iteration(a_quad, u_e.T, steps=1000)
-        step = np.linalg.norm(traj[-1] - traj[-2], axis=-1)
+        l_e, kap_e, traj, step = _eq11_estimates(a_quad, u_e, rng_e)
         for j in range(m):
             sup_om = eq11_sup_omega(a_quad, u_e[:, j], gammas, l_e, kap_e, n_points=32, rng=rng_e)
             rows.append((e, j, l_e, kap_e, float((sup_om - gammas).min()), step[j]))
@@ -135,10 +146,7 @@ def theorem3_tanh(
         at3 = (y_at * strength3) @ u_e.T
         a_tanh = population_gate_fn(at3, ap, "tanh")
         rng_e = np.random.default_rng([seed, 4, k])
-        l_e = lipschitz_estimate(a_tanh, n_points=256, dim=d, radius=1e-4, rng=rng_e)
-        kap_e = kappa_estimate(a_tanh, u_e.T, radius=0.05, n_pairs=64, rng=rng_e)
-        traj = power_iteration(a_tanh, u_e.T, steps=1000)
-        step = np.linalg.norm(traj[-1] - traj[-2], axis=-1)
+        l_e, kap_e, traj, step = _eq11_estimates(a_tanh, u_e, rng_e)
         diag_end = critical_point_diagnostics(a_tanh, traj[-1])
         c0_e = critical_point_diagnostics(a_tanh, u_e.T)["top_cos"]
         for j in range(m):
