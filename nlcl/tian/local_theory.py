@@ -34,6 +34,7 @@ __all__ = [
     "gaussian_alpha_roughness",
     "eq11_radius",
     "eq11_sup_omega",
+    "feature_gaussian_alpha",
     "irregularity",
     "kappa_estimate",
     "lipschitz_estimate",
@@ -185,6 +186,24 @@ def _count_arg(name: str, value, high: int) -> int:
     return int(value)
 
 
+def feature_gaussian_alpha(g, tau: float) -> np.ndarray:
+    """Corollary 2's α_g of a scalar feature: α_ij = exp(−(g_i − g_j)²/2τ), g (…, N) → (…, N, N).
+
+    Lemma 1's Gaussian α (:func:`nlcl.tian.contrastive.gaussian_alpha`) for a 1-D feature such as
+    g = h(wᵀx), equal to ``gaussian_alpha(g[..., None], tau)`` up to rounding: the differences
+    are taken directly instead of through the Gram matrix, which for one dimension is a batch of
+    outer products and most of the cost of the Gaussian-α dynamics (``book/tian-one-layer.py``).
+    """
+    tau = _positive("tau", tau)
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim < 1:
+        raise ParameterError(f"g must have shape (..., N), got a scalar {g!r}")
+    d = g[..., :, None] - g[..., None, :]
+    np.multiply(d, d, out=d)
+    np.divide(d, -2.0 * tau, out=d)
+    return np.exp(d, out=d)
+
+
 def gaussian_alpha_roughness(
     x,
     activation: str,
@@ -213,7 +232,7 @@ def gaussian_alpha_roughness(
     nearest sample), returned as ``radius``.
     """
     from nlcl.core.activations import get_activation
-    from nlcl.tian.contrastive import gaussian_alpha, stack_views
+    from nlcl.tian.contrastive import stack_views
     from nlcl.tian.landscape import gate_matrix, local_roughness, train_filters
 
     x = np.asarray(x, dtype=np.float64)
@@ -224,7 +243,7 @@ def gaussian_alpha_roughness(
     v = stack_views(x, x)
 
     def alpha_g(w):
-        return gaussian_alpha(h(w @ x.T)[..., None], tau)
+        return feature_gaussian_alpha(h(w @ x.T), tau)
 
     def a_g(w):
         return gate_matrix(v, w, activation, alpha_g)

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import optimize
 
 from nlcl.core.activations import get_activation
-from nlcl.tian.contrastive import gaussian_alpha, stack_views
+from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
     distinct_directions,
     eigengap,
@@ -45,6 +45,7 @@ from nlcl.tian.latent_data import (
 )
 from nlcl.tian.local_theory import (
     critical_point_diagnostics,
+    feature_gaussian_alpha,
     gaussian_alpha_roughness,
     mixture_plane_density_max,
     perturbation_growth,
@@ -150,7 +151,8 @@ def population_gate_fn(atoms: np.ndarray, probs: np.ndarray, activation: str) ->
 
 def gaussian_alpha_fn(x: np.ndarray, activation: str, tau: float) -> Callable[[Any], Any]:
     """The Gaussian α of Corollary 2 at filter(s) w: α_g with g = h(wᵀx) on the samples ``x``."""
-    return lambda w: gaussian_alpha(get_activation(activation)(w @ x.T)[..., None], tau)
+    h = get_activation(activation)
+    return lambda w: feature_gaussian_alpha(h(w @ x.T), tau)
 
 
 def z0(w: np.ndarray, x: np.ndarray, activation: str, tau: float) -> np.ndarray:
@@ -246,7 +248,7 @@ def _theorem2_seed(
     vb = stack_views(xb, xb)
     wb = power_iteration(lambda w: gate_matrix(vb, w, act), u.T, steps=100)[-1]
     lme_b = is_lme(lambda w: gate_matrix(vb, w, act), wb, tol=1e-6)
-    ab = gaussian_alpha(get_activation(act)(wb @ xb.T)[..., None], tau)  # α_g held at w*
+    ab = feature_gaussian_alpha(get_activation(act)(wb @ xb.T), tau)  # α_g held at w*
     rho_bu = local_roughness(lambda w: gate_matrix(vb, w, act), wb, radius=0.02, rng=rng_s)
     rho_bg = local_roughness(lambda w: gate_matrix(vb, w, act, ab), wb, radius=0.02, rng=rng_s)
     c0 = float(np.linalg.norm(xb, axis=1).max())
@@ -261,9 +263,7 @@ def _theorem2_seed(
     # how far the uniform-α LMEs are from being critical points of the Gaussian α
     out["uni_top_cos"] = list(
         critical_point_diagnostics(
-            lambda w: gate_matrix(
-                vb, w, act, lambda w_: gaussian_alpha(get_activation(act)(w_ @ xb.T)[..., None], tau)
-            ),
+            lambda w: gate_matrix(vb, w, act, gaussian_alpha_fn(xb, act, tau)),
             wb[sel],
         )["top_cos"]
     )

@@ -15,6 +15,7 @@ from nlcl.tian.local_theory import (
     critical_point_diagnostics,
     eq11_radius,
     eq11_sup_omega,
+    feature_gaussian_alpha,
     gaussian_alpha_roughness,
     irregularity,
     kappa_estimate,
@@ -24,6 +25,26 @@ from nlcl.tian.local_theory import (
     roughness_jacobian,
     theorem2_bound,
 )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30), st.floats(0.05, 20.0))
+def test_feature_gaussian_alpha_is_lemma1_alpha_of_a_scalar_feature(seed, n, tau):
+    from nlcl.tian.contrastive import gaussian_alpha
+
+    g = np.random.default_rng(seed).standard_normal((3, n)) * 2
+    a = feature_gaussian_alpha(g, tau)
+    assert a.shape == (3, n, n)
+    np.testing.assert_allclose(a, gaussian_alpha(g[..., None], tau), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(a, np.swapaxes(a, -1, -2))  # symmetric, exactly
+    np.testing.assert_array_equal(np.diagonal(a, axis1=-2, axis2=-1), 1.0)  # unit diagonal, exactly
+
+
+def test_feature_gaussian_alpha_refuses_bad_input():
+    with pytest.raises(ParameterError, match="tau"):
+        feature_gaussian_alpha(np.ones(3), 0.0)
+    with pytest.raises(ParameterError, match="g must"):
+        feature_gaussian_alpha(1.0, 0.5)
 
 
 def test_ball_volume_known_values():

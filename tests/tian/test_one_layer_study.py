@@ -59,7 +59,7 @@ def test_closures_match_the_functions_they_wrap():
     np.testing.assert_array_equal(study.gate_fn(views, "relu")(w), gate_matrix(views, w, "relu"))
     alpha = study.gaussian_alpha_fn(x, "relu", 0.5)
     expected = gaussian_alpha(get_activation("relu")(w @ x.T)[..., None], 0.5)
-    np.testing.assert_array_equal(alpha(w), expected)
+    np.testing.assert_allclose(alpha(w), expected, rtol=0, atol=1e-12)  # Lemma 1's α, to rounding
     np.testing.assert_array_equal(
         study.gate_fn(views, "relu", alpha)(w), gate_matrix(views, w, "relu", alpha)
     )
