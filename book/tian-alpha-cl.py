@@ -38,7 +38,7 @@
 # The helpers live in `nlcl.tian.contrastive` (Eq. 3, α families), `nlcl.tian.losses` (Eq. 1) and
 # `nlcl.tian.landscape` (Lemma 3).
 #
-# **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU (3 seeds of the Lemma 2 study); `full`: tens of minutes on a CPU (5 seeds, N up to 4096).
+# **Expected run time.** `ci` profile: about 10 seconds on a 2-core CPU (3 seeds of the Lemma 2 study); `full`: about a minute (5 seeds, N up to 4096).
 
 # %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, seconds) or "full" (larger batches, more trials)
