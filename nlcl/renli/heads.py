@@ -135,14 +135,18 @@ class MLPHeads(torch.nn.Module):
     def _bn(self, h: torch.Tensor, layer: int) -> torch.Tensor:
         rm, rv = getattr(self, f"running_mean{layer}"), getattr(self, f"running_var{layer}")
         if self.training:
-            mean, var = h.mean(1), h.var(1, unbiased=False)
+            # two passes (mean, then the mean square about it): torch's Welford var over the batch
+            # dimension was a third of a training step on CPU; equal to it up to rounding
+            mean = h.mean(1)
+            centred = h - mean[:, None]
+            var = (centred * centred).mean(1)
             with torch.no_grad():
                 n = h.shape[1]
                 rm.lerp_(mean.detach(), self.momentum)
                 rv.lerp_(var.detach() * n / max(n - 1, 1), self.momentum)
         else:
-            mean, var = rm, rv
-        h = (h - mean[:, None]) / torch.sqrt(var[:, None] + 1e-5)
+            centred, var = h - rm[:, None], rv
+        h = centred / torch.sqrt(var[:, None] + 1e-5)
         return h * getattr(self, f"bn_gamma{layer}")[:, None] + getattr(self, f"bn_beta{layer}")[:, None]
 
     def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:

@@ -507,6 +507,32 @@ def test_mlp_heads_normalization_eval_and_index():
         MLPHeads(6, 16, 4, seeds=[])
 
 
+def test_mlp_heads_batchnorm_is_torch_batch_norm():
+    """Each run's BatchNorm is torch's batch_norm (biased batch variance in training, unbiased
+    running variance, momentum 0.1), computed in two passes: equal to rounding, both modes."""
+    heads = MLPHeads(6, 16, 4, seeds=[0, 1])
+    h = torch.randn(2, 32, 16, dtype=torch.float64) * 3 + 1
+    for p in (heads.bn_gamma1, heads.bn_beta1):
+        p.data = torch.randn(2, 16)
+    heads = heads.double()
+    rm, rv = torch.zeros(16, dtype=torch.float64), torch.ones(16, dtype=torch.float64)
+    ours = heads._bn(h, 1)
+    for r in range(2):
+        ref = torch.nn.functional.batch_norm(
+            h[r], rm.clone(), rv.clone(), heads.bn_gamma1[r], heads.bn_beta1[r], training=True, eps=1e-5
+        )
+        torch.testing.assert_close(ours[r], ref, rtol=1e-12, atol=1e-12)
+        rm_ref, rv_ref = rm.clone(), rv.clone()
+        torch.nn.functional.batch_norm(h[r], rm_ref, rv_ref, training=True, momentum=0.1)
+        torch.testing.assert_close(heads.running_mean1[r], rm_ref, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(heads.running_var1[r], rv_ref, rtol=1e-12, atol=1e-12)
+    heads.eval()
+    ref = torch.nn.functional.batch_norm(
+        h[0], heads.running_mean1[0], heads.running_var1[0], heads.bn_gamma1[0], heads.bn_beta1[0], eps=1e-5
+    )
+    torch.testing.assert_close(heads._bn(h, 1)[0], ref, rtol=1e-12, atol=1e-12)
+
+
 def _toy_pairs(n=120, seed=0):
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 3, n)
