@@ -25,8 +25,10 @@
 # {doc}`tian-two-layer-theory`. The matching scores $\bar\chi_\pm$ are Eqs. 16 and 181.
 #
 # **Expected run time.** `ci` profile (a reduced grid, 2000 steps, one seed; plus Fig. 5 at 5000
-# steps): well under a minute on a 2-core CPU. `full` profile (the paper's grid: 960 runs × 5000
-# steps): about 10 minutes on a 2-core CPU with `-p workers 2`. The paper-scale numbers shown below come from the
+# steps): about 3 minutes on one CPU core the first time on a machine (most of it compiling the
+# training step for four stack shapes), about a minute after. `full` profile (the paper's grid: 960
+# runs × 5000 steps): about 15 minutes on one core the first time (6 of them compiling), about
+# 10 after; `-p workers 2` shares the grid between two cores. The paper-scale numbers shown below come from the
 # committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
 # `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `nlcl train-grid`
 # (or this chapter with `--profile full`).
@@ -52,6 +54,11 @@
 # token tables (BatchNorm moments are count-weighted table sums) instead of per sample: the same
 # numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
 # and loss), while the top layer's work shrinks by the factor $2N/d = 256/20 \approx 13$.
+# The live grid runs that step compiled (`engine="fused"`, `nlcl.tian.tokens.fused`: one
+# `torch.compile` graph per stack shape, tested equal to the eager tables to rounding); compiling
+# costs about half a minute per stack shape the first time on a machine, and the step then runs
+# about twice as fast. `-p engine tables` runs the eager step instead. The Fig. 5 curves (few runs,
+# scored during training) use the eager step, where compiling would cost more than it saves.
 #
 # **Scores (Eqs. 16, 181).** $\chi_+(R_k)$ averages over $a\in R_k^g$ the best cosine between a filter
 # and $\mathbf{u}_a$; $\chi_-(R_k)$ the same over $a\notin R_k^g$ (we average over the $d-P$ such
@@ -73,6 +80,7 @@ zetas: list | None = None  # non-uniformities ζ of Fig. 11; None: the profile's
 fig5_steps: int | None = None  # minibatches for the Fig. 5 weights; None: the profile's
 curve_seeds: int | None = None  # seeds of the training-curve runs; None: the profile's
 workers: int = 1  # CPU processes for the live grid (full profile: the number of cores)
+engine: str = "fused"  # the live grid's step: "fused" (compiled) or "tables" (eager)
 
 # %% tags=["hide-cell"]
 import nlcl
@@ -106,6 +114,7 @@ run = nlcl.start(
         "fig5_steps": {"range": [1, 1_000_000], "ci": 5000, "full": 5000},
         "curve_seeds": {"range": [1, 100], "ci": 3, "full": 5},
         "workers": {"range": [1, 256]},
+        "engine": {"choices": ["fused", "tables"]},
     },
 )
 P = run.params
@@ -271,7 +280,7 @@ grid = paper_grid(
     FIGURES, seeds=seeds, betas=P.betas, Ps=P.Ps, zetas=P.zetas, lr=P.lr, tau=P.tau
 )
 live = train_token_runs(
-    runs_from_table(grid), P.steps, device=run.device, workers=P.workers
+    runs_from_table(grid), P.steps, device=run.device, workers=P.workers, engine=P.engine
 )
 live_table = grid[["figure"]].join(live.table)
 
