@@ -280,7 +280,11 @@ grid = paper_grid(
     FIGURES, seeds=seeds, betas=P.betas, Ps=P.Ps, zetas=P.zetas, lr=P.lr, tau=P.tau
 )
 live = train_token_runs(
-    runs_from_table(grid), P.steps, device=run.device, workers=P.workers, engine=P.engine
+    runs_from_table(grid),
+    P.steps,
+    device=run.device,
+    workers=P.workers,
+    engine=P.engine,
 )
 live_table = grid[["figure"]].join(live.table)
 
