@@ -55,10 +55,11 @@
 # numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
 # and loss), while the top layer's work shrinks by the factor $2N/d = 256/20 \approx 13$.
 # The live grid runs that step compiled (`engine="fused"`, `nlcl.tian.tokens.fused`: one
-# `torch.compile` graph per stack shape, tested equal to the eager tables to rounding); compiling
-# costs about half a minute per stack shape the first time on a machine, and the step then runs
-# about twice as fast. `-p engine tables` runs the eager step instead. The Fig. 5 curves (few runs,
-# scored during training) use the eager step, where compiling would cost more than it saves.
+# `torch.compile` graph per stack shape, tested equal to the eager tables to rounding). Each stack
+# shape compiles at its first step, the first time on a machine (the compiler caches it on disk);
+# after that the step is faster than the eager one (measurements: README, "Fused token engine").
+# `-p engine tables` runs the eager step instead. The Fig. 5 curves (few runs, scored during
+# training) use the eager step, where compiling would cost more than it saves.
 #
 # **Scores (Eqs. 16, 181).** $\chi_+(R_k)$ averages over $a\in R_k^g$ the best cosine between a filter
 # and $\mathbf{u}_a$; $\chi_-(R_k)$ the same over $a\notin R_k^g$ (we average over the $d-P$ such
