@@ -17,7 +17,10 @@ The compiler fuses the elementwise work and the gather / scatter between tables 
 a few loops and leaves the matrix products to the BLAS; the arithmetic is the same as the
 ``tables`` engine's, but its order (and so the last bits) may differ: equal within a stated
 tolerance, not bitwise (``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape
-and configuration (:func:`compile_log` lists them with their compile time).  Where
+and configuration (:func:`compile_log` lists them with their compile time).  The number of filters
+per RF, M, is a symbolic size of the compiled graph (every other size is fixed), so stacks that
+differ only in M share one compilation: the token grid's 12 values of M = βP need 4 graphs instead
+of 12.  M = 1 gets a graph of its own (the compiler specialises sizes 0 and 1).  Where
 ``torch.compile`` is unavailable or fails (no C++ compiler), the same function runs eagerly, after
 a one-line warning.
 """
@@ -239,21 +242,30 @@ def compile_log() -> list[dict]:
     return [dict(e) for e in _LOG]
 
 
+# M symbolic (one graph for every M > 1 of a layout); False compiles one graph per M
+_DYNAMIC_M = True
+
+
 def _compile(fn: Callable, name: str) -> Callable:
-    """``torch.compile`` of ``fn`` under a code object of its own (so each shape has its own cache)."""
+    """``torch.compile`` of ``fn`` under a code object of its own (so each key has its own cache).
+
+    Sizes are static unless marked dynamic at the first call (:class:`_Stepper`: the M dimension);
+    automatic dynamic shapes are switched off there, so no other size becomes symbolic.
+    """
     code = fn.__code__.replace(co_name=name)
     fresh = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
-    return torch.compile(fresh, fullgraph=True, dynamic=False)
+    return torch.compile(fresh, fullgraph=True, dynamic=None)
 
 
 class _Stepper:
     """A cached step: compiled at its first call (timed); eager after a failed compilation."""
 
-    def __init__(self, cfg: _Config, key: tuple, compile: bool):
+    def __init__(self, cfg: _Config, key: tuple, compile: bool, dynamic_M: bool = False):
         self.eager = _make_step(cfg)
         self.key = key
         self.fn = _compile(self.eager, f"fused_token_step_{len(_CACHE)}") if compile else self.eager
         self.compiled = compile
+        self.dynamic_M = dynamic_M
         self.ready = False
 
     def __call__(self, *args):
@@ -263,9 +275,16 @@ class _Stepper:
         t0 = time.perf_counter()
         backend, error = ("inductor" if self.compiled else "eager"), None
         try:
+            if self.compiled and self.dynamic_M:  # W (R, K, M, d), Vt (R, K, O, M) and their buffers
+                for t, dim in zip(args[:4], (2, 3, 2, 3)):
+                    torch._dynamo.mark_dynamic(t, dim)
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
-            with torch.no_grad(), torch._inductor.config.patch(assert_indirect_indexing=False):
+            with (
+                torch.no_grad(),
+                torch._inductor.config.patch(assert_indirect_indexing=False),
+                torch._dynamo.config.patch(automatic_dynamic_shapes=False),
+            ):
                 out = self.fn(*args)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to eager
             if not self.compiled:
@@ -307,7 +326,8 @@ def fused_stepper(
     per-run loss (R,) of the step (then the token indices and ∂o).  With
     ``draw`` the batch is drawn in the step (a, b, c, d = seeds, generators, step (0-d int64),
     (position hashes of N and 2NK)); otherwise ``a`` is the token indices (R, 2, N, K).
-    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else the embeddings E (R, T, d).
+    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else the embeddings E (R, T, d).  Models that
+    differ only in M > 1 get the same compiled step (M is a symbolic size of its graph).
     """
     cfg = _Config(
         segments=tuple((sl, tuple(ab)) for sl, ab in model._segments),
@@ -323,9 +343,12 @@ def fused_stepper(
         draw=bool(draw),
     )
     W = model.W
+    R, K, M, d = W.shape
+    dynamic_M = bool(compile) and _DYNAMIC_M and M > 1  # M symbolic: one graph for every M > 1
+    m = "M" if dynamic_M else M
     key = (
-        tuple(W.shape),
-        tuple(model.V.shape),
+        (R, K, m, d),
+        (model.V.shape[0], model.V.shape[1], (K, m)),
         str(W.dtype),
         str(W.device),
         tuple((s.start, s.stop, ab) for s, ab in cfg.segments),
@@ -341,7 +364,7 @@ def fused_stepper(
         bool(compile),
     )
     if key not in _CACHE:
-        _CACHE[key] = _Stepper(cfg, key, compile)
+        _CACHE[key] = _Stepper(cfg, key, compile, dynamic_M)
     return _CACHE[key]
 
 

@@ -143,8 +143,9 @@ def train_token_runs(
     """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
     Runs are grouped by M = βP and split so that a stack's hidden activations (R × 2N × KM)
-    stay under ``max_elements``; inside a stack they are ordered by (activation, bn, loss) so
-    those form contiguous segments.  A run's data (its token world and batches) and its
+    stay under ``max_elements``; inside a stack they are ordered by (loss, activation, bn) so
+    those form contiguous segments (loss first: each loss segment is a separate batch of matrix
+    products, and the grid has 2 losses but 9 activation–BatchNorm pairs).  A run's data (its token world and batches) and its
     initialization depend only on its own seed, P and ζ, so results do not depend on the
     grouping.  Scores come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if
     given, is called after each stack with the rows of the runs finished so far (input order).
@@ -174,7 +175,7 @@ def train_token_runs(
     device = torch.device(device)
     workers = check_workers(workers, device)
     order = sorted(
-        range(len(runs)), key=lambda i: (runs[i].M, runs[i].activation, runs[i].bn, runs[i].loss, i)
+        range(len(runs)), key=lambda i: (runs[i].M, runs[i].loss, runs[i].activation, runs[i].bn, i)
     )
     stacks: list[list[int]] = []
     for i in order:
