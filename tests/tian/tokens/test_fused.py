@@ -108,7 +108,9 @@ def test_compiled_fused_is_as_accurate_as_tables_in_float32():
         TokenRun("sigmoid", "quadratic", "none", 3, 2, 1.0, 4, lr=0.02),
     ]
     # the same configurations with M = 4 instead of 6: a second stack, the same compiled graph
-    runs += [replace(r, beta=b, P=p, seed=r.seed + 5) for r, (b, p) in zip(runs, [(2, 2), (4, 1), (1, 4)] * 2)]
+    runs += [
+        replace(r, beta=b, P=p, seed=r.seed + 5) for r, (b, p) in zip(runs, [(2, 2), (4, 1), (1, 4)] * 2)
+    ]
     kw = dict(batch_size=32, out_dim=8, keep_weights=range(len(runs)), record_every=1)
     res = {}
     for engine, dtype in (("tables", torch.float64), ("tables", torch.float32), ("fused", torch.float32)):
