@@ -25,10 +25,10 @@
 # {doc}`tian-two-layer-theory`. The matching scores $\bar\chi_\pm$ are Eqs. 16 and 181.
 #
 # **Expected run time.** `ci` profile (a reduced grid, 2000 steps, one seed; plus Fig. 5 at 5000
-# steps): about 3 minutes on one CPU core the first time on a machine (most of it compiling the
-# training step for four stack shapes), about a minute after. `full` profile (the paper's grid: 960
-# runs × 5000 steps): about 15 minutes on one core the first time (6 of them compiling), about
-# 10 after; `-p workers 2` shares the grid between two cores. The paper-scale numbers shown below come from the
+# steps): about 2 minutes on one CPU core the first time on a machine (most of it compiling the
+# training step), about a minute after. `full` profile (the paper's grid: 960 runs × 5000 steps):
+# about 12 minutes on one core the first time (2–3 of them compiling), about 10 after;
+# `-p workers 2` shares the grid between two cores. The paper-scale numbers shown below come from the
 # committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
 # `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `nlcl train-grid`
 # (or this chapter with `--profile full`).
@@ -55,8 +55,9 @@
 # numbers up to rounding (unit-tested against autograd for every activation, BatchNorm variant
 # and loss), while the top layer's work shrinks by the factor $2N/d = 256/20 \approx 13$.
 # The live grid runs that step compiled (`engine="fused"`, `nlcl.tian.tokens.fused`: one
-# `torch.compile` graph per stack shape, tested equal to the eager tables to rounding). Each stack
-# shape compiles at its first step, the first time on a machine (the compiler caches it on disk);
+# `torch.compile` graph per stack layout, shared by stacks that differ only in $M$; tested equal to
+# the eager tables to rounding). Each graph compiles at its first step, the first time on a machine
+# (the compiler caches it on disk);
 # after that the step is faster than the eager one (measurements: README, "Fused token engine").
 # `-p engine tables` runs the eager step instead. The Fig. 5 curves (few runs, scored during
 # training) use the eager step, where compiling would cost more than it saves.
