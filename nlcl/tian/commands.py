@@ -65,7 +65,7 @@ def train_grid(
     # A terminated run (SIGTERM, e.g. `kill` or a batch scheduler) exits through the Dask client's
     # context manager, which stops the Dask worker processes instead of leaving them running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    # All figures and seeds in one call: stacks of equal M hold runs of every figure and seed,
+    # All figures and seeds in one call: stacks of equal (β, P) hold runs of every figure and seed,
     # smallest M first, and every figure's finished rows are saved after each stack, so an
     # interrupted run leaves honest subsets (all cells up to some M = βP), labeled as such.
     grid = paper_grid(list(figures), seeds=list(seeds), lr=lr, bn_moments=bn_moments)

@@ -1,7 +1,7 @@
 """The paper's grid of token-task runs (Tian 2023, Sec. 5, Figs. 9-11, Table 1) and its trainer.
 
 :func:`paper_grid` lists the runs of Figs. 9, 10, 11 and Table 1; :func:`train_token_runs` trains
-them in stacks of equal M = βP (vectorized over runs; optionally in worker processes) with
+them in stacks of equal β and P (vectorized over runs; optionally in worker processes) with
 :func:`nlcl.tian.tokens.training.train_batched` and scores them with
 :func:`nlcl.tian.tokens.metrics.matching_scores`. ``nlcl train-grid`` writes the artifacts the chapter
 ``book/tian-tokens.py`` reads.
@@ -140,14 +140,16 @@ def train_token_runs(
     record_every: int | None = None,
     engine: str = "auto",
 ) -> TrainResult:
-    """Train token-task runs in stacks of equal M and report χ̄+ and χ̄− per run (Sec. 5, E.2).
+    """Train token-task runs in stacks of equal β and P and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
-    Runs are grouped by M = βP and split so that a stack's hidden activations (R × 2N × KM)
-    stay under ``max_elements``; inside a stack they are ordered by (loss, activation, bn) so
-    those form contiguous segments (loss first: each loss segment is a separate batch of matrix
-    products, and the grid has 2 losses but 9 activation–BatchNorm pairs).  A run's data (its token world and batches) and its
-    initialization depend only on its own seed, P and ζ, so results do not depend on the
-    grouping.  Scores come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if
+    Runs are grouped by (β, P), so every stack has one M = βP, and split so that a stack's hidden
+    activations (R × 2N × KM) stay under ``max_elements``; inside a stack they are ordered by
+    (loss, activation, bn) so those form contiguous segments (loss first: each loss segment is a
+    separate batch of matrix products, and the grid has 2 losses but 9 activation–BatchNorm
+    pairs).  In :func:`paper_grid` every (β, P) has the same runs, so every stack has the same
+    layout, and the ``fused`` engine compiles one graph for all of them (M is symbolic; M = 1 has
+    its own).  A run's data (its token world and batches) and its initialization depend only on
+    its own seed, P and ζ, so results do not depend on the grouping (up to rounding).  Scores come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if
     given, is called after each stack with the rows of the runs finished so far (input order).
 
     ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
@@ -174,13 +176,17 @@ def train_token_runs(
     keep = set(int(i) for i in keep_weights)
     device = torch.device(device)
     workers = check_workers(workers, device)
+
+    def group(r: TokenRun) -> tuple:
+        return r.M, r.beta, r.P
+
     order = sorted(
-        range(len(runs)), key=lambda i: (runs[i].M, runs[i].loss, runs[i].activation, runs[i].bn, i)
+        range(len(runs)), key=lambda i: (*group(runs[i]), runs[i].loss, runs[i].activation, runs[i].bn, i)
     )
     stacks: list[list[int]] = []
     for i in order:
         cap = max(1, max_elements // (2 * batch_size * K * runs[i].M))
-        if stacks and runs[stacks[-1][0]].M == runs[i].M and len(stacks[-1]) < cap:
+        if stacks and group(runs[stacks[-1][0]]) == group(runs[i]) and len(stacks[-1]) < cap:
             stacks[-1].append(i)
         else:
             stacks.append([i])
