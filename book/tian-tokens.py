@@ -27,7 +27,7 @@
 # **Expected run time.** `ci` profile (a reduced grid, 2000 steps, one seed; plus Fig. 5 at 5000
 # steps): about 2 minutes on one CPU core the first time on a machine (most of it compiling the
 # training step), about a minute after. `full` profile (the paper's grid: 960 runs × 5000 steps):
-# about 12 minutes on one core the first time (2–3 of them compiling), about 10 after;
+# about 12 minutes on one core the first time (about 2 of them compiling), about 10 after;
 # `-p workers 2` shares the grid between two cores. The paper-scale numbers shown below come from the
 # committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
 # `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `nlcl train-grid`
