@@ -19,8 +19,9 @@ a few loops and leaves the matrix products to the BLAS; the arithmetic is the sa
 tolerance, not bitwise (``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape
 and configuration (:func:`compile_log` lists them with their compile time).  The number of filters
 per RF, M, is a symbolic size of the compiled graph (every other size is fixed), so stacks that
-differ only in M share one compilation: the token grid's 12 values of M = βP need 4 graphs instead
-of 12.  M = 1 gets a graph of its own (the compiler specialises sizes 0 and 1).  Where
+differ only in M share one compilation: the token grid's 12 values of M = βP need 2 graphs instead
+of 12 (its stacks have one layout: :func:`~nlcl.tian.tokens.grid.train_token_runs`).  M = 1 gets a
+graph of its own (the compiler specialises sizes 0 and 1).  Where
 ``torch.compile`` is unavailable or fails (no C++ compiler), the same function runs eagerly, after
 a one-line warning.
 """

@@ -149,8 +149,9 @@ def train_token_runs(
     pairs).  In :func:`paper_grid` every (β, P) has the same runs, so every stack has the same
     layout, and the ``fused`` engine compiles one graph for all of them (M is symbolic; M = 1 has
     its own).  A run's data (its token world and batches) and its initialization depend only on
-    its own seed, P and ζ, so results do not depend on the grouping (up to rounding).  Scores come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if
-    given, is called after each stack with the rows of the runs finished so far (input order).
+    its own seed, P and ζ, so results do not depend on the grouping (up to rounding).  Scores
+    come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if given, is
+    called after each stack with the rows of the runs finished so far (input order).
 
     ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
     processes (:func:`nlcl.core.cluster.dask_client`), each with ⌊threads / workers⌋ torch threads
