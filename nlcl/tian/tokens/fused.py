@@ -13,17 +13,14 @@ function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ back
 * SGD with momentum and weight decay (:func:`nlcl.tian.tokens.training.sgd_momentum_step`'s rule),
   updating W, V and the momentum buffers in place.
 
-The compiler fuses the elementwise work and the gather / scatter between tables and samples into
-a few loops and leaves the matrix products to the BLAS; the arithmetic is the same as the
-``tables`` engine's, but its order (and so the last bits) may differ: equal within a stated
-tolerance, not bitwise (``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape
-and configuration (:func:`compile_log` lists them with their compile time).  The number of filters
-per RF, M, is a symbolic size of the compiled graph (every other size is fixed), so stacks that
-differ only in M share one compilation: the token grid's 12 values of M = βP need 2 graphs instead
-of 12 (its stacks have one layout: :func:`~nlcl.tian.tokens.grid.train_token_runs`).  M = 1 gets a
-graph of its own (the compiler specialises sizes 0 and 1).  Where
-``torch.compile`` is unavailable or fails (no C++ compiler), the same function runs eagerly, after
-a one-line warning.
+The compiler fuses the elementwise work and the gather / scatter between tables and samples into a few loops
+and leaves the matrix products to the BLAS; the arithmetic is the same as the ``tables`` engine's, but its
+order (and so the last bits) may differ: equal within a stated tolerance, not bitwise
+(``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape and configuration
+(:func:`compile_log` lists them with their compile time).  M, the number of filters per RF, is a symbolic
+size of the graph (every other size is fixed; M = 1, which the compiler specialises, has a graph of its
+own), so the token grid's 16 stacks share 2 graphs.  Where ``torch.compile`` is unavailable or fails (no C++
+compiler), the same function runs eagerly, after a one-line warning.
 """
 
 from __future__ import annotations
@@ -235,6 +232,7 @@ def _make_step(cfg: _Config):
 _CACHE: dict = {}
 _LOG: list[dict] = []
 _WARNED: list[str] = []
+_DYNAMIC_M = True  # M symbolic (one graph for every M > 1 of a layout); False: one graph per M
 
 
 def compile_log() -> list[dict]:
@@ -243,16 +241,8 @@ def compile_log() -> list[dict]:
     return [dict(e) for e in _LOG]
 
 
-# M symbolic (one graph for every M > 1 of a layout); False compiles one graph per M
-_DYNAMIC_M = True
-
-
 def _compile(fn: Callable, name: str) -> Callable:
-    """``torch.compile`` of ``fn`` under a code object of its own (so each key has its own cache).
-
-    Sizes are static unless marked dynamic at the first call (:class:`_Stepper`: the M dimension);
-    automatic dynamic shapes are switched off there, so no other size becomes symbolic.
-    """
+    """``torch.compile`` of ``fn`` under its own code object (its own cache); sizes static unless marked."""
     code = fn.__code__.replace(co_name=name)
     fresh = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
     return torch.compile(fresh, fullgraph=True, dynamic=None)
@@ -281,11 +271,8 @@ class _Stepper:
                     torch._dynamo.mark_dynamic(t, dim)
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
-            with (
-                torch.no_grad(),
-                torch._inductor.config.patch(assert_indirect_indexing=False),
-                torch._dynamo.config.patch(automatic_dynamic_shapes=False),
-            ):
+            inductor = torch._inductor.config.patch(assert_indirect_indexing=False)
+            with torch.no_grad(), inductor, torch._dynamo.config.patch(automatic_dynamic_shapes=False):
                 out = self.fn(*args)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to eager
             if not self.compiled:
@@ -327,8 +314,8 @@ def fused_stepper(
     per-run loss (R,) of the step (then the token indices and ∂o).  With
     ``draw`` the batch is drawn in the step (a, b, c, d = seeds, generators, step (0-d int64),
     (position hashes of N and 2NK)); otherwise ``a`` is the token indices (R, 2, N, K).
-    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else the embeddings E (R, T, d).  Models that
-    differ only in M > 1 get the same compiled step (M is a symbolic size of its graph).
+    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else the embeddings E (R, T, d); models differing only in
+    M > 1 share one step (M is a symbolic size of its graph; only the first call's marks count).
     """
     cfg = _Config(
         segments=tuple((sl, tuple(ab)) for sl, ab in model._segments),

@@ -142,16 +142,12 @@ def train_token_runs(
 ) -> TrainResult:
     """Train token-task runs in stacks of equal β and P and report χ̄+ and χ̄− per run (Sec. 5, E.2).
 
-    Runs are grouped by (β, P), so every stack has one M = βP, and split so that a stack's hidden
-    activations (R × 2N × KM) stay under ``max_elements``; inside a stack they are ordered by
-    (loss, activation, bn) so those form contiguous segments (loss first: each loss segment is a
-    separate batch of matrix products, and the grid has 2 losses but 9 activation–BatchNorm
-    pairs).  In :func:`paper_grid` every (β, P) has the same runs, so every stack has the same
-    layout, and the ``fused`` engine compiles one graph for all of them (M is symbolic; M = 1 has
-    its own).  A run's data (its token world and batches) and its initialization depend only on
-    its own seed, P and ζ, so results do not depend on the grouping (up to rounding).  Scores
-    come from :func:`nlcl.tian.tokens.metrics.matching_scores`.  ``on_stack(table)``, if given, is
-    called after each stack with the rows of the runs finished so far (input order).
+    Runs are grouped by (β, P) (in :func:`paper_grid` every (β, P) has the same runs, so the ``fused``
+    engine compiles one graph for every M > 1), split so that a stack's hidden activations (R × 2N × KM)
+    stay under ``max_elements``, and ordered inside a stack by (loss, activation, bn) into contiguous
+    segments.  A run's data and initialization depend only on its own seed, P and ζ, so results do not
+    depend on the grouping (up to rounding).  Scores: :func:`nlcl.tian.tokens.metrics.matching_scores`.
+    ``on_stack(table)``, if given, is called after each stack with the finished runs' rows (input order).
 
     ``workers`` > 1 (CPU only) trains the stacks as tasks on a Dask ``LocalCluster`` of that many
     processes (:func:`nlcl.core.cluster.dask_client`), each with ⌊threads / workers⌋ torch threads
@@ -177,17 +173,14 @@ def train_token_runs(
     keep = set(int(i) for i in keep_weights)
     device = torch.device(device)
     workers = check_workers(workers, device)
-
-    def group(r: TokenRun) -> tuple:
-        return r.M, r.beta, r.P
-
+    group = [(r.M, r.beta, r.P) for r in runs]
     order = sorted(
-        range(len(runs)), key=lambda i: (*group(runs[i]), runs[i].loss, runs[i].activation, runs[i].bn, i)
+        range(len(runs)), key=lambda i: (*group[i], runs[i].loss, runs[i].activation, runs[i].bn, i)
     )
     stacks: list[list[int]] = []
     for i in order:
         cap = max(1, max_elements // (2 * batch_size * K * runs[i].M))
-        if stacks and group(runs[stacks[-1][0]]) == group(runs[i]) and len(stacks[-1]) < cap:
+        if stacks and group[stacks[-1][0]] == group[i] and len(stacks[-1]) < cap:
             stacks[-1].append(i)
         else:
             stacks.append([i])
@@ -206,8 +199,7 @@ def train_token_runs(
         record_every=record_every,
         engine=engine,
     )
-    # χ̄+, χ̄− pairs: the book's (cosine), the released normaliser, |cos| for sign-symmetric h,
-    # as printed (signed cosine for every h, 1/P prefactor)
+    # χ̄± pairs: cosine (the book's), released normaliser, |cos| for sign-symmetric h, as printed (signed, 1/P)
     scores = np.full((len(runs), 8), np.nan)
     final = np.full(len(runs), np.nan)
     weights: dict[int, torch.Tensor] = {}
