@@ -18,9 +18,8 @@ and leaves the matrix products to the BLAS; the arithmetic is the same as the ``
 order (and so the last bits) may differ: equal within a stated tolerance, not bitwise
 (``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape and configuration
 (:func:`compile_log` lists them with their compile time).  M, the number of filters per RF, is a symbolic
-size of the graph (every other size is fixed; M = 1, which the compiler specialises, has a graph of its
-own), so the token grid's 16 stacks share 2 graphs.  Where ``torch.compile`` is unavailable or fails (no C++
-compiler), the same function runs eagerly, after a one-line warning.
+size of the graph (every other size is fixed; M = 1 has its own), so the token grid's stacks share 2 graphs.
+Without ``torch.compile`` (no C++ compiler) the same function runs eagerly, after a one-line warning.
 """
 
 from __future__ import annotations
@@ -272,7 +271,9 @@ class _Stepper:
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
             inductor = torch._inductor.config.patch(assert_indirect_indexing=False)
-            with torch.no_grad(), inductor, torch._dynamo.config.patch(automatic_dynamic_shapes=False):
+            dynamo = torch._dynamo.config.patch(automatic_dynamic_shapes=False)
+            quiet = warnings.catch_warnings(action="ignore", category=FutureWarning)  # torch's own
+            with torch.no_grad(), inductor, dynamo, quiet:
                 out = self.fn(*args)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to eager
             if not self.compiled:
@@ -314,8 +315,7 @@ def fused_stepper(
     per-run loss (R,) of the step (then the token indices and ∂o).  With
     ``draw`` the batch is drawn in the step (a, b, c, d = seeds, generators, step (0-d int64),
     (position hashes of N and 2NK)); otherwise ``a`` is the token indices (R, 2, N, K).
-    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else the embeddings E (R, T, d); models differing only in
-    M > 1 share one step (M is a symbolic size of its graph; only the first call's marks count).
+    ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else E (R, T, d); models differing only in M > 1 share a step.
     """
     cfg = _Config(
         segments=tuple((sl, tuple(ab)) for sl, ab in model._segments),
