@@ -265,15 +265,15 @@ class _Stepper:
         t0 = time.perf_counter()
         backend, error = ("inductor" if self.compiled else "eager"), None
         try:
-            if self.compiled and self.dynamic_M:  # W (R, K, M, d), Vt (R, K, O, M) and their buffers
+            if self.dynamic_M:  # W (R, K, M, d), Vt (R, K, O, M) and their buffers
                 for t, dim in zip(args[:4], (2, 3, 2, 3)):
                     torch._dynamo.mark_dynamic(t, dim)
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
             inductor = torch._inductor.config.patch(assert_indirect_indexing=False)
             dynamo = torch._dynamo.config.patch(automatic_dynamic_shapes=False)
-            quiet = warnings.catch_warnings(action="ignore", category=FutureWarning)  # torch's own
-            with torch.no_grad(), inductor, dynamo, quiet:
+            with torch.no_grad(), inductor, dynamo, warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecation notices
                 out = self.fn(*args)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to eager
             if not self.compiled:
