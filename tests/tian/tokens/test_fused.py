@@ -111,9 +111,8 @@ def test_compiled_fused_is_as_accurate_as_tables_in_float32():
     # layout, so the same compiled graph
     runs += [replace(r, P=2, seed=r.seed + 5) for r in runs]
     kw = dict(batch_size=32, out_dim=8, keep_weights=range(len(runs)), record_every=1)
-    res = {}
+    res, n_log = {}, len(compile_log())
     for engine, dtype in (("tables", torch.float64), ("tables", torch.float32), ("fused", torch.float32)):
-        n_log = len(compile_log())
         res[engine, dtype] = train_token_runs(runs, 5, dtype=dtype, engine=engine, **kw)
     assert len(compile_log()) == n_log + 1, "stacks that differ only in M share one compiled step"
     entry = compile_log()[-1]
