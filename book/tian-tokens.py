@@ -57,8 +57,8 @@
 # The live grid runs that step compiled (`engine="fused"`, `nlcl.tian.tokens.fused`: one
 # `torch.compile` graph per stack layout, shared by stacks that differ only in $M$; tested equal to
 # the eager tables to rounding). Each graph compiles at its first step, the first time on a machine
-# (the compiler caches it on disk);
-# after that the step is faster than the eager one (measurements: README, "Fused token engine").
+# (the compiler caches it on disk); after that the step is faster than the eager one
+# (measurements: README, "Fused token engine").
 # `-p engine tables` runs the eager step instead. The Fig. 5 curves (few runs, scored during
 # training) use the eager step, where compiling would cost more than it saves.
 #
