@@ -262,6 +262,28 @@ def procrustes_rotation(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return u @ vh
 
 
+#: The most elements of one (initialisations, n, h) activation tensor in :func:`linearization_gap`
+#: and :func:`initial_linearization_gap`: wider sweeps are computed in blocks of initialisations, so
+#: that a step's few passes over its activations run in cache instead of main memory.
+INIT_BLOCK_ELEMENTS = 1 << 20
+
+
+def _init_blocks(n_init: int, n: int, h: int) -> list[slice]:
+    """Consecutive blocks of the ``n_init`` initialisations, of max(2, INIT_BLOCK_ELEMENTS // (n·h))
+    each (one block when all fit); a last block of one is merged into the one before.
+
+    Every initialisation is computed on its own (its weights, loss, gradient, projection and
+    outputs), and a batched product gives each batch member the same bits whatever the batch
+    (``tests/esser/test_collapse.py`` checks blocked against unblocked), but a batch of *one* takes
+    another kernel: hence at least 2 per block.
+    """
+    size = max(2, INIT_BLOCK_ELEMENTS // max(1, n * h))
+    blocks = [slice(k, min(k + size, n_init)) for k in range(0, n_init, size)]
+    if len(blocks) > 1 and blocks[-1].stop - blocks[-1].start == 1:
+        blocks[-2:] = [slice(blocks[-2].start, n_init)]
+    return blocks
+
+
 def linearization_gap(
     x: Any,
     x_pos: Any,
@@ -287,7 +309,8 @@ def linearization_gap(
     constraint, Eq. 11) on ``loss`` with learning rate ``lr`` for ``steps`` epochs (full batch).
     The gap is the mean over anchors of ‖u^φ(xᵢ) − u^𝕀(xᵢ)‖₂, recorded every ``record_every``
     epochs (epoch 0 is Theorem 1's initialisation). ``dtype=torch.float32`` halves the cost of
-    wide sweeps.
+    wide sweeps; wide ones are trained in blocks of initialisations (:data:`INIT_BLOCK_ELEMENTS`),
+    with the same numbers as one batch.
 
     The losses depend on the outputs only through inner products, so they are invariant under an
     orthogonal map R ∈ O(z) of the output space (for z = 1: u ↦ −u), and two networks trained
@@ -330,17 +353,20 @@ def linearization_gap(
                     reduction=reduction,
                 )
 
-            traj = projected_gradient_descent(
-                loss_fn,
-                W1,
-                W2,
-                constraint="orthogonal",
-                lr=lr,
-                steps=steps,
-                record_every=record_every,
-                observe=lambda a, b, act=act: two_layer_output(x, a, b, act),
-            )
-            outputs[act] = (traj.steps, traj.observed)  # (T, S, n, z)
+            trajs = [
+                projected_gradient_descent(
+                    loss_fn,
+                    W1[block],
+                    W2[block],
+                    constraint="orthogonal",
+                    lr=lr,
+                    steps=steps,
+                    record_every=record_every,
+                    observe=lambda a, b, act=act: two_layer_output(x, a, b, act),
+                )
+                for block in _init_blocks(n_init, x.shape[0], h)
+            ]
+            outputs[act] = (trajs[0].steps, torch.cat([t.observed for t in trajs], dim=1))  # (T, S, n, z)
         steps_rec, lin = outputs["linear"]
         epoch_grid, init_grid = np.meshgrid(
             np.asarray(steps_rec, dtype=int), np.arange(n_init), indexing="ij"
@@ -404,9 +430,14 @@ def initial_linearization_gap(
         if h < max(d, z):
             raise ParameterError(f"widths contains h={h}; orthogonality needs h >= max(d, z) = {max(d, z)}")
         W1, W2 = init_two_layer(n_init, h, d, z, kind="orthogonal", generator=gen, dtype=dtype)
-        lin = two_layer_output(x, W1, W2, "linear")
+        gaps: dict[str, list[torch.Tensor]] = {act: [] for act in activations}
+        for block in _init_blocks(n_init, x.shape[0], h):
+            lin = two_layer_output(x, W1[block], W2[block], "linear")
+            for act in activations:
+                out = two_layer_output(x, W1[block], W2[block], act)
+                gaps[act].append(torch.linalg.vector_norm(out - lin, dim=-1).mean(dim=-1))
         for act in activations:
-            gap = torch.linalg.vector_norm(two_layer_output(x, W1, W2, act) - lin, dim=-1).mean(dim=-1)
+            gap = torch.cat(gaps[act])
             rows.append(
                 pd.DataFrame(
                     {"activation": act, "h": h, "init": np.arange(n_init), "gap": gap.double().numpy()}

@@ -279,6 +279,33 @@ def test_initial_linearization_gap_equals_the_training_sweep_at_epoch_0():
         initial_linearization_gap(x[0], widths=[4], activations=["tanh"], n_init=1)
 
 
+def test_init_blocks_cover_every_initialisation_with_blocks_of_two_or_more(monkeypatch):
+    from nlcl.esser import collapse
+
+    monkeypatch.setattr(collapse, "INIT_BLOCK_ELEMENTS", 100)
+    assert collapse._init_blocks(5, 10, 5) == [slice(0, 2), slice(2, 5)]  # 1 left over: merged
+    assert collapse._init_blocks(6, 10, 5) == [slice(0, 2), slice(2, 4), slice(4, 6)]
+    assert collapse._init_blocks(7, 5, 2) == [slice(0, 7)]  # all fit
+    assert collapse._init_blocks(1, 10, 50) == [slice(0, 1)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_linearization_gaps_in_blocks_equal_one_batch(monkeypatch, dtype):
+    """Blocks of initialisations give the same bits as one batch (each is computed on its own)."""
+    from nlcl.esser import collapse
+
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(12, 2, generator=g, dtype=torch.float64)
+    x, xp, xn = make_pairs(x, generator=g)
+    kw = dict(widths=[4, 40], activations=["tanh", "relu"], n_init=5, seed=2, dtype=dtype)
+    one = collapse.linearization_gap(x, xp, xn, steps=3, record_every=1, **kw)
+    one0 = collapse.initial_linearization_gap(x, **kw)
+    monkeypatch.setattr(collapse, "INIT_BLOCK_ELEMENTS", 12 * 4)  # blocks of 2 and 3 at both widths
+    assert len(collapse._init_blocks(5, 12, 40)) == 2
+    pd.testing.assert_frame_equal(collapse.linearization_gap(x, xp, xn, steps=3, record_every=1, **kw), one)
+    pd.testing.assert_frame_equal(collapse.initial_linearization_gap(x, **kw), one0)
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 4), st.integers(0, 10_000))
 def test_procrustes_rotation_recovers_an_orthogonal_map(z, seed):
