@@ -151,6 +151,28 @@ def random_resized_crop(
     return out.reshape(*lead, out_h, out_w)
 
 
+def _base_coords(steps: int, like: torch.Tensor) -> torch.Tensor:
+    """Normalized output pixel centres in [-1, 1], as ``F.affine_grid(align_corners=False)`` makes them."""
+    if steps <= 1:
+        return like.new_zeros(1)
+    return torch.linspace(-1, 1, steps, dtype=like.dtype, device=like.device) * (steps - 1) / steps
+
+
+def _separable_grid(sx, tx, sy, ty, out_h: int, out_w: int) -> torch.Tensor:
+    """The grid of ``F.affine_grid`` for the axis-aligned maps x_in = sx x + tx, y_in = sy y + ty.
+
+    ``sx, tx, sy, ty``: (n,).  Returns (n, out_h, out_w, 2), bitwise equal to ``F.affine_grid`` with
+    θ = [[sx, 0, tx], [0, sy, ty]]: there each coordinate is the dot product (x, y, 1)·θ_row, whose
+    zero term adds exactly 0, i.e. ``x * sx + tx`` rounded after the product and after the sum, as
+    here; computing it per column and per row (then broadcasting) avoids the n batched (HW×3)·(3×2)
+    products, the slowest part of the crop.
+    """
+    n = sx.shape[0]
+    gx = _base_coords(out_w, sx)[None, :] * sx[:, None] + tx[:, None]  # (n, out_w)
+    gy = _base_coords(out_h, sy)[None, :] * sy[:, None] + ty[:, None]  # (n, out_h)
+    return torch.stack([gx[:, None, :].expand(n, out_h, out_w), gy[:, :, None].expand(n, out_h, out_w)], -1)
+
+
 def resized_crop(images, boxes: torch.Tensor, size: tuple[int, int] = (28, 28)) -> torch.Tensor:
     """Resize box ``boxes[k] = (top, left, h, w)`` of image ``k`` to ``size``, bilinearly.
 
@@ -168,13 +190,11 @@ def resized_crop(images, boxes: torch.Tensor, size: tuple[int, int] = (28, 28)) 
         raise ParameterError(f"boxes has shape {tuple(boxes.shape)}; expected ({n}, 4)")
     top, left, h, w = boxes.to(device=x.device, dtype=x.dtype).unbind(1)
     # affine map from output normalized coords to input normalized coords (align_corners=False):
-    # x_in = (w/W) x_out + (2 left + w)/W - 1, likewise for y.
-    theta = x.new_zeros((n, 2, 3))
-    theta[:, 0, 0] = w / width
-    theta[:, 0, 2] = (2 * left + w) / width - 1
-    theta[:, 1, 1] = h / height
-    theta[:, 1, 2] = (2 * top + h) / height - 1
-    grid = F.affine_grid(theta, [n, c, out_h, out_w], align_corners=False)
+    # x_in = (w/W) x_out + (2 left + w)/W - 1, likewise for y.  The map is axis-aligned, so the
+    # sampling grid is separable: x_in depends on the output column only, y_in on the row only.
+    grid = _separable_grid(
+        w / width, (2 * left + w) / width - 1, h / height, (2 * top + h) / height - 1, out_h, out_w
+    )
     out = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
     return out.reshape(*lead, out_h, out_w)
 

@@ -72,7 +72,8 @@ class RFViewSampler:
     :func:`nlcl.datasets.augment.random_resized_crop` of the image; without augmentation both views are
     the image itself.  Runs with the same data seed see the same images in the same order, so
     runs that differ only in augmentation are paired.  Deterministic for given seeds; must be
-    called with steps 0, 1, 2, ... in order (chapter ``tian-mnist-filters``).
+    called with steps 0, 1, 2, ... in order (chapter ``tian-mnist-filters``).  ``chunk`` steps are
+    prepared at once (default: about 4,096 images), which gives the same views as one step at a time.
     """
 
     def __init__(
@@ -86,6 +87,7 @@ class RFViewSampler:
         crop: RandomResizedCrop | None = None,
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
+        chunk: int | None = None,
     ) -> None:
         from nlcl.datasets.augment import PAPER_RRC
 
@@ -108,6 +110,12 @@ class RFViewSampler:
         self._perms: torch.Tensor | None = None
         self._epoch = -1
         self._next_step = 0
+        # Views are prepared for `chunk` consecutive steps at once (default: about 4,096 images), in
+        # the order of single steps: the same permutations, the same crop draws, image by image.
+        per_step = len(self.augment) * self.batch_size
+        self.chunk = positive_int("chunk", chunk) if chunk is not None else max(1, 4096 // per_step)
+        self._ready: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._ready_start = 0
 
     @property
     def n_runs(self) -> int:
@@ -122,31 +130,43 @@ class RFViewSampler:
             self._epoch = epoch
         return self._perms
 
-    def _indices(self, step: int) -> torch.Tensor:
+    def _indices(self, step: int, count: int = 1) -> torch.Tensor:
+        """Image indices of steps ``step .. step + count - 1`` for every data seed (n_seeds, count·B)."""
         n, B = self.images.shape[0], self.batch_size
-        pos = torch.arange(step * B, (step + 1) * B)
+        pos = torch.arange(step * B, (step + count) * B)
         epoch, offset = pos // n, pos % n
-        out = torch.empty(len(self._perm_gens), B, dtype=torch.long)
-        for e in torch.unique(epoch).tolist():  # the one or two epochs this batch touches
+        out = torch.empty(len(self._perm_gens), count * B, dtype=torch.long)
+        for e in torch.unique(epoch).tolist():  # the epochs these batches touch, in order
             mask = epoch == e
             out[:, mask] = self._perm(e)[:, offset[mask]]
-        return out  # (n_seeds, B)
+        return out
+
+    def _prepare(self, step: int, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The two views of steps ``step .. step + count - 1``: two (count, R, B, K, d) tensors."""
+        R, B = self.n_runs, self.batch_size
+        idx = self._indices(step, count)[torch.as_tensor(self.run_seed_index)]  # (R, count·B)
+        x = self.images[idx.reshape(R, count, B).transpose(0, 1)]  # (count, R, B, H, W)
+        a = self.augment
+        if not bool(a.any()):
+            x1 = receptive_fields(x, self.rf).to(device=self.device)
+            return x1, x1.clone()
+        H, W = x.shape[-2:]
+        xa = x[:, a]  # (count, R_aug, B, H, W)
+        both = torch.stack([xa, xa], 1)  # (count, 2, R_aug, B, H, W): per step as in one call
+        crops = self.crop(both.reshape(-1, H, W), self._gen).reshape(both.shape)
+        x1, x2 = x.clone(), x  # x is this call's own gather: it becomes the second view
+        x1[:, a], x2[:, a] = crops[:, 0], crops[:, 1]
+        to = dict(device=self.device)
+        return receptive_fields(x1, self.rf).to(**to), receptive_fields(x2, self.rf).to(**to)
 
     def __call__(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         if step != self._next_step:
             raise ParameterError(f"step={step}; RFViewSampler must be called with step {self._next_step}")
         self._next_step += 1
-        idx = self._indices(step)[torch.as_tensor(self.run_seed_index)]  # (R, B)
-        x = self.images[idx]  # (R, B, H, W)
-        x1, x2 = x, x
-        if bool(self.augment.any()):
-            a = self.augment
-            both = torch.stack([x[a], x[a]])  # (2, R_aug, B, H, W)
-            crops = self.crop(both.reshape(-1, *x.shape[-2:]), self._gen).reshape(both.shape)
-            x1, x2 = x.clone(), x.clone()
-            x1[a], x2[a] = crops[0], crops[1]
-        to = dict(device=self.device)
-        return receptive_fields(x1, self.rf).to(**to), receptive_fields(x2, self.rf).to(**to)
+        j = step - self._ready_start
+        if self._ready is None or j >= self._ready[0].shape[0]:
+            self._ready, self._ready_start, j = self._prepare(step, self.chunk), step, 0
+        return self._ready[0][j], self._ready[1][j]
 
 
 def high_frequency_fraction(filters, cutoff: float = 0.25) -> torch.Tensor:

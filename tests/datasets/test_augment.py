@@ -126,3 +126,23 @@ def test_make_generator():
         torch.rand(3, generator=torch.Generator().manual_seed(5)),
     )
     assert isinstance(augment.make_generator(None), torch.Generator)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 6),
+    out_h=st.integers(1, 30),
+    out_w=st.integers(1, 30),
+    seed=st.integers(0, 2**16),
+    double=st.booleans(),
+)
+def test_separable_grid_is_bitwise_affine_grid(n, out_h, out_w, seed, double):
+    """The per-row / per-column grid equals F.affine_grid of the axis-aligned θ, bit for bit."""
+    import torch.nn.functional as F
+
+    dtype = torch.float64 if double else torch.float32
+    sx, tx, sy, ty = torch.rand((4, n), generator=torch.Generator().manual_seed(seed), dtype=dtype) * 2 - 1
+    theta = torch.zeros((n, 2, 3), dtype=dtype)
+    theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = sx, tx, sy, ty
+    expected = F.affine_grid(theta, [n, 1, out_h, out_w], align_corners=False)
+    assert torch.equal(augment._separable_grid(sx, tx, sy, ty, out_h, out_w), expected)

@@ -64,6 +64,20 @@ def test_rf_view_sampler_pairs_runs_and_augments_only_where_asked():
         mf.RFViewSampler(imgs, 8, augment=[False, True], data_seeds=[0])
 
 
+@pytest.mark.parametrize("chunk", [1, 3, None])
+def test_rf_view_sampler_prepares_chunks_with_the_views_of_single_steps(chunk):
+    """Steps prepared ``chunk`` at a time (across epochs) are the views of one step at a time."""
+    imgs = np.random.default_rng(1).random((20, 28, 28)).astype(np.float32)
+    kw = dict(augment=[True, False, True], data_seeds=[5, 5, 6])
+    one = mf.RFViewSampler(imgs, 8, chunk=1, **kw)
+    many = mf.RFViewSampler(imgs, 8, chunk=chunk, **kw)
+    for t in range(7):  # 56 images: three epochs
+        a, b = one(t), many(t)
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    with pytest.raises(ParameterError, match="chunk"):
+        mf.RFViewSampler(imgs, 8, chunk=0, **kw)
+
+
 def test_rf_view_sampler_feeds_the_shared_trainer():
     from nlcl.tian.rf_network import TwoLayerRF
     from nlcl.tian.tokens.training import train_batched
