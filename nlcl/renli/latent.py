@@ -37,10 +37,21 @@ __all__ = [
     "latent_loss",
     "latent_similarity",
     "negative_pair_term",
+    "run_chunks",
     "similarity_loss",
 ]
 
 _EPS = 1e-12  # the same constant as nlcl.renli.model.normalize_batch
+
+
+def run_chunks(R: int, per_run: int, target: int = 1 << 18) -> list[slice]:
+    """Slices of the run axis ``0..R`` with about ``target`` elements of ``per_run`` each (>= 1 run).
+
+    Memory-bound passes over (R, n, n) tensors are several times faster a cache-sized chunk at a
+    time; every run is computed by the same kernels, so the results do not depend on the chunking.
+    """
+    step = max(1, target // max(per_run, 1))
+    return [slice(i, min(i + step, R)) for i in range(0, R, step)]
 
 
 def data_maps(M: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -164,12 +175,23 @@ class _LatentNegativePairs(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, P: torch.Tensor, w_b: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:  # noqa: D102
-        n = P.shape[-2]
-        E = (P * beta[:, None, None]) @ w_b.transpose(-1, -2)  # β S
-        E.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
-        c = E.amax(dim=(-1, -2))
-        E.sub_(c[:, None, None]).exp_()
-        row, col = E.sum(-1), E.sum(-2)
+        R, n = P.shape[0], P.shape[-2]
+        Pb = P * beta[:, None, None]
+        # A few runs at a time (chunks of about 1 MiB of E, one run at n = 512 in float32): E stays
+        # in the cache through every pass (exp, sums, the backward product), where the (R, n, n)
+        # batch went through memory ~8 times.  Batched products and reductions over a chunk of
+        # runs are the batched ones over all runs, bitwise (tests: test_latent.py).
+        need = ctx.needs_input_grad[0]
+        c, row, col = P.new_empty(R), P.new_empty(R, n), P.new_empty(R, n)
+        both = P.new_empty(R, n, 2 * w_b.shape[-1]) if need else None
+        for s in run_chunks(R, n * n):
+            E = torch.bmm(Pb[s], w_b[s].transpose(-1, -2))  # β S of the chunk's runs
+            E.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
+            c[s] = E.amax(dim=(-1, -2))
+            E.sub_(c[s][:, None, None]).exp_()
+            row[s], col[s] = E.sum(-1), E.sum(-2)
+            if need:  # the product of the backward while E is in the cache (the backward is linear in grad)
+                both[s] = E @ torch.cat([w_b[s], w_b[s] / col[s][:, :, None]], dim=-1)
         tiny = torch.finfo(P.dtype).tiny ** 0.5
         ctx.stable = bool((row.amin() < tiny) | (col.amin() < tiny))
         if ctx.stable:  # rare: per-row/column shifts, backward through S
@@ -179,7 +201,7 @@ class _LatentNegativePairs(torch.autograd.Function):
             ctx.save_for_backward(P, w_b, beta, lse_r, lse_c)
         else:
             lse_r, lse_c = row.log() + c[:, None], col.log() + c[:, None]
-            ctx.save_for_backward(w_b, beta, row, col, E)
+            ctx.save_for_backward(w_b, beta, row, both)
         log_mean = math.log(n - 1)
         return (lse_r - log_mean).mean(-1) + (lse_c - log_mean).mean(-1)
 
@@ -194,9 +216,8 @@ class _LatentNegativePairs(torch.autograd.Function):
             dS += (a - lse_c[:, None, :]).exp_()
             dP = dS @ w_b
         else:
-            w_b, beta, row, col, E = ctx.saved_tensors
-            n, k = E.shape[-1], w_b.shape[-1]
-            both = E @ torch.cat([w_b, w_b / col[:, :, None]], dim=-1)  # (R, n, 2k)
+            w_b, beta, row, both = ctx.saved_tensors  # both = E [w_b, w_b / colsum] (R, n, 2k)
+            n, k = both.shape[-2], w_b.shape[-1]
             dP = both[..., :k] / row[:, :, None] + both[..., k:]
         return dP * (grad * beta / n)[:, None, None], None, None
 

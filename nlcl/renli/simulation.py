@@ -41,7 +41,7 @@ import torch
 from tqdm import tqdm
 
 from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
-from nlcl.renli.latent import data_maps, latent_loss
+from nlcl.renli.latent import data_maps, latent_loss, run_chunks
 from nlcl.renli.losses import beta_schedule, contrastive_loss
 from nlcl.renli.metrics import METRICS, alignment_score, condition_number, stable_rank
 from nlcl.renli.model import (
@@ -116,10 +116,10 @@ ENGINES = ("latent", "direct")
 
 
 @torch.no_grad()
-def _metrics_from(U_A, V_A, f_a, f_b) -> dict[str, torch.Tensor]:
+def _metrics_from(U_A, V_A, alignment) -> dict[str, torch.Tensor]:
     G = torch.cat([U_A, V_A], dim=-1)  # Cov(W_A x) = G Gᵀ; same non-zero spectrum as Gᵀ G
     return {
-        "alignment": alignment_score(f_a, f_b),
+        "alignment": alignment,
         "condition_number": condition_number(U_A),
         "stable_rank": stable_rank(G.transpose(-1, -2) @ G),
         "noise_to_signal": torch.linalg.matrix_norm(V_A) / torch.linalg.matrix_norm(U_A),
@@ -155,7 +155,7 @@ class _DirectState:
     def metrics(self) -> dict[str, torch.Tensor]:
         W_A, W_B, data = self.W_A.detach(), self.W_B.detach(), self.data
         f_a, f_b = representations(W_A, self.x_eval_a), representations(W_B, self.x_eval_b)
-        return _metrics_from(W_A @ data.M_A, W_A @ data.H_A, f_a, f_b)
+        return _metrics_from(W_A @ data.M_A, W_A @ data.H_A, alignment_score(f_a, f_b))
 
 
 class _LatentState:
@@ -202,9 +202,15 @@ class _LatentState:
     @torch.no_grad()
     def metrics(self) -> dict[str, torch.Tensor]:
         K_A, K_B, r = self.K_A.detach(), self.K_B.detach(), self.r
-        f_a = normalize_batch(self.w_eval_a @ K_A.transpose(-1, -2))
-        f_b = normalize_batch(self.w_eval_b @ K_B.transpose(-1, -2))
-        return _metrics_from(K_A[..., :r], K_A[..., r:], f_a, f_b)
+        # a few runs at a time: their n × m outputs and n × n distances stay in the cache (the
+        # (R, n, n) batch went through memory); the same operations on fewer runs, bitwise equal
+        n, m = self.w_eval_a.shape[-2], K_A.shape[-2]
+        align = []
+        for s in run_chunks(K_A.shape[0], n * max(n, m)):
+            f_a = normalize_batch(self.w_eval_a[s] @ K_A[s].transpose(-1, -2))
+            f_b = normalize_batch(self.w_eval_b[s] @ K_B[s].transpose(-1, -2))
+            align.append(alignment_score(f_a, f_b))
+        return _metrics_from(K_A[..., :r], K_A[..., r:], torch.cat(align))
 
 
 def train(

@@ -125,3 +125,51 @@ def test_latent_loss_matches_similarity_loss_with_gradients(shift):
     assert torch.allclose(out, ref, rtol=1e-10)
     for a, b in zip(g_out, g_ref):
         assert torch.allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def _batched_negative_pairs(P, w_b, beta):
+    """The (R, n, n) batched forward and backward that the per-run loop replaced (reference)."""
+    n, k = P.shape[-2], w_b.shape[-1]
+    E = (P * beta[:, None, None]) @ w_b.transpose(-1, -2)
+    E.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
+    c = E.amax(dim=(-1, -2))
+    E.sub_(c[:, None, None]).exp_()
+    row, col = E.sum(-1), E.sum(-2)
+    lse_r, lse_c = row.log() + c[:, None], col.log() + c[:, None]
+    log_mean = np.log(n - 1)
+    out = (lse_r - log_mean).mean(-1) + (lse_c - log_mean).mean(-1)
+    both = E @ torch.cat([w_b, w_b / col[:, :, None]], dim=-1)
+    dP = (both[..., :k] / row[:, :, None] + both[..., k:]) * (beta / n)[:, None, None]
+    return out, dP
+
+
+@pytest.mark.parametrize("runs_per_chunk", [1, 2, 5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_latent_negative_pairs_by_chunks_is_bitwise_the_batched_computation(
+    dtype, runs_per_chunk, monkeypatch
+):
+    """_LatentNegativePairs, run chunk by run chunk, gives bitwise the numbers of the batched version."""
+    from nlcl.renli import latent
+    from nlcl.renli.latent import _LatentNegativePairs
+
+    chunks = latent.run_chunks
+    monkeypatch.setattr(latent, "run_chunks", lambda R, per_run: chunks(R, per_run, runs_per_chunk * per_run))
+
+    g = torch.Generator().manual_seed(3)
+    P = (0.3 * torch.randn(5, 96, 16, generator=g, dtype=dtype)).requires_grad_()
+    w_b = torch.randint(0, 2, (5, 96, 16), generator=g).to(dtype) * 2 - 1
+    beta = torch.tensor([0.01, 0.05, 0.2, 2.0, 2.0], dtype=dtype)
+    out = _LatentNegativePairs.apply(P, w_b, beta)
+    (dP,) = torch.autograd.grad(out.sum(), (P,))
+    ref_out, ref_dP = _batched_negative_pairs(P.detach(), w_b, beta)
+    assert torch.equal(out, ref_out)
+    assert torch.equal(dP, ref_dP)
+
+
+def test_run_chunks_partition_the_runs():
+    from nlcl.renli.latent import run_chunks
+
+    assert run_chunks(5, 10, 20) == [slice(0, 2), slice(2, 4), slice(4, 5)]
+    assert run_chunks(3, 1000, 10) == [slice(0, 1), slice(1, 2), slice(2, 3)]  # at least one run
+    assert run_chunks(4, 0) == [slice(0, 4)]
+    assert run_chunks(0, 10) == []
