@@ -30,8 +30,8 @@ from nlcl.tian.two_layer_theory import (
     top_mode_velocity,
 )
 from nlcl.tian.two_view_bn import (
+    _corollary3_two_view,
     bn_moments,
-    corollary3_two_view,
     two_view_binary_tokens,
     two_view_velocity,
 )
@@ -276,16 +276,24 @@ def fails_at_smallest_gaps(gaps: Sequence[float], ok: Sequence[bool]) -> bool:
 # -- Corollary 3, two views (Eqs. 164-165, Lemma 6) ------------------------------------------------
 
 
-def two_view_parts(x: torch.Tensor, z: torch.Tensor, W: torch.Tensor, activation: str, pooled: bool) -> dict:
+def two_view_parts(
+    x: torch.Tensor,
+    z: torch.Tensor,
+    W: torch.Tensor,
+    activation: str,
+    pooled: bool,
+    velocity: tuple | None = None,
+) -> dict:
     """Parts (1)-(3) of Corollary 3 on two views (Tian 2023, Eqs. 164-165, 175-179, C_α in place of V):
     eigengap ``p1``, |cos| ``p2``, relative error ``p3``, and ``share``, the view term
     ½E_z[m mᵀ] over the off-diagonal of C_α[f^bn] (Frobenius norms), with moments pooled over 2N
-    (``pooled``) or per view."""
-    cf = corollary3_two_view(W, x, z, activation, pooled=pooled)
-    auto, s_top, C = two_view_velocity(W, x, activation, bn="pooled" if pooled else "view")
-    f = hidden_two_layer(W, x, activation)
-    mu, var = bn_moments(f, pooled)
-    fbn = (f - mu) * torch.rsqrt(var)
+    (``pooled``) or per view. ``velocity``: the result of
+    :func:`~nlcl.tian.two_view_bn.two_view_velocity` on (W, x) with these moments, if already at hand."""
+    cf, f, mu = _corollary3_two_view(W, x, z, activation, pooled, 1e-5)
+    if velocity is None:
+        velocity = two_view_velocity(W, x, activation, bn="pooled" if pooled else "view")
+    auto, s_top, C = velocity
+    fbn = (f - mu) * torch.rsqrt(cf["sigma2"])
     n = len(z)
     dv = fbn[:n] - fbn[n:]
     m_z = torch.stack([dv[z].mean(0), dv[~z].mean(0)])  # m_k(z) for z = 1, 0
@@ -302,7 +310,10 @@ def two_view_parts(x: torch.Tensor, z: torch.Tensor, W: torch.Tensor, activation
 def speed_ratio(x: torch.Tensor, W: torch.Tensor, activation: str, bn: str | None) -> float:
     """Slowest over fastest RF speed ‖ẇ_k‖ with two views (Tian 2023, App. D: BatchNorm "won't lead
     to slowness"); ``bn`` as in :func:`~nlcl.tian.two_view_bn.two_view_velocity`."""
-    v = two_view_velocity(W, x, activation, bn=bn)[0].norm(dim=-1)
+    return _slow_over_fast(two_view_velocity(W, x, activation, bn=bn)[0].norm(dim=-1))
+
+
+def _slow_over_fast(v: torch.Tensor) -> float:
     return float(v.min() / v.max())
 
 
@@ -320,20 +331,22 @@ def two_view_seed(
     """
     x7, z7 = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=2.0)
     W7 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=generator), dim=-1)
-    pooled_r = two_view_parts(x7, z7, W7, activation, True)
+    x7u = x7 / torch.as_tensor(scales)[None, :, None]
+    # each velocity once (deterministic: the same numbers as recomputing it where it is used)
+    vel = {
+        (bn, u): two_view_velocity(W7, xx, activation, bn=bn)
+        for bn in ("pooled", None)
+        for u, xx in ((False, x7), (True, x7u))
+    }
+    pooled_r = two_view_parts(x7, z7, W7, activation, True, velocity=vel["pooled", False])
     view_r = two_view_parts(x7, z7, W7, activation, False)
     row = {k: pooled_r[k] for k in ("p1", "p2", "p3")}
     row["view_p2"], row["view_p3"], row["view_share"] = view_r["p2"], view_r["p3"], pooled_r["share"]
     x7e, z7e = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=1.0)
     exch = two_view_parts(x7e, z7e, W7, activation, True)
     row["exch_p2"], row["exch_p3"] = exch["p2"], exch["p3"]
-    x7u = x7 / torch.as_tensor(scales)[None, :, None]
-    row["speed"] = speed_ratio(x7, W7, activation, "pooled") / speed_ratio(x7u, W7, activation, None)
-    v_rf = {
-        (bn, u): two_view_velocity(W7, xx, activation, bn=bn)[0].norm(dim=-1)
-        for bn in ("pooled", None)
-        for u, xx in ((False, x7), (True, x7u))
-    }
+    v_rf = {key: v[0].norm(dim=-1) for key, v in vel.items()}
+    row["speed"] = _slow_over_fast(v_rf["pooled", False]) / _slow_over_fast(v_rf[None, True])
     row["scale_effect"] = float((v_rf["pooled", False] / v_rf["pooled", True]).min())
     scale_no_bn = float((v_rf[None, False] / v_rf[None, True]).min())
     f7 = hidden_two_layer(W7, x7, activation)

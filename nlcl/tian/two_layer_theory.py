@@ -25,10 +25,12 @@ __all__ = [
     "lemma5_decomposition",
     "energy_two_layer",
     "gated_inputs",
+    "hidden_and_gated",
     "hidden_two_layer",
     "lemma4_dynamics",
     "modulated_basin_fractions",
     "project_out",
+    "rk45_final",
     "theorem5_from_moments",
     "theorem5_prediction",
     "top_mode_velocity",
@@ -64,6 +66,19 @@ def gated_inputs(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> 
     act = get_activation(activation)
     gate = act.gate(torch.einsum("nkd,kmd->nkm", x, W))  # (n, K, M)
     return (gate[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+
+
+def hidden_and_gated(
+    W: torch.Tensor, x: torch.Tensor, activation: str = "relu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(:func:`hidden_two_layer`, :func:`gated_inputs`) of one run from a single pre-activation w_kmᵀx_k:
+    the same values, one product with x less. Returns f_1 (n, KM) and x̃ (n, KMd)."""
+    if W.ndim != 3 or x.ndim != 3 or x.shape[1:] != (W.shape[0], W.shape[2]):
+        raise ParameterError(f"W {tuple(W.shape)} and x {tuple(x.shape)} must be (K, M, d) and (n, K, d)")
+    act = get_activation(activation)
+    pre = torch.einsum("nkd,kmd->nkm", x, W)
+    xt = (act.gate(pre)[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+    return act(pre).reshape(x.shape[0], -1), xt
 
 
 def lemma4_dynamics(
@@ -111,7 +126,8 @@ def latent_token_draw(
         torch.multinomial(pis[1], n, replacement=True, generator=generator).T,
         torch.multinomial(pis[0], n, replacement=True, generator=generator).T,
     )
-    return z, torch.nn.functional.one_hot(tok, d).double()
+    # one-hot written straight as float64 (the values of one_hot(tok, d).double(), one pass less)
+    return z, torch.zeros(n, K, d, dtype=torch.float64).scatter_(-1, tok[..., None], 1.0)
 
 
 def binary_latent_tokens(
@@ -136,13 +152,14 @@ def binary_latent_tokens(
     Chapter ``book/tian-two-layer-theory.py``.
     """
     z, onehot = latent_token_draw(n, K, d, generator=generator, p1=p1)
-    x = onehot + noise * torch.randn(n, K, d, generator=generator)
+    # in place on fresh tensors: the same products and sums (a + b = b + a exactly), fewer passes
+    x = onehot.add_(torch.randn(n, K, d, generator=generator).mul_(noise))
     if shared_noise < 0:
         raise ParameterError(f"shared_noise must be ≥ 0, got {shared_noise!r}")
     if shared_noise > 0:
-        x = x + shared_noise * torch.randn(n, 1, d, generator=generator)
+        x = x.add_(torch.randn(n, 1, d, generator=generator).mul_(shared_noise))
     if scales is not None:
-        x = x * torch.as_tensor(scales)[None, :, None]
+        x = x.mul_(torch.as_tensor(scales)[None, :, None])
     return x, z
 
 
@@ -195,9 +212,10 @@ def _theorem5_from_gated(w: torch.Tensor, xt: torch.Tensor, z: torch.Tensor) -> 
         c = a - a.mean(0)
         return torch.einsum("nki,nkj->kij", c, c) / a.shape[0]
 
+    x1, x0 = xt[z], xt[~z]  # each class selected once
     A = cov(xt)
-    L = p0 * cov(xt[~z]) + p1 * cov(xt[z])
-    Delta = xt[z].mean(0) - xt[~z].mean(0)  # (K, d)
+    L = p0 * cov(x0) + p1 * cov(x1)
+    Delta = x1.mean(0) - x0.mean(0)  # (K, d)
     return theorem5_from_moments(w, A, L, Delta, p0, p1)
 
 
@@ -243,9 +261,9 @@ def corollary3_prediction(
         raise ParameterError(f"eps must be a finite number ≥ 0, got {eps!r}")
     z = torch.as_tensor(z).to(torch.bool)
     K, _, d = W.shape
-    f = hidden_two_layer(W, x, activation)  # (2N, K)
+    f, xt = hidden_and_gated(W, x, activation)  # (2N, K), (2N, Kd)
     sigma2 = f.var(0, unbiased=False) + eps  # Eq. 165, pooled over the 2N samples
-    xt = gated_inputs(W, x, activation).reshape(x.shape[0], K, d) / sigma2.sqrt()[None, :, None]
+    xt = xt.reshape(x.shape[0], K, d).div_(sigma2.sqrt()[None, :, None])
     out = _theorem5_from_gated(W[:, 0, :], xt, z)
     out["sigma2"] = sigma2
     return out
@@ -272,11 +290,12 @@ def lemma5_decomposition(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, acti
         c = a - a.mean(0)
         return c.T @ c / a.shape[0]
 
+    x1, x0 = xt[z], xt[~z]  # each class selected once
     V = cov(xt)
-    within = p0 * cov(xt[~z]) + p1 * cov(xt[z])
+    within = p0 * cov(x0) + p1 * cov(x1)
     mask = torch.block_diag(*[torch.ones(M * d, M * d, dtype=xt.dtype)] * K)
     L = within * mask
-    Delta = xt[z].mean(0) - xt[~z].mean(0)
+    Delta = x1.mean(0) - x0.mean(0)
     between = p0 * p1 * torch.outer(Delta, Delta)
     residual = float((V - L - between).norm() / V.norm())
     return dict(V=V, L=L, between=between, Delta=Delta, p0=p0, p1=p1, residual=residual)
@@ -310,18 +329,29 @@ def eq147_solution(y0, b, t) -> np.ndarray:
     return b * k / (1 - k)
 
 
+def rk45_final(fun, y0: np.ndarray, t_max: float, *, rtol: float, atol: float) -> np.ndarray:
+    """The final state of ``solve_ivp(fun, (0, t_max), y0, method="RK45", rtol=rtol, atol=atol)``
+    (``.y[:, -1]``): the same RK45 steps, without keeping every step's state (for many initializations
+    integrated at once, a large copy). On a failed step, the last state reached, as ``solve_ivp``."""
+    from scipy.integrate import RK45
+
+    solver = RK45(fun, 0.0, y0, float(t_max), rtol=rtol, atol=atol)
+    while solver.status == "running":
+        solver.step()
+    return solver.y
+
+
 def blowup_winners(
     d: int, c: float, *, b: float = 1.5, n_init: int = 500, t_max: float = 60.0, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Theorem 6's selection rule l* = argmin_l t_l* against the normalized dynamics (Tian 2023, Eqs. 146-150).
 
     With A(w) = Σ_l (u_lᵀw + b_l) u_l u_lᵀ, b_l = b + c·[l = 0], in the canonical basis, ``n_init``
-    uniform unit initializations are integrated under ẇ = P⊥_w A(w) w (``solve_ivp``). Returns
+    uniform unit initializations are integrated under ẇ = P⊥_w A(w) w (RK45, :func:`rk45_final`).
+    Returns
     (predicted: argmin_l t_l*(y_l(0), b_l) of Eq. 150, actual: the coordinate the normalized run
     converges to, or −1 if none exceeds 0.9).
     """
-    from scipy.integrate import solve_ivp
-
     d = positive_int("d", d)
     n_init = positive_int("n_init", n_init)
     rng = np.random.default_rng(seed)
@@ -333,12 +363,13 @@ def blowup_winners(
 
     def rhs(t, y):
         w = y.reshape(n_init, d)
-        g = (w + bl) * w
-        g -= w * (w * g).sum(1, keepdims=True)
+        g = w + bl
+        g *= w  # (w + b_l) w
+        wg = w * g
+        g -= np.multiply(w, wg.sum(1, keepdims=True), out=wg)  # P⊥_w, in place: the same operations
         return g.reshape(-1)
 
-    sol = solve_ivp(rhs, (0.0, t_max), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8)
-    wT = sol.y[:, -1].reshape(n_init, d)
+    wT = rk45_final(rhs, w0.reshape(-1), t_max, rtol=1e-6, atol=1e-8).reshape(n_init, d)
     actual = np.where(wT.max(1) > 0.9, wT.argmax(1), -1)
     return predicted, actual
 
@@ -358,11 +389,10 @@ def modulated_basin_fractions(
 
     A(w) = Σ_l g(u_lᵀw) u_l u_lᵀ with g(y) = y + b (linear increasing, positive on [−1, 1] for
     b > 1) and {u_l} the canonical basis of R^d.  ``n_init`` uniform random unit initializations
-    are integrated with ``scipy.integrate.solve_ivp`` (all at once); a run converges to u_target
-    when its final target component exceeds ``threshold``.  Returns the fraction for each c.
+    are integrated all at once with scipy's RK45 (:func:`rk45_final`: the final state of
+    ``solve_ivp``); a run converges to u_target when its final target component exceeds
+    ``threshold``.  Returns the fraction for each c.
     """
-    from scipy.integrate import solve_ivp
-
     d = positive_int("d", d)
     n_init = positive_int("n_init", n_init)
     rng = np.random.default_rng(seed)
@@ -375,11 +405,13 @@ def modulated_basin_fractions(
 
         def rhs(t, y):
             w = y.reshape(n_init, d)
-            g = (w + b + bonus) * w  # (A(w) + c u_l u_lᵀ) w in the u-basis
-            g -= w * (w * g).sum(1, keepdims=True)  # P⊥_w (w stays on the sphere)
+            g = w + b
+            g += bonus
+            g *= w  # (A(w) + c u_l u_lᵀ) w in the u-basis
+            wg = w * g
+            g -= np.multiply(w, wg.sum(1, keepdims=True), out=wg)  # P⊥_w (w stays on the sphere)
             return g.reshape(-1)
 
-        sol = solve_ivp(rhs, (0.0, t_max), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8)
-        wT = sol.y[:, -1].reshape(n_init, d)
+        wT = rk45_final(rhs, w0.reshape(-1), t_max, rtol=1e-6, atol=1e-8).reshape(n_init, d)
         out.append(float((wT[:, target] > threshold).mean()))
     return out

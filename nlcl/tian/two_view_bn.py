@@ -19,6 +19,7 @@ from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import contrastive_covariance, energy
 from nlcl.tian.two_layer_theory import (
     gated_inputs,
+    hidden_and_gated,
     hidden_two_layer,
     latent_token_draw,
     project_out,
@@ -58,11 +59,12 @@ def two_view_binary_tokens(
     if not gain > 0:
         raise ParameterError(f"gain must be > 0, got {gain!r}")
     z, onehot = latent_token_draw(n, K, d, generator=generator, p1=p1)
-    v1 = onehot + noise * torch.randn(n, K, d, generator=generator)
-    v2 = gain * (onehot + noise * torch.randn(n, K, d, generator=generator))
-    x = torch.cat([v1, v2], 0)
+    # written in place into the stacked x: the same products and sums as onehot + noise·ε, gain·(…)
+    x = torch.empty((2 * n, K, d), dtype=onehot.dtype)
+    torch.add(onehot, torch.randn(n, K, d, generator=generator).mul_(noise), out=x[:n])
+    torch.add(onehot, torch.randn(n, K, d, generator=generator).mul_(noise), out=x[n:]).mul_(gain)
     if scales is not None:
-        x = x * torch.as_tensor(scales, dtype=x.dtype)[None, :, None]
+        x.mul_(torch.as_tensor(scales, dtype=x.dtype)[None, :, None])
     return x, z
 
 
@@ -165,6 +167,13 @@ def corollary3_two_view(
     off-diagonal of C_α[f^bn] is p₀p₁ b^bn b^bnᵀ (Lemma 5). With no augmentation this is
     :func:`nlcl.tian.two_layer_theory.corollary3_prediction`. Returns its dict plus ``sigma2`` (2N, K).
     """
+    return _corollary3_two_view(W, x, z, activation, pooled, eps)[0]
+
+
+def _corollary3_two_view(
+    W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str, pooled: bool, eps: float
+) -> tuple[dict, torch.Tensor, torch.Tensor]:
+    """:func:`corollary3_two_view`, with the hidden layer f and its BatchNorm mean μ (:func:`bn_moments`)."""
     if W.ndim != 3 or W.shape[1] != 1:
         raise ParameterError(f"W has shape {tuple(W.shape)}; Corollary 3 needs M = 1: (K, 1, d)")
     z = torch.as_tensor(z).to(torch.bool)
@@ -172,9 +181,9 @@ def corollary3_two_view(
     n = x.shape[0] // 2
     if z.shape != (n,):
         raise ParameterError(f"z has shape {tuple(z.shape)}; expected ({n},), one class per sample")
-    f = hidden_two_layer(W, x, activation)
-    _, var = bn_moments(f, pooled, eps)
-    xt = gated_inputs(W, x, activation).reshape(2 * n, K, d) * torch.rsqrt(var)[..., None]
+    f, xt = hidden_and_gated(W, x, activation)
+    mu, var = bn_moments(f, pooled, eps)
+    xt = xt.reshape(2 * n, K, d).mul_(torch.rsqrt(var)[..., None])
     A = torch.stack([contrastive_covariance(xt[:, k]) for k in range(K)])
     zz = torch.cat([z, z])
     Delta = xt[zz].mean(0) - xt[~zz].mean(0)
@@ -185,4 +194,4 @@ def corollary3_two_view(
     L = A - p0 * p1 * torch.einsum("ki,kj->kij", Delta, Delta)
     out = theorem5_from_moments(W[:, 0, :], A, L, Delta, p0, p1)
     out["sigma2"] = var
-    return out
+    return out, f, mu

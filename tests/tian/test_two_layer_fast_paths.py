@@ -1,0 +1,152 @@
+"""The faster formulations in nlcl.tian (one pre-activation, in-place draws, RK45 without stored steps,
+velocities computed once) give bitwise the numbers of the formulations they replace."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.integrate import solve_ivp
+
+from nlcl.tian.two_layer_study import two_view_parts, two_view_seed, winner_rule_agreement
+from nlcl.tian.two_layer_theory import (
+    binary_latent_tokens,
+    blowup_time,
+    gated_inputs,
+    hidden_and_gated,
+    hidden_two_layer,
+    latent_token_draw,
+    modulated_basin_fractions,
+    rk45_final,
+)
+from nlcl.tian.two_view_bn import _corollary3_two_view, bn_moments, two_view_binary_tokens, two_view_velocity
+
+SCALES = [0.1, 1.0, 3.0, 10.0]
+
+
+@pytest.mark.parametrize("act", ["linear", "relu", "leaky_relu", "quadratic", "tanh"])
+def test_hidden_and_gated_equals_the_two_functions(act):
+    g = torch.Generator().manual_seed(0)
+    W, x = (
+        torch.randn(3, 2, 5, generator=g, dtype=torch.float64),
+        torch.randn(50, 3, 5, generator=g, dtype=torch.float64),
+    )
+    f, xt = hidden_and_gated(W, x, act)
+    assert torch.equal(f, hidden_two_layer(W, x, act)) and torch.equal(xt, gated_inputs(W, x, act))
+
+
+def _old_binary_latent_tokens(n, K, d, generator, scales=None, noise=0.3, shared_noise=0.0):
+    z, onehot = latent_token_draw(n, K, d, generator=generator)
+    x = onehot + noise * torch.randn(n, K, d, generator=generator)
+    if shared_noise > 0:
+        x = x + shared_noise * torch.randn(n, 1, d, generator=generator)
+    if scales is not None:
+        x = x * torch.as_tensor(scales)[None, :, None]
+    return x, z
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("kw", [{}, {"scales": SCALES}, {"shared_noise": 0.3}])
+def test_binary_latent_tokens_equals_the_out_of_place_formulation(dtype, kw):
+    old_default = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        new = binary_latent_tokens(300, 4, 6, generator=torch.Generator().manual_seed(2), **kw)
+        old = _old_binary_latent_tokens(300, 4, 6, torch.Generator().manual_seed(2), **kw)
+    finally:
+        torch.set_default_dtype(old_default)
+    assert new[0].dtype == old[0].dtype and torch.equal(new[0], old[0]) and torch.equal(new[1], old[1])
+    z, onehot = latent_token_draw(300, 4, 6, generator=torch.Generator().manual_seed(2))
+    tok = torch.argmax(onehot, -1)
+    assert torch.equal(onehot, torch.nn.functional.one_hot(tok, 6).double())
+
+
+@pytest.mark.parametrize("gain", [1.0, 2.0])
+def test_two_view_binary_tokens_equals_the_concatenated_views(gain):
+    g = torch.Generator().manual_seed(3)
+    x, z = two_view_binary_tokens(
+        200, 4, 6, generator=torch.Generator().manual_seed(3), scales=SCALES, gain=gain
+    )
+    z0, onehot = latent_token_draw(200, 4, 6, generator=g)
+    v1 = onehot + 0.3 * torch.randn(200, 4, 6, generator=g)
+    v2 = gain * (onehot + 0.3 * torch.randn(200, 4, 6, generator=g))
+    ref = torch.cat([v1, v2], 0) * torch.as_tensor(SCALES, dtype=torch.float64)[None, :, None]
+    assert torch.equal(x, ref) and torch.equal(z, z0)
+
+
+def test_rk45_final_equals_solve_ivp():
+    y0 = np.random.default_rng(0).standard_normal(40)
+    fun = lambda t, y: -(y**3) + np.sin(y)  # noqa: E731
+    ref = solve_ivp(fun, (0.0, 5.0), y0, method="RK45", rtol=1e-6, atol=1e-8).y[:, -1]
+    assert np.array_equal(rk45_final(fun, y0, 5.0, rtol=1e-6, atol=1e-8), ref)
+
+
+def _old_basin_fractions(d, cs, n_init, seed, b=1.5):
+    rng = np.random.default_rng(seed)
+    w0 = rng.standard_normal((n_init, d))
+    w0 /= np.linalg.norm(w0, axis=1, keepdims=True)
+    out = []
+    for c in cs:
+        bonus = np.zeros(d)
+        bonus[0] = float(c)
+
+        def rhs(t, y):
+            w = y.reshape(n_init, d)
+            g = (w + b + bonus) * w
+            g -= w * (w * g).sum(1, keepdims=True)
+            return g.reshape(-1)
+
+        wT = solve_ivp(rhs, (0.0, 60.0), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8).y[:, -1]
+        out.append(float((wT.reshape(n_init, d)[:, 0] > 0.9).mean()))
+    return out
+
+
+def test_modulated_basin_fractions_equals_solve_ivp_formulation():
+    assert modulated_basin_fractions(5, [-0.5, 0.0, 0.5], n_init=200, seed=4) == _old_basin_fractions(
+        5, [-0.5, 0.0, 0.5], 200, 4
+    )
+
+
+def test_winner_rule_agreement_equals_solve_ivp_formulation():
+    n_init, seed, d, b = 150, 9, 8, 1.5
+    agree, total = 0, 0
+    for cc in (0.0, 0.5, 1.0):
+        w0 = np.random.default_rng(seed).standard_normal((n_init, d))
+        w0 /= np.linalg.norm(w0, axis=1, keepdims=True)
+        bl = np.full(d, b)
+        bl[0] += cc
+
+        def rhs(t, y, bl=bl):
+            w = y.reshape(n_init, d)
+            g = (w + bl) * w
+            g -= w * (w * g).sum(1, keepdims=True)
+            return g.reshape(-1)
+
+        wT = solve_ivp(rhs, (0.0, 60.0), w0.reshape(-1), method="RK45", rtol=1e-6, atol=1e-8).y[:, -1]
+        wT = wT.reshape(n_init, d)
+        act = np.where(wT.max(1) > 0.9, wT.argmax(1), -1)
+        pred = np.argmin(blowup_time(w0, bl[None, :]), axis=1)
+        agree += int((pred[act >= 0] == act[act >= 0]).sum())
+        total += int((act >= 0).sum())
+    assert winner_rule_agreement(n_init, seed)[0] == agree / total
+
+
+@pytest.mark.parametrize("pooled", [True, False])
+def test_two_view_parts_with_velocity_at_hand_and_bn_moments(pooled):
+    g = torch.Generator().manual_seed(5)
+    x, z = two_view_binary_tokens(300, 4, 6, generator=g, scales=SCALES, gain=2.0)
+    W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
+    vel = two_view_velocity(W, x, "relu", bn="pooled" if pooled else "view")
+    assert two_view_parts(x, z, W, "relu", pooled, velocity=vel) == two_view_parts(x, z, W, "relu", pooled)
+    out, f, mu = _corollary3_two_view(W, x, z, "relu", pooled, 1e-5)
+    mu0, var0 = bn_moments(hidden_two_layer(W, x, "relu"), pooled)
+    assert torch.equal(f, hidden_two_layer(W, x, "relu")) and torch.equal(mu, mu0)
+    assert torch.equal(out["sigma2"], var0)
+
+
+def test_two_view_seed_runs_on_a_small_sample():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # as the chapter
+    try:
+        row, no_bn, sig = two_view_seed(torch.Generator().manual_seed(6), 400, SCALES, "relu")
+    finally:
+        torch.set_default_dtype(old)
+    assert 0 < row["speed"] and 0 < no_bn and sig >= 0
