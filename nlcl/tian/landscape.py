@@ -30,6 +30,8 @@ __all__ = [
     "periodic_local_maxima",
     "gated_input",
     "gate_matrix",
+    "FeatureAlpha",
+    "GATE_CHUNK_ELEMENTS",
     "filter_energy",
     "riemannian_gradient",
     "one_layer_velocity",
@@ -73,6 +75,27 @@ def _unit(w: Any, d: int, name: str = "w") -> Any:
     if (nrm == 0).any():
         raise ValueError(f"{name} must be nonzero (it is normalized to the unit sphere)")
     return w / nrm
+
+
+#: float64 elements (gated views and α) of one chunk of filters in :func:`gate_matrix`: about
+#: 1 MiB, so that a chunk stays in a core's cache through the passes over it
+GATE_CHUNK_ELEMENTS = 2**17
+
+
+class FeatureAlpha:
+    """An α that is a function of per-sample features of the filter: α(w) = ``alpha_of(features(w))``,
+    ``features`` w (…, d) → (…, N), ``alpha_of`` (…, N) → (…, N, N), elementwise over the leading
+    dimensions (e.g. the Gaussian α of Corollary 2 of g = h(wᵀx)).
+
+    A callable of w like any other; :func:`gate_matrix` takes the features of all filters at once
+    and forms α from them a chunk of filters at a time (the same numbers).
+    """
+
+    def __init__(self, features: Callable[[Any], Any], alpha_of: Callable[[Any], Any]) -> None:
+        self.features, self.alpha_of = features, alpha_of
+
+    def __call__(self, w: Any) -> Any:
+        return self.alpha_of(self.features(w))
 
 
 def _alpha(alpha: AlphaSpec, w: Any) -> Any:
@@ -126,14 +149,16 @@ def periodic_local_maxima(values: Any, prominence: float | None = None) -> np.nd
     return np.unique(mid).astype(int)
 
 
-def gated_input(x: Any, w: Any, activation: str | Activation, zero_tol: float = 1e-12) -> Any:
+def gated_input(
+    x: Any, w: Any, activation: str | Activation, zero_tol: float = 1e-12, x_norm: Any = None
+) -> Any:
     """Gated input x̃ʷ = x · gate(wᵀx) (Tian 2023, Eq. 6).
 
     ``x``: (n, d) (or (…, n, d)), ``w``: (…, d), broadcast → (…, n, d). For homogeneous h,
     h(wᵀx) = wᵀx̃ʷ exactly (see :meth:`nlcl.core.activations.Activation.gate`). Pre-activations with
     |wᵀx| ≤ ``zero_tol``·‖w‖‖x‖ are set to exactly 0, so that samples lying on the hyperplane
     wᵀx = 0 (e.g. x = u_k, w = u_m in Eqs. 8-9) get the paper's gate h'(0) = 0 (App. B.1)
-    instead of one decided by rounding.
+    instead of one decided by rounding. ``x_norm``: ‖x‖ per row, if already computed (numpy).
     """
     act = _act(activation)
     u = (x @ w[..., None])[..., 0]
@@ -142,7 +167,8 @@ def gated_input(x: Any, w: Any, activation: str | Activation, zero_tol: float = 
             scale = torch.linalg.vector_norm(x, dim=-1) * torch.linalg.vector_norm(w, dim=-1)[..., None]
             u = torch.where(u.abs() <= zero_tol * scale, torch.zeros_like(u), u)
         else:
-            scale = np.linalg.norm(x, axis=-1) * np.linalg.norm(w, axis=-1)[..., None]
+            x_norm = np.linalg.norm(x, axis=-1) if x_norm is None else x_norm
+            scale = x_norm * np.linalg.norm(w, axis=-1)[..., None]
             u = np.where(np.abs(u) <= zero_tol * scale, 0.0, u)
     return x * act.gate(u)[..., None]
 
@@ -151,11 +177,36 @@ def gate_matrix(views: Any, w: Any, activation: str | Activation, alpha: AlphaSp
     """A(w) = C_α[x̃ʷ] (Tian 2023, Sec. 3, Lemma 3), for w of shape (…, d) → (…, d, d).
 
     ``views`` is the stacked (2N, d) batch of Eq. 3 (both views gated by the same w);
-    ``alpha`` an (…, N, N) array, a callable of w, or None (uniform).
+    ``alpha`` an (…, N, N) array, a callable of w (a :class:`FeatureAlpha` is formed a chunk of
+    filters at a time), or None (uniform). With numpy inputs the filters are taken
+    :data:`GATE_CHUNK_ELEMENTS` at a time (the same operations on each filter as on all at once).
     """
     v = _views(views)
     w = _unit(w, v.shape[-1])
-    return contrastive_covariance(gated_input(v, w, activation), alpha=_alpha(alpha, w))
+    if isinstance(v, torch.Tensor) or isinstance(w, torch.Tensor) or w.ndim < 2:
+        return contrastive_covariance(gated_input(v, w, activation), alpha=_alpha(alpha, w))
+    n, d = v.shape[0] // 2, v.shape[1]
+    lead = w.shape[:-1]
+    idx = None  # per filter, its α among the leading indices of an α array
+    if isinstance(alpha, FeatureAlpha):
+        alpha, feat = alpha.alpha_of, alpha.features(w).reshape(-1, n)  # features of all w at once
+    elif alpha is not None:
+        alpha = np.asarray(_alpha(alpha, w), dtype=np.float64)
+        if alpha.ndim > 2:
+            k = np.arange(int(np.prod(alpha.shape[:-2]))).reshape(alpha.shape[:-2])
+            try:
+                idx, alpha = np.broadcast_to(k, lead).ravel(), alpha.reshape(-1, n, n)
+            except ValueError:  # α has more leading dimensions than w: all filters at once
+                return contrastive_covariance(gated_input(v, w, activation), alpha=alpha)
+    wf = w.reshape(-1, d)
+    size = 2 * n * d + (n * n if alpha is not None else 0)
+    step = max(1, GATE_CHUNK_ELEMENTS // size)
+    out, x_norm = np.empty((wf.shape[0], d, d)), np.linalg.norm(v, axis=-1)
+    for i in range(0, wf.shape[0], step):
+        c = slice(i, i + step)
+        a_c = alpha(feat[c]) if callable(alpha) else (alpha if idx is None else alpha[idx[c]])
+        out[c] = contrastive_covariance(gated_input(v, wf[c], activation, x_norm=x_norm), alpha=a_c)
+    return out.reshape(lead + (d, d))
 
 
 def filter_energy(views: Any, w: Any, activation: str | Activation, alpha: AlphaSpec = None) -> Any:

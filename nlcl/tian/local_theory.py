@@ -233,7 +233,7 @@ def gaussian_alpha_roughness(
     """
     from nlcl.core.activations import get_activation
     from nlcl.tian.contrastive import stack_views
-    from nlcl.tian.landscape import gate_matrix, local_roughness, train_filters
+    from nlcl.tian.landscape import FeatureAlpha, gate_matrix, local_roughness, train_filters
 
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
@@ -242,8 +242,7 @@ def gaussian_alpha_roughness(
     h = get_activation(activation)
     v = stack_views(x, x)
 
-    def alpha_g(w):
-        return feature_gaussian_alpha(h(w @ x.T), tau)
+    alpha_g = FeatureAlpha(lambda w: h(w @ x.T), lambda g: feature_gaussian_alpha(g, tau))
 
     def a_g(w):
         return gate_matrix(v, w, activation, alpha_g)

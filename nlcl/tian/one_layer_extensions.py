@@ -44,6 +44,7 @@ from nlcl.tian.local_theory import (
 from nlcl.tian.one_layer_study import gate_fn, gaussian_alpha_fn, population_gate_fn
 
 __all__ = [
+    "SWEEP_BLOCK_ELEMENTS",
     "cyclic_study",
     "eq11_quadratic",
     "more_nodes",
@@ -209,18 +210,29 @@ def more_nodes(
 # -- Rotation augmentation (App. B.5) ---------------------------------------------------------
 
 
+#: float64 elements of h(wᵀR(t)x0) formed at once in :func:`rotation_sweep` (a cache-sized block)
+SWEEP_BLOCK_ELEMENTS = 2**17
+
+
 def rotation_sweep(
     x: np.ndarray, w: np.ndarray, activation: str, betas: Sequence[float], n_t: int = 2048
 ) -> dict[float, np.ndarray]:
     """E_α(w) with rotation augmentation t ~ U[−β, β] for each β (Eq. 105, uniform α):
     ½ V_{x0}[b(w|x0)], b(w|x0) = E_t h(wᵀR(t)x0) by an ``n_t``-point midpoint rule. ``x`` (n, 2)
-    points, ``w`` (G, 2) filters; returns {β: (G,)}."""
+    points, ``w`` (G, 2) filters; returns {β: (G,)}. b is formed a block of filters at a time
+    (:data:`SWEEP_BLOCK_ELEMENTS`; the same numbers as all at once)."""
     h = get_activation(activation)
     curves = {}
     for beta in betas:
         t = (np.arange(n_t) + 0.5) / n_t * 2 * beta - beta  # midpoint rule on [-β, β]
         xt = rotate_2d(x[:, None, :], t[None, :])  # (n, T, 2)
-        b = h(np.einsum("gd,ntd->gnt", w, xt)).mean(-1)  # b(w|x0), (G, n)
+        step = max(1, SWEEP_BLOCK_ELEMENTS // (xt.shape[0] * xt.shape[1]))
+        b = np.concatenate(  # b(w|x0), (G, n)
+            [
+                h(np.einsum("gd,ntd->gnt", w[i : i + step], xt)).mean(-1)
+                for i in range(0, max(len(w), 1), step)
+            ]
+        )
         curves[beta] = 0.5 * b.var(-1)  # Eq. 105, uniform α
     return curves
 

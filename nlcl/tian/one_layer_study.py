@@ -28,6 +28,7 @@ from scipy import optimize
 from nlcl.core.activations import get_activation
 from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
+    FeatureAlpha,
     distinct_directions,
     eigengap,
     filter_energy,
@@ -152,7 +153,7 @@ def population_gate_fn(atoms: np.ndarray, probs: np.ndarray, activation: str) ->
 def gaussian_alpha_fn(x: np.ndarray, activation: str, tau: float) -> Callable[[Any], Any]:
     """The Gaussian α of Corollary 2 at filter(s) w: α_g with g = h(wᵀx) on the samples ``x``."""
     h = get_activation(activation)
-    return lambda w: feature_gaussian_alpha(h(w @ x.T), tau)
+    return FeatureAlpha(lambda w: h(w @ x.T), lambda g: feature_gaussian_alpha(g, tau))
 
 
 def z0(w: np.ndarray, x: np.ndarray, activation: str, tau: float) -> np.ndarray:

@@ -7,8 +7,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from nlcl.core.activations import get_activation
+from nlcl.tian import landscape
 from nlcl.tian.contrastive import contrastive_covariance, stack_views
 from nlcl.tian.landscape import (
+    FeatureAlpha,
     distinct_directions,
     eigengap,
     energy_on_circle,
@@ -189,3 +191,44 @@ def test_alpha_callable_and_errors():
         gate_matrix(v, w, "foo")
     n, labels = distinct_directions(np.array([[1.0, 0], [0.999, 0.01], [0, 1]]))
     assert n == 2 and labels[0] == labels[1]
+
+
+def _bits(a):
+    return np.asarray(a).tobytes()
+
+
+@pytest.mark.parametrize("chunk", [1, 2**12, 2**40])
+@pytest.mark.parametrize("act", ["relu", "leaky_relu", "quadratic", "linear", "tanh"])
+def test_gate_matrix_in_chunks_is_bitwise_the_one_batch_formulation(monkeypatch, chunk, act):
+    # a chunk of filters at a time (down to one) gives the numbers of all filters in one batch
+    from nlcl.tian.local_theory import feature_gaussian_alpha
+
+    monkeypatch.setattr(landscape, "GATE_CHUNK_ELEMENTS", chunk)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((60, 4))
+    v = stack_views(x, x + 0.1 * rng.standard_normal(x.shape))
+    for lead in [(7,), (3, 5), (1,)]:
+        w = rng.standard_normal(lead + (4,))
+        wu = w / np.linalg.norm(w, axis=-1, keepdims=True)
+        h = get_activation(act)
+        alphas = [
+            None,
+            rng.random((60, 60)),  # one α for every filter
+            rng.random(lead + (60, 60)),  # one α per filter
+            rng.random(lead[-1:] + (60, 60)),  # broadcast against w's leading dimensions
+            FeatureAlpha(lambda u: h(u @ x.T), lambda g: feature_gaussian_alpha(g, 0.5)),  # by chunks
+        ]
+        for alpha in alphas:
+            a_w = alpha(wu) if callable(alpha) else alpha
+            ref = contrastive_covariance(gated_input(v, wu, act), alpha=a_w)  # the previous formulation
+            assert _bits(gate_matrix(v, w, act, alpha)) == _bits(ref)
+        fa = FeatureAlpha(lambda u: h(u @ x.T), lambda g: feature_gaussian_alpha(g, 0.5))
+        assert _bits(fa(wu)) == _bits(feature_gaussian_alpha(h(wu @ x.T), 0.5))
+
+
+def test_gated_input_with_given_norms():
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((20, 3)), rng.standard_normal((4, 3))
+    x[0] = np.cross(w[1], w[2])  # a sample on (up to rounding) the plane of w[1]
+    got = gated_input(x, w, "relu", x_norm=np.linalg.norm(x, axis=-1))
+    assert _bits(got) == _bits(gated_input(x, w, "relu"))

@@ -222,3 +222,17 @@ def test_profile_maxima_counts_strict_local_maxima(values):
     if len(values) >= 2:
         assert ext.profile_maxima(np.sort(values)[::-1] + np.arange(len(values))[::-1] * 1e-3) == 1
     assert ext.profile_maxima([1.0] * len(values)) == (1 if len(values) == 1 else 0)
+
+
+def test_rotation_sweep_in_blocks_is_bitwise_all_filters_at_once(monkeypatch):
+    x = points_on_circle(FIG8_ANGLES)
+    th = np.linspace(-np.pi, np.pi, 37, endpoint=False)
+    w = np.stack([np.cos(th), np.sin(th)], -1)
+    betas = [0.0, 0.4, np.pi]
+    monkeypatch.setattr(ext, "SWEEP_BLOCK_ELEMENTS", 2**40)  # one block: the previous formulation
+    whole = ext.rotation_sweep(x, w, "relu", betas, n_t=64)
+    for block in (1, 9 * 64 * 5):
+        monkeypatch.setattr(ext, "SWEEP_BLOCK_ELEMENTS", block)
+        got = ext.rotation_sweep(x, w, "relu", betas, n_t=64)
+        assert all(got[b].tobytes() == whole[b].tobytes() for b in betas)
+    assert ext.rotation_sweep(x, w[:0], "relu", betas, n_t=64)[0.0].shape == (0,)
