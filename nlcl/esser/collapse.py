@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 
 from nlcl.core.activations import get_activation
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.tensors import as_tensor
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.esser.constraints import projected_gradient_descent, random_semi_orthogonal
@@ -264,24 +265,10 @@ def procrustes_rotation(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 #: The most elements of one (initialisations, n, h) activation tensor in :func:`linearization_gap`
 #: and :func:`initial_linearization_gap`: wider sweeps are computed in blocks of initialisations, so
-#: that a step's few passes over its activations run in cache instead of main memory.
+#: that a step's few passes over its activations run in cache instead of main memory. Every
+#: initialisation is computed on its own and a batched product gives each member the same bits
+#: whatever the batch, but a batch of *one* takes another kernel: so at least 2 per block.
 INIT_BLOCK_ELEMENTS = 1 << 20
-
-
-def _init_blocks(n_init: int, n: int, h: int) -> list[slice]:
-    """Consecutive blocks of the ``n_init`` initialisations, of max(2, INIT_BLOCK_ELEMENTS // (n·h))
-    each (one block when all fit); a last block of one is merged into the one before.
-
-    Every initialisation is computed on its own (its weights, loss, gradient, projection and
-    outputs), and a batched product gives each batch member the same bits whatever the batch
-    (``tests/esser/test_collapse.py`` checks blocked against unblocked), but a batch of *one* takes
-    another kernel: hence at least 2 per block.
-    """
-    size = max(2, INIT_BLOCK_ELEMENTS // max(1, n * h))
-    blocks = [slice(k, min(k + size, n_init)) for k in range(0, n_init, size)]
-    if len(blocks) > 1 and blocks[-1].stop - blocks[-1].start == 1:
-        blocks[-2:] = [slice(blocks[-2].start, n_init)]
-    return blocks
 
 
 def linearization_gap(
@@ -364,7 +351,7 @@ def linearization_gap(
                     record_every=record_every,
                     observe=lambda a, b, act=act: two_layer_output(x, a, b, act),
                 )
-                for block in _init_blocks(n_init, x.shape[0], h)
+                for block in axis_blocks(n_init, x.shape[0] * h, INIT_BLOCK_ELEMENTS, min_size=2)
             ]
             outputs[act] = (trajs[0].steps, torch.cat([t.observed for t in trajs], dim=1))  # (T, S, n, z)
         steps_rec, lin = outputs["linear"]
@@ -431,7 +418,7 @@ def initial_linearization_gap(
             raise ParameterError(f"widths contains h={h}; orthogonality needs h >= max(d, z) = {max(d, z)}")
         W1, W2 = init_two_layer(n_init, h, d, z, kind="orthogonal", generator=gen, dtype=dtype)
         gaps: dict[str, list[torch.Tensor]] = {act: [] for act in activations}
-        for block in _init_blocks(n_init, x.shape[0], h):
+        for block in axis_blocks(n_init, x.shape[0] * h, INIT_BLOCK_ELEMENTS, min_size=2):
             lin = two_layer_output(x, W1[block], W2[block], "linear")
             for act in activations:
                 out = two_layer_output(x, W1[block], W2[block], act)

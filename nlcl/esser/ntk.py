@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.tensors import as_tensor
 from nlcl.core.validate import (
     NonFiniteError,
@@ -220,13 +221,6 @@ def kernel_output_dynamics(
 HIDDEN_BLOCK_ELEMENTS = 1 << 17
 
 
-def _hidden_blocks(S: int, n: int, h: int) -> list[slice]:
-    """Consecutive column blocks of the h hidden units, each with at most
-    max(1, HIDDEN_BLOCK_ELEMENTS // (S·n)) units (one block when h fits)."""
-    width = max(1, HIDDEN_BLOCK_ELEMENTS // max(1, S * n))
-    return [slice(k, min(k + width, h)) for k in range(0, h, width)]
-
-
 def train_network_outputs(
     P: Any,
     B: torch.Tensor,
@@ -284,7 +278,7 @@ def train_network_outputs(
     # a wide network are hundreds of MB, and a step is a handful of passes over them); one block
     # (h ≤ block width) is the plain computation.  Only u = Σ_blocks relu(P W_bᵀ) A_b / √h is summed
     # over blocks; every gradient entry belongs to one hidden unit and so to one block.
-    blocks = _hidden_blocks(W.shape[0], P.shape[0], W.shape[1])
+    blocks = axis_blocks(W.shape[1], W.shape[0] * P.shape[0], HIDDEN_BLOCK_ELEMENTS)
 
     def outputs() -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
         """u (S, 2n, z), and with one block its pre-activations and activations (for the step)."""

@@ -30,6 +30,7 @@ import math
 
 import torch
 
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.validate import ParameterError
 
 __all__ = [
@@ -37,21 +38,17 @@ __all__ = [
     "latent_loss",
     "latent_similarity",
     "negative_pair_term",
-    "run_chunks",
+    "RUN_CHUNK_ELEMENTS",
     "similarity_loss",
 ]
 
 _EPS = 1e-12  # the same constant as nlcl.renli.model.normalize_batch
 
 
-def run_chunks(R: int, per_run: int, target: int = 1 << 18) -> list[slice]:
-    """Slices of the run axis ``0..R`` with about ``target`` elements of ``per_run`` each (>= 1 run).
-
-    Memory-bound passes over (R, n, n) tensors are several times faster a cache-sized chunk at a
-    time; every run is computed by the same kernels, so the results do not depend on the chunking.
-    """
-    step = max(1, target // max(per_run, 1))
-    return [slice(i, min(i + step, R)) for i in range(0, R, step)]
+#: Elements per run chunk of the memory-bound passes over (R, n, n) tensors (E of the negative-pair
+#: term, the alignment metric's distances): about 1 MiB in float32, several times faster than the
+#: whole batch; every run is computed by the same kernels, so the results do not depend on it.
+RUN_CHUNK_ELEMENTS = 1 << 18
 
 
 def data_maps(M: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -184,7 +181,7 @@ class _LatentNegativePairs(torch.autograd.Function):
         need = ctx.needs_input_grad[0]
         c, row, col = P.new_empty(R), P.new_empty(R, n), P.new_empty(R, n)
         both = P.new_empty(R, n, 2 * w_b.shape[-1]) if need else None
-        for s in run_chunks(R, n * n):
+        for s in axis_blocks(R, n * n, RUN_CHUNK_ELEMENTS):
             E = torch.bmm(Pb[s], w_b[s].transpose(-1, -2))  # β S of the chunk's runs
             E.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
             c[s] = E.amax(dim=(-1, -2))

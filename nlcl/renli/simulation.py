@@ -40,8 +40,10 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.validate import NonFiniteError, ParameterError, nonneg_float, positive_float, positive_int
-from nlcl.renli.latent import data_maps, latent_loss, run_chunks
+from nlcl.renli import latent
+from nlcl.renli.latent import data_maps, latent_loss
 from nlcl.renli.losses import beta_schedule, contrastive_loss
 from nlcl.renli.metrics import METRICS, alignment_score, condition_number, stable_rank
 from nlcl.renli.model import (
@@ -206,7 +208,7 @@ class _LatentState:
         # (R, n, n) batch went through memory); the same operations on fewer runs, bitwise equal
         n, m = self.w_eval_a.shape[-2], K_A.shape[-2]
         align = []
-        for s in run_chunks(K_A.shape[0], n * max(n, m)):
+        for s in axis_blocks(K_A.shape[0], n * max(n, m), latent.RUN_CHUNK_ELEMENTS):
             f_a = normalize_batch(self.w_eval_a[s] @ K_A[s].transpose(-1, -2))
             f_b = normalize_batch(self.w_eval_b[s] @ K_B[s].transpose(-1, -2))
             align.append(alignment_score(f_a, f_b))

@@ -23,6 +23,7 @@ from scipy import signal
 from scipy.cluster import hierarchy
 
 from nlcl.core.activations import Activation, get_activation
+from nlcl.core.blocks import axis_blocks
 from nlcl.tian.contrastive import contrastive_covariance, energy, stack_views
 
 __all__ = [
@@ -200,10 +201,8 @@ def gate_matrix(views: Any, w: Any, activation: str | Activation, alpha: AlphaSp
                 return contrastive_covariance(gated_input(v, w, activation), alpha=alpha)
     wf = w.reshape(-1, d)
     size = 2 * n * d + (n * n if alpha is not None else 0)
-    step = max(1, GATE_CHUNK_ELEMENTS // size)
     out, x_norm = np.empty((wf.shape[0], d, d)), np.linalg.norm(v, axis=-1)
-    for i in range(0, wf.shape[0], step):
-        c = slice(i, i + step)
+    for c in axis_blocks(wf.shape[0], size, GATE_CHUNK_ELEMENTS):
         a_c = alpha(feat[c]) if callable(alpha) else (alpha if idx is None else alpha[idx[c]])
         out[c] = contrastive_covariance(gated_input(v, wf[c], activation, x_norm=x_norm), alpha=a_c)
     return out.reshape(lead + (d, d))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from nlcl.core.activations import get_activation
+from nlcl.core.blocks import axis_blocks
 from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
     gate_matrix,
@@ -226,13 +227,10 @@ def rotation_sweep(
     for beta in betas:
         t = (np.arange(n_t) + 0.5) / n_t * 2 * beta - beta  # midpoint rule on [-β, β]
         xt = rotate_2d(x[:, None, :], t[None, :])  # (n, T, 2)
-        step = max(1, SWEEP_BLOCK_ELEMENTS // (xt.shape[0] * xt.shape[1]))
-        b = np.concatenate(  # b(w|x0), (G, n)
-            [
-                h(np.einsum("gd,ntd->gnt", w[i : i + step], xt)).mean(-1)
-                for i in range(0, max(len(w), 1), step)
-            ]
-        )
+        blocks = axis_blocks(max(len(w), 1), xt.shape[0] * xt.shape[1], SWEEP_BLOCK_ELEMENTS)
+        b = np.concatenate(
+            [h(np.einsum("gd,ntd->gnt", w[c], xt)).mean(-1) for c in blocks]
+        )  # b(w|x0), (G, n)
         curves[beta] = 0.5 * b.var(-1)  # Eq. 105, uniform α
     return curves
 

@@ -341,6 +341,14 @@ def rk45_final(fun, y0: np.ndarray, t_max: float, *, rtol: float, atol: float) -
     return solver.y
 
 
+def _tangent(w: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """g − w (wᵀg) row by row, in place of ``g``: P⊥_w g of the normalized dynamics, whose w stays
+    on the unit sphere (Tian 2023, Eq. 7 with ‖w‖ = 1); the right-hand side of Theorem 6's ODEs."""
+    wg = w * g
+    g -= np.multiply(w, wg.sum(1, keepdims=True), out=wg)
+    return g
+
+
 def blowup_winners(
     d: int, c: float, *, b: float = 1.5, n_init: int = 500, t_max: float = 60.0, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -365,9 +373,7 @@ def blowup_winners(
         w = y.reshape(n_init, d)
         g = w + bl
         g *= w  # (w + b_l) w
-        wg = w * g
-        g -= np.multiply(w, wg.sum(1, keepdims=True), out=wg)  # P⊥_w, in place: the same operations
-        return g.reshape(-1)
+        return _tangent(w, g).reshape(-1)
 
     wT = rk45_final(rhs, w0.reshape(-1), t_max, rtol=1e-6, atol=1e-8).reshape(n_init, d)
     actual = np.where(wT.max(1) > 0.9, wT.argmax(1), -1)
@@ -408,9 +414,7 @@ def modulated_basin_fractions(
             g = w + b
             g += bonus
             g *= w  # (A(w) + c u_l u_lᵀ) w in the u-basis
-            wg = w * g
-            g -= np.multiply(w, wg.sum(1, keepdims=True), out=wg)  # P⊥_w (w stays on the sphere)
-            return g.reshape(-1)
+            return _tangent(w, g).reshape(-1)
 
         wT = rk45_final(rhs, w0.reshape(-1), t_max, rtol=1e-6, atol=1e-8).reshape(n_init, d)
         out.append(float((wT[:, target] > threshold).mean()))

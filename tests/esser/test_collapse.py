@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.validate import ParameterError
 from nlcl.esser.collapse import (
     KernelFeatureMap,
@@ -279,16 +280,6 @@ def test_initial_linearization_gap_equals_the_training_sweep_at_epoch_0():
         initial_linearization_gap(x[0], widths=[4], activations=["tanh"], n_init=1)
 
 
-def test_init_blocks_cover_every_initialisation_with_blocks_of_two_or_more(monkeypatch):
-    from nlcl.esser import collapse
-
-    monkeypatch.setattr(collapse, "INIT_BLOCK_ELEMENTS", 100)
-    assert collapse._init_blocks(5, 10, 5) == [slice(0, 2), slice(2, 5)]  # 1 left over: merged
-    assert collapse._init_blocks(6, 10, 5) == [slice(0, 2), slice(2, 4), slice(4, 6)]
-    assert collapse._init_blocks(7, 5, 2) == [slice(0, 7)]  # all fit
-    assert collapse._init_blocks(1, 10, 50) == [slice(0, 1)]
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_linearization_gaps_in_blocks_equal_one_batch(monkeypatch, dtype):
     """Blocks of initialisations give the same bits as one batch (each is computed on its own)."""
@@ -301,7 +292,7 @@ def test_linearization_gaps_in_blocks_equal_one_batch(monkeypatch, dtype):
     one = collapse.linearization_gap(x, xp, xn, steps=3, record_every=1, **kw)
     one0 = collapse.initial_linearization_gap(x, **kw)
     monkeypatch.setattr(collapse, "INIT_BLOCK_ELEMENTS", 12 * 4)  # blocks of 2 and 3 at both widths
-    assert len(collapse._init_blocks(5, 12, 40)) == 2
+    assert len(axis_blocks(5, 12 * 40, collapse.INIT_BLOCK_ELEMENTS, min_size=2)) == 2
     pd.testing.assert_frame_equal(collapse.linearization_gap(x, xp, xn, steps=3, record_every=1, **kw), one)
     pd.testing.assert_frame_equal(collapse.initial_linearization_gap(x, **kw), one0)
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.func import jacrev
 
+from nlcl.core.blocks import axis_blocks
 from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.esser.ntk import (
     empirical_ntk,
@@ -175,22 +176,12 @@ def test_blocked_training_equals_the_unblocked_computation(monkeypatch, block_el
     W, A = torch.cat([W_bad / 100, W_bad]), torch.cat([A_bad / 100, A_bad])
     kw = dict(lr=1.0, steps=100, record_every=10, on_nonfinite="mark")
     monkeypatch.setattr(ntk_module, "HIDDEN_BLOCK_ELEMENTS", 1 << 30)
-    assert len(ntk_module._hidden_blocks(2, 8, 16)) == 1
+    assert len(axis_blocks(16, 2 * 8, ntk_module.HIDDEN_BLOCK_ELEMENTS)) == 1
     t1, u1, d1 = train_network_outputs(P, B, W, A, **kw)
     monkeypatch.setattr(ntk_module, "HIDDEN_BLOCK_ELEMENTS", block_elements)
-    assert len(ntk_module._hidden_blocks(2, 8, 16)) > 1
+    assert len(axis_blocks(16, 2 * 8, ntk_module.HIDDEN_BLOCK_ELEMENTS)) > 1
     tb, ub, db = train_network_outputs(P, B, W, A, **kw)
     assert (t1 == tb).all() and (d1 == db).all() and d1[1] > 0
     assert torch.equal(torch.isinf(u1), torch.isinf(ub))
     finite = torch.isfinite(u1)
     assert torch.allclose(u1[finite], ub[finite], rtol=1e-10, atol=1e-12)
-
-
-def test_hidden_blocks_cover_the_units_once():
-    from nlcl.esser.ntk import HIDDEN_BLOCK_ELEMENTS, _hidden_blocks
-
-    for S, n, h in [(10, 128, 32768), (1, 1, 5), (3, 7, 1), (10, 128, 100)]:
-        blocks = _hidden_blocks(S, n, h)
-        assert blocks[0].start == 0 and blocks[-1].stop == h
-        assert all(a.stop == b.start for a, b in zip(blocks, blocks[1:]))
-        assert all(S * n * (b.stop - b.start) <= max(HIDDEN_BLOCK_ELEMENTS, S * n) for b in blocks)

@@ -152,8 +152,7 @@ def test_latent_negative_pairs_by_chunks_is_bitwise_the_batched_computation(
     from nlcl.renli import latent
     from nlcl.renli.latent import _LatentNegativePairs
 
-    chunks = latent.run_chunks
-    monkeypatch.setattr(latent, "run_chunks", lambda R, per_run: chunks(R, per_run, runs_per_chunk * per_run))
+    monkeypatch.setattr(latent, "RUN_CHUNK_ELEMENTS", runs_per_chunk * 96 * 96)  # E is (n, n), n = 96
 
     g = torch.Generator().manual_seed(3)
     P = (0.3 * torch.randn(5, 96, 16, generator=g, dtype=dtype)).requires_grad_()
@@ -164,12 +163,3 @@ def test_latent_negative_pairs_by_chunks_is_bitwise_the_batched_computation(
     ref_out, ref_dP = _batched_negative_pairs(P.detach(), w_b, beta)
     assert torch.equal(out, ref_out)
     assert torch.equal(dP, ref_dP)
-
-
-def test_run_chunks_partition_the_runs():
-    from nlcl.renli.latent import run_chunks
-
-    assert run_chunks(5, 10, 20) == [slice(0, 2), slice(2, 4), slice(4, 5)]
-    assert run_chunks(3, 1000, 10) == [slice(0, 1), slice(1, 2), slice(2, 3)]  # at least one run
-    assert run_chunks(4, 0) == [slice(0, 4)]
-    assert run_chunks(0, 10) == []
