@@ -127,7 +127,9 @@ def lemma2_study(
     ).max()
 
     rms, c_last = [], None
-    for n in ns:  # one vectorized batch of all repeats per N (chunked to bound the N×N memory of α)
+    # one N×N buffer for α, reused by every batch (no page faults on a fresh 128 MB per batch)
+    buf = None if kernel is None else np.empty(int(max(ns, default=0)) ** 2)
+    for n in ns:  # the draws of a chunk of repeats at a time, as before (same RNG stream)
         chunk = max(1, min(n_repeats, 2**23 // int(n) ** 2))
         c_ns = []
         for start in range(0, n_repeats, chunk):
@@ -136,16 +138,44 @@ def lemma2_study(
             x0_b = centers[atoms]
             offs = xi[rng.integers(0, xi.shape[0], size=(r, 2, n))]
             views = stack_views(g_of(x0_b + sigma * offs[:, 0]), g_of(x0_b + sigma * offs[:, 1]))
-            # x0 takes 4 values, so the Gaussian α of the batch is the kernel on the atoms, read per
-            # pair (equal to make_alpha("gaussian", n, g0=x0_b, tau=tau) up to rounding, without
-            # its N² distances and exponentials)
-            a_b = None if kernel is None else kernel[atoms[:, :, None], atoms[:, None, :]]
-            c_ns.append(contrastive_covariance(views, alpha=a_b))
+            # x0 takes 4 values, so the Gaussian α of the batch is the kernel on the atoms (equal to
+            # make_alpha("gaussian", n, g0=x0_b, tau=tau) up to rounding, without its N² distances
+            # and exponentials)
+            if kernel is None:
+                c_ns.append(contrastive_covariance(views))
+            else:
+                c_ns.append(_atom_kernel_covariance(views, atoms, kernel, buf[: n * n].reshape(n, n)))
         c_ns = np.concatenate(c_ns)  # (n_repeats, 2, 2)
         errs = np.linalg.norm(c_ns - c_inf, axis=(-1, -2)) / np.linalg.norm(c_inf)
         rms.append(float(np.sqrt(np.mean(errs**2))))
         c_last = c_ns
     return float(ltv_gap), np.array(rms), c_last, c_inf
+
+
+def _atom_kernel_covariance(
+    views: np.ndarray, atoms: np.ndarray, kernel: np.ndarray, buf: np.ndarray
+) -> np.ndarray:
+    """C_α[g] (Tian 2023, Eq. 3) of each batch for α_ij = K[a_i, a_j], x0[i] the atom a_i.
+
+    Bit for bit ``contrastive_covariance(views, alpha=kernel[atoms[:, :, None], atoms[:, None, :]])``
+    (``views`` (R, 2N, d), ``atoms`` (R, N)): the same operations in the same order, but the row
+    sums r_i = Σ_j α_ij take 4 values (row a_i of K[:, a], the same pairwise sums over j) and so do
+    the column sums c_j = Σ_i α_ij (column a_j of K[a, :], the same sequential sums over i), so
+    neither is summed N times; α itself is needed only by the two products α g and αᵀ g, and is
+    copied row by row (rows of K[:, a]) into ``buf`` (N, N) one batch at a time.
+    """
+    n = atoms.shape[-1]
+    out = np.empty((len(atoms), views.shape[-1], views.shape[-1]))
+    for b, (v, at) in enumerate(zip(views, atoms)):
+        k_rows = np.ascontiguousarray(kernel[:, at])  # (4, N): row k is K[k, a_j], j = 1..N
+        alpha = np.take(k_rows, at, axis=0, out=buf, mode="clip")  # α_ij = K[a_i, a_j]
+        r, c = k_rows.sum(-1)[at], kernel[at].sum(-2)[at]
+        a1, a2 = v[:n], v[n:]
+        da, db = a1 - a2, a1 - a2
+        inter = (a1 * (r + c)[:, None]).T @ a1 - a1.T @ (alpha @ a1) - a1.T @ (alpha.T @ a1)
+        intra = (da * r[:, None]).T @ db
+        out[b] = (inter - intra) / (2.0 * n * n)
+    return out
 
 
 def bias_z(c_ns: np.ndarray, c_inf: np.ndarray) -> float:

@@ -94,6 +94,48 @@ def test_lemma2_study_equals_the_dense_alpha_computation(family):
     np.testing.assert_allclose(c_last, dense, rtol=1e-12, atol=1e-14)
 
 
+def _lemma2_batches_oracle(rng, ns, n_repeats, family, tau):
+    """The study's batch loop before the 4-value row/column sums: the dense per-pair α of the
+    4-atom kernel, all repeats of a chunk in one contrastive_covariance call (the oracle)."""
+    from nlcl.tian.contrastive import contrastive_covariance, gaussian_alpha
+
+    centers, probs, G = (
+        rng.standard_normal((4, 3)),
+        rng.dirichlet(np.full(4, 3.0)),
+        rng.standard_normal((2, 3)),
+    )
+    xi = np.concatenate([np.eye(3), -np.eye(3)])
+    kernel = None if family == "uniform" else gaussian_alpha(centers, tau)
+    out = []
+    for n in ns:
+        chunk, c_ns = max(1, min(n_repeats, 2**23 // int(n) ** 2)), []
+        for start in range(0, n_repeats, chunk):
+            r = min(chunk, n_repeats - start)
+            atoms = rng.choice(4, size=(r, n), p=probs)
+            x0 = centers[atoms]
+            offs = xi[rng.integers(0, 6, size=(r, 2, n))]
+            views = stack_views(*(np.maximum((x0 + 0.5 * offs[:, v]) @ G.T, 0.0) for v in (0, 1)))
+            a_b = None if kernel is None else kernel[atoms[:, :, None], atoms[:, None, :]]
+            c_ns.append(contrastive_covariance(views, alpha=a_b))
+        out.append(np.concatenate(c_ns))
+    return out
+
+
+@pytest.mark.parametrize("family", ["uniform", "gaussian"])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_lemma2_study_is_bitwise_the_dense_alpha_oracle(family, seed):
+    """Row/column sums of α read off the 4 atoms and α copied per batch: the same bits as the
+    dense-α formulation (per N, RMS error and C_α at the largest N), and the same RNG stream."""
+    ns, reps, tau = np.array([3, 16, 64, 300, 1024]), 9, 0.7  # 1024: chunks of 8 and 1 repeat
+    rng_new, rng_old = np.random.default_rng([2, seed]), np.random.default_rng([2, seed])
+    _, rms, c_last, c_inf = lemma2_study(rng_new, ns, reps, family, tau)
+    per_n = _lemma2_batches_oracle(rng_old, ns, reps, family, tau)
+    assert rng_new.bit_generator.state == rng_old.bit_generator.state
+    np.testing.assert_array_equal(c_last, per_n[-1])
+    errs = [np.linalg.norm(c - c_inf, axis=(-1, -2)) / np.linalg.norm(c_inf) for c in per_n]
+    np.testing.assert_array_equal(rms, [float(np.sqrt(np.mean(e**2))) for e in errs])
+
+
 def test_lemma2_study_refuses_alpha_without_kernel():
     with pytest.raises(ParameterError, match="family"):
         lemma2_study(np.random.default_rng(0), np.array([16]), 4, "infonce", 0.5)
