@@ -24,8 +24,8 @@
 # (Stage 1 / Stage 2, Lemmas 5.1 and 5.3). No earlier chapter is needed.
 #
 # **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the sizes of the
-# reconstruction's prototype, $m = 512$, batch 512, 1500 + 1500 steps): about half an hour on a CPU,
-# a minute on a GPU.
+# reconstruction's prototype, $m = 512$, batch 512, 1500 + 1500 steps): about 3 minutes on one core
+# of a 2-core CPU.
 #
 # ```{important}
 # **This chapter implements a reconstruction.** The stored copy of the paper lost every formula, so

@@ -31,7 +31,8 @@
 #
 # **Prerequisites.** {doc}`tian-alpha-cl` (Eq. 3, Lemmas 2–3); Tian 2023 Sec. 3, App. B.1, B.3–B.5.
 #
-# **Expected run time.** `ci` profile: under a minute on a 2-core CPU; `full`: about 3–4 minutes.
+# **Expected run time.** `ci` profile: under a minute on a 2-core CPU; `full`: about 2 minutes on one
+# core of a 2-core CPU.
 
 # %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, under a minute) or "full" (larger samples)

@@ -25,7 +25,8 @@
 # **Prerequisites.** Tian 2023 Sec. 2 (contrastive covariance $\mathbb{C}_\alpha$, Eq. 3), Sec. 4,
 # App. C and D. The experiments these results explain are in {doc}`tian-tokens`.
 #
-# **Expected run time.** `ci` profile: about a minute on a 2-core CPU; `full`: about ten minutes.
+# **Expected run time.** `ci` profile: about a minute on a 2-core CPU; `full`: about 3 minutes on one
+# core of a 2-core CPU.
 
 # %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples)
