@@ -25,8 +25,8 @@
 # **Prerequisites.** Tian 2023 Sec. 2 (InfoNCE, Eq. 1, and the α-CL form, Eqs. 2–3) and the
 # poster's table; {doc}`tian-mnist-filters` for the MNIST data and the augmentation.
 #
-# **Expected run time.** `ci` profile: about 1–2 minutes on a 2-core CPU; `full`: about 15 minutes
-# on a CPU core (5 seeds, longer training).
+# **Expected run time.** `ci` profile: under a minute on a 2-core CPU; `full`: about 5 minutes on one
+# core of it (5 seeds, longer training).
 
 # %% [markdown]
 # ## The experiment, and what differs from the poster
