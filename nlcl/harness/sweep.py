@@ -7,9 +7,11 @@ sized to the machine by default (one single-threaded worker process per core), o
 scheduler given by address, so the same command runs on a laptop, a workstation or a cluster
 started with dask-jobqueue or dask-kubernetes.
 
-Each point is keyed by a hash of the chapter's source, the profile and the point's parameters: a
-sweep that is run again skips the points already done (their ``point.json`` exists), and a
-changed chapter re-runs everything. A failing point is recorded with its error and does not stop
+Each point is keyed by a hash of what the run reads (the chapter's source, the ``nlcl`` modules it
+runs, :func:`nlcl.harness.sources.modules_sha256`, and the committed artifacts
+``results/<chapter>-*``), the profile and the point's parameters: a sweep that is run again skips
+the points already done (their ``point.json`` exists), and a changed chapter, module or artifact
+re-runs everything. A failing point is recorded with its error and does not stop
 the others. The sweep writes:
 
 * ``<out>/points/<key>/``: the point's run folder (``run/``: notebook, claims, provenance, log) and
@@ -38,7 +40,15 @@ from typing import Any
 
 from nlcl.core.validate import ParameterError
 
-__all__ = ["SweepResult", "parse_values", "expand_grid", "point_key", "run_sweep", "summarize_sweep"]
+__all__ = [
+    "SweepResult",
+    "parse_values",
+    "expand_grid",
+    "inputs_sha256",
+    "point_key",
+    "run_sweep",
+    "summarize_sweep",
+]
 
 #: Statuses of a claim that count as "the claim holds" in the sweep summary.
 HOLDS = ("pass",)
@@ -83,6 +93,19 @@ def expand_grid(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         if len(set(map(repr, grid[name]))) != len(grid[name]):
             raise ParameterError(f"sweep parameter {name!r} repeats a value: {list(grid[name])}")
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def inputs_sha256(chapter: Path, root: Path) -> str:
+    """SHA-256 of what a run of ``chapter`` reads: its source, the ``nlcl`` modules it runs and the
+    committed artifacts ``results/<chapter>-*`` (a ``ci`` run reads the paper-scale ones)."""
+    from nlcl.harness import sources
+
+    digest = hashlib.sha256(chapter.read_bytes())
+    digest.update(str(sources.modules_sha256(chapter, root, missing_ok=True)).encode())
+    for f in sorted((root / "results").glob(f"{chapter.stem}-*")):
+        if f.is_file():
+            digest.update(b"\0" + f.name.encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
 
 
 def point_key(source_hash: str, profile: str, params: Mapping[str, Any]) -> str:
@@ -175,7 +198,7 @@ def run_sweep(
     spec = notebook.chapter_parameters(path)
     # Every value is checked against the chapter's parameters before any worker starts.
     points = [notebook.coerce_parameters(p, spec, path.stem) for p in expand_grid(grid)]
-    source_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+    source_hash = inputs_sha256(path, root)
     grid_id = point_key(source_hash, profile, {k: list(map(repr, v)) for k, v in grid.items()})[:10]
     directory = Path(out) if out else root / "sweeps" / path.stem / grid_id
     directory.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from nlcl.core.validate import ParameterError
 from nlcl.harness import sweep
 from nlcl.harness.cli import main
-from nlcl.harness.sweep import SweepResult, expand_grid, parse_values, point_key, run_sweep, summarize_sweep
+from nlcl.harness.sweep import (
+    SweepResult,
+    expand_grid,
+    inputs_sha256,
+    parse_values,
+    point_key,
+    run_sweep,
+    summarize_sweep,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
@@ -56,6 +64,30 @@ def test_point_key_is_stable_and_sensitive():
     k = point_key("h", "ci", {"a": 1, "b": 2})
     assert k == point_key("h", "ci", {"b": 2, "a": 1})
     assert k != point_key("h2", "ci", {"a": 1, "b": 2}) != point_key("h", "full", {"a": 1, "b": 2})
+
+
+def test_inputs_hash_follows_the_chapter_its_modules_and_its_committed_artifacts(tmp_path, monkeypatch):
+    """A resumed sweep must not reuse points made with other code or other committed artifacts."""
+    from nlcl.harness import sources
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "results").mkdir()
+    chapter = tmp_path / "book" / "ch.py"
+    chapter.write_text("x = 1\n")
+    (tmp_path / "results" / "ch-full.json").write_text("{}")
+    (tmp_path / "results" / "other-full.json").write_text("{}")
+    base = inputs_sha256(chapter, tmp_path)
+    assert inputs_sha256(chapter, tmp_path) == base
+    (tmp_path / "results" / "other-full.json").write_text('{"a": 1}')  # another chapter's artifact
+    assert inputs_sha256(chapter, tmp_path) == base
+    (tmp_path / "results" / "ch-full.json").write_text('{"a": 1}')
+    changed_artifact = inputs_sha256(chapter, tmp_path)
+    assert changed_artifact != base
+    monkeypatch.setattr(sources, "modules_sha256", lambda *a, **k: "another module hash")
+    assert inputs_sha256(chapter, tmp_path) != changed_artifact
+    monkeypatch.undo()
+    chapter.write_text("x = 2\n")
+    assert inputs_sha256(chapter, tmp_path) != changed_artifact
 
 
 def test_summarize_sweep():
