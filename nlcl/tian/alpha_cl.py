@@ -171,9 +171,9 @@ def _atom_kernel_covariance(
         alpha = np.take(k_rows, at, axis=0, out=buf, mode="clip")  # α_ij = K[a_i, a_j]
         r, c = k_rows.sum(-1)[at], kernel[at].sum(-2)[at]
         a1, a2 = v[:n], v[n:]
-        da, db = a1 - a2, a1 - a2
+        da = a1 - a2  # both sides of the intra-view term (the two views of g are the same g)
         inter = (a1 * (r + c)[:, None]).T @ a1 - a1.T @ (alpha @ a1) - a1.T @ (alpha.T @ a1)
-        intra = (da * r[:, None]).T @ db
+        intra = (da * r[:, None]).T @ da
         out[b] = (inter - intra) / (2.0 * n * n)
     return out
 

@@ -37,10 +37,19 @@ __all__ = [
 ]
 
 
-def hidden_two_layer(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:
-    """f_1 = [h(w_kmᵀ x_k)]_{km} of one run: ``W`` (K, M, d), ``x`` (n, K, d) → (n, KM) (Eq. 109)."""
+def _check_run_shapes(W: torch.Tensor, x: torch.Tensor) -> None:
     if W.ndim != 3 or x.ndim != 3 or x.shape[1:] != (W.shape[0], W.shape[2]):
         raise ParameterError(f"W {tuple(W.shape)} and x {tuple(x.shape)} must be (K, M, d) and (n, K, d)")
+
+
+def _gate_inputs(act, pre: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """x̃ (n, KMd) from the pre-activations w_kmᵀx_k (n, K, M)."""
+    return (act.gate(pre)[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+
+
+def hidden_two_layer(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:
+    """f_1 = [h(w_kmᵀ x_k)]_{km} of one run: ``W`` (K, M, d), ``x`` (n, K, d) → (n, KM) (Eq. 109)."""
+    _check_run_shapes(W, x)
     return get_activation(activation)(torch.einsum("nkd,kmd->nkm", x, W)).reshape(x.shape[0], -1)
 
 
@@ -63,9 +72,7 @@ def energy_two_layer(
 
 def gated_inputs(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:
     """x̃_km = x_k · gate(w_kmᵀ x_k) stacked as (n, K·M·d) (Tian 2023, Eq. 6 and Sec. 4)."""
-    act = get_activation(activation)
-    gate = act.gate(torch.einsum("nkd,kmd->nkm", x, W))  # (n, K, M)
-    return (gate[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+    return _gate_inputs(get_activation(activation), torch.einsum("nkd,kmd->nkm", x, W), x)
 
 
 def hidden_and_gated(
@@ -73,12 +80,10 @@ def hidden_and_gated(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(:func:`hidden_two_layer`, :func:`gated_inputs`) of one run from a single pre-activation w_kmᵀx_k:
     the same values, one product with x less. Returns f_1 (n, KM) and x̃ (n, KMd)."""
-    if W.ndim != 3 or x.ndim != 3 or x.shape[1:] != (W.shape[0], W.shape[2]):
-        raise ParameterError(f"W {tuple(W.shape)} and x {tuple(x.shape)} must be (K, M, d) and (n, K, d)")
+    _check_run_shapes(W, x)
     act = get_activation(activation)
     pre = torch.einsum("nkd,kmd->nkm", x, W)
-    xt = (act.gate(pre)[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
-    return act(pre).reshape(x.shape[0], -1), xt
+    return act(pre).reshape(x.shape[0], -1), _gate_inputs(act, pre, x)
 
 
 def lemma4_dynamics(
