@@ -23,7 +23,7 @@ from nlcl.core.validate import (
     positive_float,
     positive_int,
 )
-from nlcl.renli.losses import contrastive_loss
+from nlcl.renli.head_loss import fused_contrastive_loss
 from nlcl.renli.model import _EPS
 
 #: Head architectures of :func:`train_heads`: the paper's 3-layer heads and the theory's linear map.
@@ -133,36 +133,44 @@ class MLPHeads(torch.nn.Module):
         return int(self.weight1.shape[0])
 
     def _bn(self, h: torch.Tensor, layer: int) -> torch.Tensor:
-        rm, rv = getattr(self, f"running_mean{layer}"), getattr(self, f"running_var{layer}")
-        if self.training:
-            # two passes (mean, then the mean square about it): torch's Welford var over the batch
-            # dimension was a third of a training step on CPU; equal to it up to rounding
-            mean = h.mean(1)
-            centred = h - mean[:, None]
-            var = (centred * centred).mean(1)
-            with torch.no_grad():
-                n = h.shape[1]
-                rm.lerp_(mean.detach(), self.momentum)
-                rv.lerp_(var.detach() * n / max(n - 1, 1), self.momentum)
-        else:
-            centred, var = h - rm[:, None], rv
-        h = centred / torch.sqrt(var[:, None] + 1e-5)
-        return h * getattr(self, f"bn_gamma{layer}")[:, None] + getattr(self, f"bn_beta{layer}")[:, None]
+        """BatchNorm of ``h`` (R, w, n), run ``i`` and unit ``k`` over the batch: ``γ (h − mean)/sqrt(var + 1e-5) + β``.
+
+        One ``torch.nn.functional.batch_norm`` over the ``R·w`` channels of the contiguous (1, R·w, n)
+        view (its fused kernels: a few passes instead of autograd through ~20 elementwise ops);
+        in training mode it updates the running statistics in place (unbiased variance, momentum
+        ``momentum``), like ``torch.nn.BatchNorm1d``.
+        """
+        R, w, n = h.shape
+        return torch.nn.functional.batch_norm(
+            h.reshape(1, R * w, n),
+            getattr(self, f"running_mean{layer}").view(-1),
+            getattr(self, f"running_var{layer}").view(-1),
+            getattr(self, f"bn_gamma{layer}").reshape(-1),
+            getattr(self, f"bn_beta{layer}").reshape(-1),
+            training=self.training,
+            momentum=self.momentum,
+            eps=1e-5,
+        ).view(R, w, n)
 
     def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
         """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in).
 
         With ``index`` (R, n), ``x`` (R, C, d_in) is a table of distinct inputs and sample ``j`` of
-        run ``i`` is ``x[i, index[i, j]]``; the first linear layer is then applied to the table
-        only (exactly the same result, cheaper when the table is small, e.g. a few captions).
+        run ``i`` is ``x[i, index[i, j]]``; when the table is smaller than the batch (``C < n``, e.g.
+        a few captions) the first linear layer is applied to the table only and its rows gathered,
+        otherwise the inputs are gathered first (the same result up to rounding, the cheaper way).
+        The two hidden layers are computed transposed, (R, w, n), so that each BatchNorm is one
+        fused call on a contiguous tensor.
         """
         _check_inputs(self, x, index, self.weight1.shape[1])
-        h = torch.baddbmm(self.bias1[:, None], x, self.weight1)
+        if index is not None and x.shape[1] >= index.shape[1]:
+            x, index = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1])), None
+        h = torch.baddbmm(self.bias1[..., None], self.weight1.transpose(1, 2), x.transpose(1, 2))
         if index is not None:
-            h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
+            h = torch.gather(h, 2, index[:, None, :].expand(-1, h.shape[1], -1))
         h = torch.relu(self._bn(h, 1))
-        h = torch.relu(self._bn(torch.baddbmm(self.bias2[:, None], h, self.weight2), 2))
-        h = torch.baddbmm(self.bias3[:, None], h, self.weight3)
+        h = torch.relu(self._bn(torch.baddbmm(self.bias2[..., None], self.weight2.transpose(1, 2), h), 2))
+        h = torch.baddbmm(self.bias3[:, None], h.transpose(1, 2), self.weight3)
         return _normalize_output(self, h)
 
 
@@ -224,6 +232,8 @@ class LinearHeads(torch.nn.Module):
     def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
         """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in) (or a table and ``index``)."""
         _check_inputs(self, x, index, self.weight.shape[1])
+        if index is not None and x.shape[1] >= index.shape[1]:
+            x, index = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1])), None
         h = torch.bmm(x, self.weight)
         if index is not None:
             h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
@@ -270,9 +280,11 @@ def train_heads(
     Real-data analog of Ren & Li (2023), Sec. 6: frozen features ``image_features`` (N, d_img) and
     ``text_features`` (C, d_txt) of the captions, ``caption_index`` (N,) the caption of each image.
     Each step every run draws its own batch of ``batch_size`` images (with replacement, from a
-    generator seeded with its seed), and minimizes :func:`contrastive_loss` with its ``λ`` and
-    inverse temperature ``β`` (``λ = 0``: :func:`~nlcl.renli.losses.non_contrastive_loss`) with Adam (learning rate
-    ``lr``), or, with ``optimizer="gd"``, with plain gradient descent ``W ← W − lr·∇L`` on each fresh
+    generator seeded with its seed), and minimizes :func:`~nlcl.renli.losses.contrastive_loss`
+    (Eq. 3, evaluated by :func:`~nlcl.renli.head_loss.fused_contrastive_loss`) with its ``λ`` and
+    inverse temperature ``β`` (``λ = 0``: :func:`~nlcl.renli.losses.non_contrastive_loss`) with Adam
+    (learning rate ``lr``; torch's fused kernel), or, with ``optimizer="gd"``, with plain gradient
+    descent ``W ← W − lr·∇L`` on each fresh
     batch, the training algorithm of Ren & Li (2023), Algorithm 3.1.  The two differ where the
     gradient is small: gradient descent slows down near a stationary point (the paper's
     non-contrastive runs stop at "an approximate stationary point", Thm. 4.3(a)), whereas Adam divides
@@ -334,7 +346,10 @@ def train_heads(
         txt_heads.train()
 
     params = [*img_heads.parameters(), *txt_heads.parameters()]
-    opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else torch.optim.SGD(params, lr=lr)
+    # fused Adam: the same update in one kernel per tensor (equal to the loop up to float rounding)
+    opt = (
+        torch.optim.Adam(params, lr=lr, fused=True) if optimizer == "adam" else torch.optim.SGD(params, lr=lr)
+    )
     gens = [torch.Generator().manual_seed(10_000 + s) for s in seeds]
     img, txt, cap = image_features.to(device), text_features.to(device), caption_index.to(device)
     lam_t = torch.tensor(lam_list, device=device)
@@ -348,7 +363,7 @@ def train_heads(
         idx = torch.stack([torch.randint(0, N, (batch_size,), generator=g) for g in gens]).to(device)
         f_a = img_heads(img[idx])
         f_b = txt_heads(txt_table, cap[idx])
-        loss = contrastive_loss(f_a, f_b, lam_t, beta)
+        loss = fused_contrastive_loss(f_a, f_b, lam_t, beta)
         if not bool(torch.isfinite(loss).all()):
             raise NonFiniteError(
                 f"training diverged at step {step}: the loss is NaN or infinite; lower lr={lr}"

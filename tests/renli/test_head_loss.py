@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
 from nlcl.core.validate import ParameterError
 from nlcl.renli.head_loss import fused_contrastive_loss
+from nlcl.renli.heads import LinearHeads, MLPHeads, _normalize_output, train_heads
 from nlcl.renli.losses import contrastive_loss
 
 
@@ -81,3 +83,112 @@ def test_fused_loss_errors():
         fused_contrastive_loss(a, b, -lam, 2.0)
     with pytest.raises(ParameterError):
         fused_contrastive_loss(a, b, lam, 0.0)
+
+
+# --- the oracle: the former forward pass and training loop --------------------------------------
+
+
+def _old_bn(heads, h, layer):
+    rm, rv = getattr(heads, f"running_mean{layer}"), getattr(heads, f"running_var{layer}")
+    mean = h.mean(1)
+    centred = h - mean[:, None]
+    var = (centred * centred).mean(1)
+    with torch.no_grad():
+        n = h.shape[1]
+        rm.lerp_(mean.detach(), heads.momentum)
+        rv.lerp_(var.detach() * n / max(n - 1, 1), heads.momentum)
+    h = centred / torch.sqrt(var[:, None] + 1e-5)
+    return h * getattr(heads, f"bn_gamma{layer}")[:, None] + getattr(heads, f"bn_beta{layer}")[:, None]
+
+
+def _old_forward(heads, x, index=None):
+    if isinstance(heads, LinearHeads):
+        h = torch.bmm(x, heads.weight)
+        if index is not None:
+            h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
+        return _normalize_output(heads, h)
+    h = torch.baddbmm(heads.bias1[:, None], x, heads.weight1)
+    if index is not None:
+        h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
+    h = torch.relu(_old_bn(heads, h, 1))
+    h = torch.relu(_old_bn(heads, torch.baddbmm(heads.bias2[:, None], h, heads.weight2), 2))
+    h = torch.baddbmm(heads.bias3[:, None], h, heads.weight3)
+    return _normalize_output(heads, h)
+
+
+def _old_train(img, txt, cap, lam, seeds, *, width, d_out, steps, beta, lr, batch_size, heads):
+    make = (
+        (lambda d, s: LinearHeads(d, d_out, s))
+        if heads == "linear"
+        else (lambda d, s: MLPHeads(d, width, d_out, s))
+    )
+    img_heads = make(img.shape[1], [2 * s for s in seeds])
+    txt_heads = make(txt.shape[1], [2 * s + 1 for s in seeds])
+    opt = torch.optim.Adam([*img_heads.parameters(), *txt_heads.parameters()], lr=lr)
+    gens = [torch.Generator().manual_seed(10_000 + s) for s in seeds]
+    lam_t, txt_table = torch.tensor(lam), txt.expand(len(seeds), -1, -1)
+    losses = np.empty((len(seeds), steps))
+    for step in range(steps):
+        idx = torch.stack([torch.randint(0, img.shape[0], (batch_size,), generator=g) for g in gens])
+        loss = contrastive_loss(
+            _old_forward(img_heads, img[idx]), _old_forward(txt_heads, txt_table, cap[idx]), lam_t, beta
+        )
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        opt.step()
+        losses[:, step] = loss.detach().numpy()
+    return img_heads.eval(), txt_heads.eval(), losses
+
+
+def _features(n_captions, dtype, N=300, d_img=12, d_txt=20, seed=3):
+    g = torch.Generator().manual_seed(seed)
+    cap = torch.randint(0, n_captions, (N,), generator=g)
+    txt = torch.randn(n_captions, d_txt, generator=g, dtype=dtype)
+    img = txt[cap, :d_img] + 0.7 * torch.randn(N, d_img, generator=g, dtype=dtype)
+    return img, txt, cap
+
+
+@pytest.mark.parametrize("heads", ["mlp", "linear"])
+@pytest.mark.parametrize("n_captions", [10, 90])  # a table smaller, then larger, than the batch
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_train_heads_equals_the_former_formulation(heads, n_captions, dtype):
+    img, txt, cap = _features(n_captions, dtype)
+    lam, seeds = [0.0, 1.0, 1.0], [0, 1, 2]
+    kw = dict(width=16, d_out=6, steps=6, beta=2.0, lr=1e-3, batch_size=48, heads=heads)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)  # the heads' parameters and λ in the dtype of the features
+    try:
+        new = train_heads(img, txt, cap, lam, seeds, progress=False, **kw)
+        old_img, old_txt, old_loss = _old_train(img, txt, cap, lam, seeds, **kw)
+    finally:
+        torch.set_default_dtype(previous)
+    tol = 1e-9 if dtype == torch.float64 else 1e-5
+    np.testing.assert_allclose(new.loss, old_loss, rtol=tol, atol=tol)
+    if dtype == torch.float64:
+        for (name, p), q in zip(
+            [*new.image_heads.named_parameters(), *new.text_heads.named_parameters()],
+            [*old_img.parameters(), *old_txt.parameters()],
+        ):
+            torch.testing.assert_close(p.detach(), q.detach(), rtol=tol, atol=tol, msg=name)
+    if dtype == torch.float32:  # evaluation uses running means that include the rounding-driven biases
+        return
+    x = img[:40].expand(3, -1, -1).contiguous()
+    with torch.no_grad():
+        torch.testing.assert_close(new.image_heads(x), _old_eval(old_img, x), rtol=10 * tol, atol=10 * tol)
+
+
+def _old_eval(heads, x):
+    """The former evaluation-mode forward: running statistics everywhere."""
+    if isinstance(heads, LinearHeads):
+        return _normalize_output(heads, torch.bmm(x, heads.weight))
+
+    def bn(h, layer):
+        rm, rv = getattr(heads, f"running_mean{layer}"), getattr(heads, f"running_var{layer}")
+        h = (h - rm[:, None]) / torch.sqrt(rv[:, None] + 1e-5)
+        return torch.relu(
+            h * getattr(heads, f"bn_gamma{layer}")[:, None] + getattr(heads, f"bn_beta{layer}")[:, None]
+        )
+
+    h = bn(torch.baddbmm(heads.bias1[:, None], x, heads.weight1), 1)
+    h = bn(torch.baddbmm(heads.bias2[:, None], h, heads.weight2), 2)
+    return _normalize_output(heads, torch.baddbmm(heads.bias3[:, None], h, heads.weight3))

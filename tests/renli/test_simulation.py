@@ -509,14 +509,15 @@ def test_mlp_heads_normalization_eval_and_index():
 
 def test_mlp_heads_batchnorm_is_torch_batch_norm():
     """Each run's BatchNorm is torch's batch_norm (biased batch variance in training, unbiased
-    running variance, momentum 0.1), computed in two passes: equal to rounding, both modes."""
+    running variance, momentum 0.1), one call over the runs' channels of the transposed (R, w, n)
+    layout: equal to rounding, both modes."""
     heads = MLPHeads(6, 16, 4, seeds=[0, 1])
     h = torch.randn(2, 32, 16, dtype=torch.float64) * 3 + 1
     for p in (heads.bn_gamma1, heads.bn_beta1):
         p.data = torch.randn(2, 16)
     heads = heads.double()
     rm, rv = torch.zeros(16, dtype=torch.float64), torch.ones(16, dtype=torch.float64)
-    ours = heads._bn(h, 1)
+    ours = heads._bn(h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
     for r in range(2):
         ref = torch.nn.functional.batch_norm(
             h[r], rm.clone(), rv.clone(), heads.bn_gamma1[r], heads.bn_beta1[r], training=True, eps=1e-5
@@ -530,7 +531,8 @@ def test_mlp_heads_batchnorm_is_torch_batch_norm():
     ref = torch.nn.functional.batch_norm(
         h[0], heads.running_mean1[0], heads.running_var1[0], heads.bn_gamma1[0], heads.bn_beta1[0], eps=1e-5
     )
-    torch.testing.assert_close(heads._bn(h, 1)[0], ref, rtol=1e-12, atol=1e-12)
+    ours = heads._bn(h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
+    torch.testing.assert_close(ours[0], ref, rtol=1e-12, atol=1e-12)
 
 
 def _toy_pairs(n=120, seed=0):
