@@ -23,8 +23,8 @@ from nlcl.core.validate import (
     positive_float,
     positive_int,
 )
+from nlcl.renli.head_layers import batch_norm_columns, batch_norm_rows, normalize_output
 from nlcl.renli.head_loss import fused_contrastive_loss
-from nlcl.renli.model import _EPS
 
 #: Head architectures of :func:`train_heads`: the paper's 3-layer heads and the theory's linear map.
 HEADS = ("mlp", "linear")
@@ -132,59 +132,39 @@ class MLPHeads(torch.nn.Module):
         """Number of independent heads ``R``."""
         return int(self.weight1.shape[0])
 
-    def _bn(self, h: torch.Tensor, layer: int) -> torch.Tensor:
-        """BatchNorm of ``h`` (R, w, n), run ``i`` and unit ``k`` over the batch: ``γ (h − mean)/sqrt(var + 1e-5) + β``.
-
-        One ``torch.nn.functional.batch_norm`` over the ``R·w`` channels of the contiguous (1, R·w, n)
-        view (its fused kernels: a few passes instead of autograd through ~20 elementwise ops);
-        in training mode it updates the running statistics in place (unbiased variance, momentum
-        ``momentum``), like ``torch.nn.BatchNorm1d``.
-        """
-        R, w, n = h.shape
-        return torch.nn.functional.batch_norm(
-            h.reshape(1, R * w, n),
-            getattr(self, f"running_mean{layer}").view(-1),
-            getattr(self, f"running_var{layer}").view(-1),
-            getattr(self, f"bn_gamma{layer}").reshape(-1),
-            getattr(self, f"bn_beta{layer}").reshape(-1),
-            training=self.training,
-            momentum=self.momentum,
-            eps=1e-5,
-        ).view(R, w, n)
-
     def forward(self, x: torch.Tensor, index: torch.Tensor | None = None) -> torch.Tensor:
         """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in).
 
         With ``index`` (R, n), ``x`` (R, C, d_in) is a table of distinct inputs and sample ``j`` of
-        run ``i`` is ``x[i, index[i, j]]``; when the table is smaller than the batch (``C < n``, e.g.
-        a few captions) the first linear layer is applied to the table only and its rows gathered,
-        otherwise the inputs are gathered first (the same result up to rounding, the cheaper way).
-        The two hidden layers are computed transposed, (R, w, n), so that each BatchNorm is one
-        fused call on a contiguous tensor.
+        run ``i`` is ``x[i, index[i, j]]``.  A table smaller than the batch (``C < n``, e.g. a few
+        captions) goes through the heads as it is, its BatchNorm and output statistics weighted by
+        how often each row is drawn (:mod:`nlcl.renli.head_layers`), and its rows are gathered at
+        the end; a larger one is gathered first.  Either way the batch's outputs, up to rounding,
+        the cheaper way.  A batch runs its hidden layers transposed, (R, w, n), so that each
+        BatchNorm is one fused call on a contiguous tensor.
         """
         _check_inputs(self, x, index, self.weight1.shape[1])
-        if index is not None and x.shape[1] >= index.shape[1]:
-            x, index = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1])), None
-        h = torch.baddbmm(self.bias1[..., None], self.weight1.transpose(1, 2), x.transpose(1, 2))
+        if index is not None and x.shape[1] < index.shape[1]:
+            counts = None
+            if self.training:
+                counts = torch.zeros(x.shape[:2], dtype=x.dtype, device=x.device)
+                counts.scatter_add_(1, index, torch.ones(index.shape, dtype=x.dtype, device=x.device))
+            h = torch.relu(
+                batch_norm_rows(self, torch.baddbmm(self.bias1[:, None], x, self.weight1), 1, counts)
+            )
+            h = torch.relu(
+                batch_norm_rows(self, torch.baddbmm(self.bias2[:, None], h, self.weight2), 2, counts)
+            )
+            h = normalize_output(self, torch.baddbmm(self.bias3[:, None], h, self.weight3), counts)
+            return torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
         if index is not None:
-            h = torch.gather(h, 2, index[:, None, :].expand(-1, h.shape[1], -1))
-        h = torch.relu(self._bn(h, 1))
-        h = torch.relu(self._bn(torch.baddbmm(self.bias2[..., None], self.weight2.transpose(1, 2), h), 2))
-        h = torch.baddbmm(self.bias3[:, None], h.transpose(1, 2), self.weight3)
-        return _normalize_output(self, h)
-
-
-def _normalize_output(heads: torch.nn.Module, h: torch.Tensor) -> torch.Tensor:
-    """Centre over the batch and divide by ``sqrt(mean ||h − mean h||²)``; running statistics in eval mode."""
-    if heads.training:
-        mean = h.mean(1)
-        centred = h - mean[:, None]
-        scale2 = centred.pow(2).sum(-1).mean(-1)
-        with torch.no_grad():
-            heads.out_mean.lerp_(mean.detach(), heads.momentum)
-            heads.out_scale2.lerp_(scale2.detach(), heads.momentum)
-        return centred / torch.sqrt(scale2 + _EPS)[:, None, None]
-    return (h - heads.out_mean[:, None]) / torch.sqrt(heads.out_scale2 + _EPS)[:, None, None]
+            x = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1]))
+        h = torch.baddbmm(self.bias1[..., None], self.weight1.transpose(1, 2), x.transpose(1, 2))
+        h = torch.relu(batch_norm_columns(self, h, 1))
+        h = torch.baddbmm(self.bias2[..., None], self.weight2.transpose(1, 2), h)
+        h = torch.relu(batch_norm_columns(self, h, 2))
+        h = torch.baddbmm(self.bias3[..., None], self.weight3.transpose(1, 2), h)
+        return normalize_output(self, h.transpose(1, 2))
 
 
 def _check_inputs(heads: torch.nn.Module, x: torch.Tensor, index: torch.Tensor | None, d_in: int) -> None:
@@ -237,7 +217,7 @@ class LinearHeads(torch.nn.Module):
         h = torch.bmm(x, self.weight)
         if index is not None:
             h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
-        return _normalize_output(self, h)
+        return normalize_output(self, h)
 
 
 @dataclass

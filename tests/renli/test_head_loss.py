@@ -30,7 +30,7 @@ import torch
 
 from nlcl.core.validate import ParameterError
 from nlcl.renli.head_loss import fused_contrastive_loss
-from nlcl.renli.heads import LinearHeads, MLPHeads, _normalize_output, train_heads
+from nlcl.renli.heads import LinearHeads, MLPHeads, train_heads
 from nlcl.renli.losses import contrastive_loss
 
 
@@ -86,6 +86,18 @@ def test_fused_loss_errors():
 
 
 # --- the oracle: the former forward pass and training loop --------------------------------------
+
+
+def _normalize_output(heads, h):
+    if heads.training:
+        mean = h.mean(1)
+        centred = h - mean[:, None]
+        scale2 = centred.pow(2).sum(-1).mean(-1)
+        with torch.no_grad():
+            heads.out_mean.lerp_(mean.detach(), heads.momentum)
+            heads.out_scale2.lerp_(scale2.detach(), heads.momentum)
+        return centred / torch.sqrt(scale2 + 1e-12)[:, None, None]
+    return (h - heads.out_mean[:, None]) / torch.sqrt(heads.out_scale2 + 1e-12)[:, None, None]
 
 
 def _old_bn(heads, h, layer):

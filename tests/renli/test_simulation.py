@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.validate import NonFiniteError, ParameterError
+from nlcl.renli.head_layers import batch_norm_columns
 from nlcl.renli.heads import (
     HeadsResult,
     MLPHeads,
@@ -517,7 +518,7 @@ def test_mlp_heads_batchnorm_is_torch_batch_norm():
         p.data = torch.randn(2, 16)
     heads = heads.double()
     rm, rv = torch.zeros(16, dtype=torch.float64), torch.ones(16, dtype=torch.float64)
-    ours = heads._bn(h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
+    ours = batch_norm_columns(heads, h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
     for r in range(2):
         ref = torch.nn.functional.batch_norm(
             h[r], rm.clone(), rv.clone(), heads.bn_gamma1[r], heads.bn_beta1[r], training=True, eps=1e-5
@@ -531,7 +532,7 @@ def test_mlp_heads_batchnorm_is_torch_batch_norm():
     ref = torch.nn.functional.batch_norm(
         h[0], heads.running_mean1[0], heads.running_var1[0], heads.bn_gamma1[0], heads.bn_beta1[0], eps=1e-5
     )
-    ours = heads._bn(h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
+    ours = batch_norm_columns(heads, h.transpose(1, 2).contiguous(), 1).transpose(1, 2)
     torch.testing.assert_close(ours[0], ref, rtol=1e-12, atol=1e-12)
 
 
