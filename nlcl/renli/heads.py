@@ -158,13 +158,19 @@ class MLPHeads(torch.nn.Module):
             h = normalize_output(self, torch.baddbmm(self.bias3[:, None], h, self.weight3), counts)
             return torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
         if index is not None:
-            x = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1]))
+            x = _take_rows(x, index)
         h = torch.baddbmm(self.bias1[..., None], self.weight1.transpose(1, 2), x.transpose(1, 2))
         h = torch.relu(batch_norm_columns(self, h, 1))
         h = torch.baddbmm(self.bias2[..., None], self.weight2.transpose(1, 2), h)
         h = torch.relu(batch_norm_columns(self, h, 2))
         h = torch.baddbmm(self.bias3[..., None], self.weight3.transpose(1, 2), h)
         return normalize_output(self, h.transpose(1, 2))
+
+
+def _take_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Rows ``x[i, index[i, j]]`` (R, n, d) of tables ``x`` (R, C, d) (advanced indexing: a third of
+    the time of ``torch.gather`` with an expanded index here)."""
+    return x[torch.arange(x.shape[0], device=x.device)[:, None], index]
 
 
 def _check_inputs(heads: torch.nn.Module, x: torch.Tensor, index: torch.Tensor | None, d_in: int) -> None:
@@ -213,7 +219,7 @@ class LinearHeads(torch.nn.Module):
         """Normalized representations (R, n, d_out) of inputs ``x`` (R, n, d_in) (or a table and ``index``)."""
         _check_inputs(self, x, index, self.weight.shape[1])
         if index is not None and x.shape[1] >= index.shape[1]:
-            x, index = torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[-1])), None
+            x, index = _take_rows(x, index), None
         h = torch.bmm(x, self.weight)
         if index is not None:
             h = torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1]))
