@@ -29,6 +29,7 @@ import pytest
 import torch
 
 from nlcl.core.validate import ParameterError
+from nlcl.renli.head_layers import batch_norm_columns, batch_norm_rows, normalize_output
 from nlcl.renli.head_loss import fused_contrastive_loss
 from nlcl.renli.heads import LinearHeads, MLPHeads, train_heads
 from nlcl.renli.losses import contrastive_loss
@@ -83,6 +84,33 @@ def test_fused_loss_errors():
         fused_contrastive_loss(a, b, -lam, 2.0)
     with pytest.raises(ParameterError):
         fused_contrastive_loss(a, b, lam, 0.0)
+
+
+def test_weighted_table_normalizations_equal_the_batch_with_repeated_rows():
+    """batch_norm_rows and normalize_output with counts ``w_c`` over a table (R, C, w) equal
+    batch_norm_columns and normalize_output over the batch that repeats row ``c`` ``w_c`` times, in
+    both modes and for the running statistics (float64: rounding only)."""
+    g = torch.Generator().manual_seed(5)
+    table = torch.randn(2, 7, 16, generator=g, dtype=torch.float64) * 2 + 1
+    index = torch.randint(0, 7, (2, 30), generator=g)
+    counts = torch.zeros(2, 7, dtype=torch.float64).scatter_add_(
+        1, index, torch.ones(2, 30, dtype=torch.float64)
+    )
+    batch = torch.gather(table, 1, index[..., None].expand(-1, -1, 16))
+    a, b = MLPHeads(6, 16, 16, seeds=[0, 1]).double(), MLPHeads(6, 16, 16, seeds=[0, 1]).double()
+    for p in (a.bn_gamma1, a.bn_beta1):
+        p.data = torch.randn(2, 16, generator=g, dtype=torch.float64)
+    b.load_state_dict(a.state_dict())
+    for mode in ("train", "eval"):
+        a.train(mode == "train")
+        b.train(mode == "train")
+        rows = torch.gather(batch_norm_rows(a, table, 1, counts), 1, index[..., None].expand(-1, -1, 16))
+        cols = batch_norm_columns(b, batch.transpose(1, 2).contiguous(), 1).transpose(1, 2)
+        torch.testing.assert_close(rows, cols, rtol=1e-12, atol=1e-12)
+        out_rows = torch.gather(normalize_output(a, table, counts), 1, index[..., None].expand(-1, -1, 16))
+        torch.testing.assert_close(out_rows, normalize_output(b, batch), rtol=1e-12, atol=1e-12)
+    for name, buf in a.named_buffers():
+        torch.testing.assert_close(buf, dict(b.named_buffers())[name], rtol=1e-12, atol=1e-12, msg=name)
 
 
 # --- the oracle: the former forward pass and training loop --------------------------------------
