@@ -22,11 +22,15 @@ Two modes, chosen with the environment variable ``NLCL_NUMERICS``:
     same :func:`numbers_key` (CPU path, torch version, thread count), in distribution elsewhere.
 ``portable`` (the default for the test suite, ``tests/conftest.py``)
     :data:`PORTABLE` is set before torch initialises: MKL's AVX2 branch, ATen's AVX2 kernels and
-    oneDNN capped at AVX2. torch's numbers are then the same on every x86-64 CPU with AVX2 (Intel or
-    AMD) for the same torch version and thread count; the cost is MKL's AVX-512 speed on CPUs that
+    oneDNN capped at AVX2. torch's numbers are then the same on every Intel x86-64 CPU with AVX2
+    for the same torch version and thread count; the cost is MKL's AVX-512 speed on CPUs that
     have it (about half the GEMM throughput there; nothing on AVX2-only CPUs). A variable the user
     set explicitly is left alone (and then the run is not on the portable path: see
-    :func:`environment`'s ``portable``).
+    :func:`environment`'s ``portable``). **Not on AMD:** MKL 2024.0 ignores ``MKL_CBWR=AVX2`` on a
+    non-Intel CPU (it reports CNR ``AUTO`` and its generic "Intel(R) Architecture processors"
+    branch; measured on an AMD EPYC, where the AVX2, SSE4_2 and AVX512 branches give the same bits
+    and only ``COMPATIBLE`` differs), so there the run stays off the portable path and
+    :func:`portable_unavailable` says why.
 
 ``import nlcl`` calls :func:`apply` (so a chapter's first cell pins the path before torch loads),
 and every provenance record carries :func:`environment` under ``numerics``.
@@ -55,6 +59,7 @@ __all__ = [
     "numbers_key",
     "same_numbers",
     "on_portable_path",
+    "portable_unavailable",
     "describe",
 ]
 
@@ -253,6 +258,28 @@ def on_portable_path(env: Mapping[str, Any]) -> bool:
         and "AVX-512" not in branch
     )
     return mkl_ok and str(env.get("torch_capability", "")).upper() == PORTABLE["ATEN_CPU_CAPABILITY"].upper()
+
+
+def portable_unavailable(env: Mapping[str, Any]) -> str | None:
+    """Why the portable path cannot be taken on this CPU, or None where it can (or MKL is absent).
+
+    ``env`` is an :func:`environment` record of a process that asked for MKL's AVX2 branch
+    (``MKL_CBWR=AVX2``). MKL honours that branch on Intel CPUs only: elsewhere it reports another
+    CNR mode (``AUTO``) and runs its generic branch, whose bits differ from the AVX2 branch's, so
+    numbers compared against ones made on the portable path can agree only within a tolerance.
+    """
+    mkl = env.get("mkl") or {}
+    asked = (env.get("settings") or {}).get("MKL_CBWR")
+    if not mkl.get("available") or asked != PORTABLE["MKL_CBWR"]:
+        return None
+    cnr = str(mkl.get("cnr", ""))
+    if cnr.upper() == asked or cnr.startswith("unknown"):
+        return None
+    return (
+        f"MKL {mkl.get('version', '?')} ignores MKL_CBWR={asked} on this CPU ({env.get('cpu')}): it "
+        f"reports CNR {cnr} and the branch {mkl.get('branch', '?')!r}, so the portable path is not "
+        "available here"
+    )
 
 
 def numbers_key(env: Mapping[str, Any], *, numpy: bool = True) -> dict[str, Any]:

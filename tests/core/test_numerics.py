@@ -96,7 +96,24 @@ def test_the_test_suite_runs_on_the_portable_path():
         pytest.skip("the caller chose another numeric path")
     if "avx2" not in open("/proc/cpuinfo").read():
         pytest.skip("this CPU has no AVX2")
+    why = numerics.portable_unavailable(env)
+    if why:
+        pytest.skip(why)
     assert env["portable"], env
+
+
+def test_portable_unavailable_names_an_ignored_branch():
+    """MKL reporting another CNR mode than the MKL_CBWR asked for (as on an AMD EPYC) is named."""
+    mkl = {"available": True, "version": "2024.0", "branch": "Intel(R) Architecture processors"}
+    amd = {"cpu": "AMD EPYC", "settings": {"MKL_CBWR": "AVX2"}, "mkl": {**mkl, "cnr": "AUTO"}}
+    why = numerics.portable_unavailable(amd)
+    assert why and "MKL_CBWR=AVX2" in why and "AUTO" in why and "AMD EPYC" in why
+    intel = {"cpu": "Intel", "settings": {"MKL_CBWR": "AVX2"}, "mkl": {**mkl, "cnr": "AVX2"}}
+    assert numerics.portable_unavailable(intel) is None
+    assert numerics.portable_unavailable({**amd, "settings": {"MKL_CBWR": None}}) is None  # native
+    assert (
+        numerics.portable_unavailable({"mkl": {"available": False}, "settings": {"MKL_CBWR": "AVX2"}}) is None
+    )
 
 
 def test_import_nlcl_applies_the_mode_in_a_fresh_process():
