@@ -30,6 +30,7 @@ from nlcl.tian.two_layer_theory import (
     top_mode_velocity,
 )
 from nlcl.tian.two_view_bn import (
+    TwoViewPass,
     _corollary3_two_view,
     bn_moments,
     two_view_binary_tokens,
@@ -283,13 +284,15 @@ def two_view_parts(
     activation: str,
     pooled: bool,
     velocity: tuple | None = None,
+    hidden: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> dict:
     """Parts (1)-(3) of Corollary 3 on two views (Tian 2023, Eqs. 164-165, 175-179, C_α in place of V):
     eigengap ``p1``, |cos| ``p2``, relative error ``p3``, and ``share``, the view term
     ½E_z[m mᵀ] over the off-diagonal of C_α[f^bn] (Frobenius norms), with moments pooled over 2N
     (``pooled``) or per view. ``velocity``: the result of
-    :func:`~nlcl.tian.two_view_bn.two_view_velocity` on (W, x) with these moments, if already at hand."""
-    cf, f, mu = _corollary3_two_view(W, x, z, activation, pooled, 1e-5)
+    :func:`~nlcl.tian.two_view_bn.two_view_velocity` on (W, x) with these moments, and ``hidden``, (f_1, x̃)
+    of (W, x) (:meth:`~nlcl.tian.two_view_bn.TwoViewPass.hidden_and_gated`), if already at hand."""
+    cf, f, mu = _corollary3_two_view(W, x, z, activation, pooled, 1e-5, hidden)
     if velocity is None:
         velocity = two_view_velocity(W, x, activation, bn="pooled" if pooled else "view")
     auto, s_top, C = velocity
@@ -332,24 +335,33 @@ def two_view_seed(
     x7, z7 = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=2.0)
     W7 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=generator), dim=-1)
     x7u = x7 / torch.as_tensor(scales)[None, :, None]
-    # each velocity once (deterministic: the same numbers as recomputing it where it is used)
+    # one forward pass per input, each velocity once (deterministic: the same numbers as recomputing
+    # them where they are used)
+    p7, p7u = TwoViewPass(W7, x7, activation), TwoViewPass(W7, x7u, activation)
     vel = {
-        (bn, u): two_view_velocity(W7, xx, activation, bn=bn)
+        (bn, u): pp.velocity(bn, retain=bn is not None or not u)  # p7's graph serves "view" below
         for bn in ("pooled", None)
-        for u, xx in ((False, x7), (True, x7u))
+        for u, pp in ((False, p7), (True, p7u))
     }
-    pooled_r = two_view_parts(x7, z7, W7, activation, True, velocity=vel["pooled", False])
-    view_r = two_view_parts(x7, z7, W7, activation, False)
+    del p7u, x7u
+    h7 = p7.hidden_and_gated()
+    pooled_r = two_view_parts(x7, z7, W7, activation, True, velocity=vel["pooled", False], hidden=h7)
+    view_r = two_view_parts(x7, z7, W7, activation, False, p7.velocity("view", retain=False), h7)
+    del p7
     row = {k: pooled_r[k] for k in ("p1", "p2", "p3")}
     row["view_p2"], row["view_p3"], row["view_share"] = view_r["p2"], view_r["p3"], pooled_r["share"]
     x7e, z7e = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=1.0)
-    exch = two_view_parts(x7e, z7e, W7, activation, True)
+    pe = TwoViewPass(W7, x7e, activation)
+    exch = two_view_parts(
+        x7e, z7e, W7, activation, True, pe.velocity("pooled", retain=False), pe.hidden_and_gated()
+    )
+    del pe, x7e
     row["exch_p2"], row["exch_p3"] = exch["p2"], exch["p3"]
     v_rf = {key: v[0].norm(dim=-1) for key, v in vel.items()}
     row["speed"] = _slow_over_fast(v_rf["pooled", False]) / _slow_over_fast(v_rf[None, True])
     row["scale_effect"] = float((v_rf["pooled", False] / v_rf["pooled", True]).min())
     scale_no_bn = float((v_rf[None, False] / v_rf[None, True]).min())
-    f7 = hidden_two_layer(W7, x7, activation)
+    f7 = h7[0]  # hidden_two_layer(W7, x7, activation)
     sig_ratio = float((bn_moments(f7, True)[1][0] / bn_moments(f7, False)[1][0] - 1).abs().max())
     return row, scale_no_bn, sig_ratio
 

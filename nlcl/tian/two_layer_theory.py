@@ -43,8 +43,16 @@ def _check_run_shapes(W: torch.Tensor, x: torch.Tensor) -> None:
 
 
 def _gate_inputs(act, pre: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """x̃ (n, KMd) from the pre-activations w_kmᵀx_k (n, K, M)."""
-    return (act.gate(pre)[..., None] * x[:, :, None, :]).reshape(x.shape[0], -1)
+    """x̃ (n, KMd) from the pre-activations w_kmᵀx_k (n, K, M) (Eq. 6).
+
+    The product is written straight into a row-major (n, K, M, d) tensor: broadcasting alone lays it
+    out as (K, n, M, d), which the reshape then copies (the same values, one pass more)."""
+    gate = act.gate(pre)[..., None]
+    if gate.requires_grad or x.requires_grad:  # out= does not record a graph
+        return (gate * x[:, :, None, :]).reshape(x.shape[0], -1)
+    n, K, M = pre.shape
+    out = torch.empty((n, K, M, x.shape[-1]), dtype=torch.result_type(gate, x), device=x.device)
+    return torch.mul(gate, x[:, :, None, :], out=out).reshape(n, -1)
 
 
 def hidden_two_layer(W: torch.Tensor, x: torch.Tensor, activation: str = "relu") -> torch.Tensor:

@@ -18,6 +18,8 @@ from nlcl.core.activations import get_activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import contrastive_covariance, energy
 from nlcl.tian.two_layer_theory import (
+    _check_run_shapes,
+    _gate_inputs,
     gated_inputs,
     hidden_and_gated,
     hidden_two_layer,
@@ -137,17 +139,53 @@ def two_view_velocity(
     Uniform α; ``bn`` is "pooled" (Eqs. 164-165), "view" (per-view moments) or None (no BatchNorm);
     mean-backprop (Def. 5). ``W`` (K, 1, d). Returns (ẇ (K, d), s (K,), C_α[f^bn] (K, K)).
     """
+    Wr = W.clone().requires_grad_()
+    return _velocity(W, Wr, hidden_two_layer(Wr, x, activation), bn, eps)
+
+
+def _velocity(
+    W: torch.Tensor, Wr: torch.Tensor, f: torch.Tensor, bn: str | None, eps: float, retain: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`two_view_velocity` from f_1 = h(Wr x) with ``Wr`` a copy of ``W`` requiring grad; ``retain``
+    keeps the graph of f_1 for another velocity from the same forward pass (:class:`TwoViewPass`)."""
     if bn not in ("pooled", "view", None):
         raise ParameterError(f"bn={bn!r}; allowed: 'pooled', 'view', None")
-    Wr = W.clone().requires_grad_()
-    f = hidden_two_layer(Wr, x, activation)
     if bn is not None:
         mu, var = bn_moments(f, bn == "pooled", eps)
         f = (f - mu) * torch.rsqrt(var.detach())
     C = contrastive_covariance(f)
     s = torch.linalg.eigh(C.detach())[1][:, -1]
-    (g,) = torch.autograd.grad(0.5 * s @ C @ s, Wr)
+    (g,) = torch.autograd.grad(0.5 * s @ C @ s, Wr, retain_graph=retain)
     return project_out(W[:, 0], g[:, 0]), s, C.detach()
+
+
+class TwoViewPass:
+    """One forward pass of the two-layer network on stacked views x (2N, K, d) (Tian 2023, Eq. 109 and
+    Eq. 6), shared by several two-view velocities (Lemma 6's experiment, :func:`two_view_velocity`) and
+    the closed form of Corollary 3 (:func:`corollary3_two_view`) on the same (W, x).
+
+    The pre-activations w_kᵀx_k are computed once, with W as a leaf requiring grad, and each velocity
+    differentiates its own energy through that graph: the same operations on the same values as
+    separate calls, so the same numbers, with one product with x instead of one per call.
+    """
+
+    def __init__(self, W: torch.Tensor, x: torch.Tensor, activation: str = "relu"):
+        _check_run_shapes(W, x)
+        self.W, self.x, self.act = W, x, get_activation(activation)
+        self.Wr = W.clone().requires_grad_()
+        self._pre = torch.einsum("nkd,kmd->nkm", x, self.Wr)
+        self.f = self.act(self._pre).reshape(x.shape[0], -1)  # f_1 with its graph
+        self._gated = None
+
+    def velocity(self, bn: str | None, eps: float = 1e-5, retain: bool = True):
+        """:func:`two_view_velocity` (W, x, activation, bn, eps); ``retain=False`` on the last one."""
+        return _velocity(self.W, self.Wr, self.f, bn, eps, retain)
+
+    def hidden_and_gated(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(f_1, x̃) as :func:`~nlcl.tian.two_layer_theory.hidden_and_gated`, without a graph; x̃ made once."""
+        if self._gated is None:
+            self._gated = _gate_inputs(self.act, self._pre.detach(), self.x)
+        return self.f.detach(), self._gated
 
 
 def corollary3_two_view(
@@ -171,9 +209,18 @@ def corollary3_two_view(
 
 
 def _corollary3_two_view(
-    W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str, pooled: bool, eps: float
+    W: torch.Tensor,
+    x: torch.Tensor,
+    z: torch.Tensor,
+    activation: str,
+    pooled: bool,
+    eps: float,
+    hidden: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[dict, torch.Tensor, torch.Tensor]:
-    """:func:`corollary3_two_view`, with the hidden layer f and its BatchNorm mean μ (:func:`bn_moments`)."""
+    """:func:`corollary3_two_view`, with the hidden layer f and its BatchNorm mean μ (:func:`bn_moments`).
+
+    ``hidden``: (f_1, x̃) of (W, x) if already at hand (:meth:`TwoViewPass.hidden_and_gated`); left
+    unchanged."""
     if W.ndim != 3 or W.shape[1] != 1:
         raise ParameterError(f"W has shape {tuple(W.shape)}; Corollary 3 needs M = 1: (K, 1, d)")
     z = torch.as_tensor(z).to(torch.bool)
@@ -181,9 +228,15 @@ def _corollary3_two_view(
     n = x.shape[0] // 2
     if z.shape != (n,):
         raise ParameterError(f"z has shape {tuple(z.shape)}; expected ({n},), one class per sample")
-    f, xt = hidden_and_gated(W, x, activation)
-    mu, var = bn_moments(f, pooled, eps)
-    xt = xt.reshape(2 * n, K, d).mul_(torch.rsqrt(var)[..., None])
+    if hidden is None:
+        f, xt = hidden_and_gated(W, x, activation)
+        xt = xt.reshape(2 * n, K, d)
+        mu, var = bn_moments(f, pooled, eps)
+        xt = xt.mul_(torch.rsqrt(var)[..., None])
+    else:  # x̃ shared with other calls: scaled out of place (the same products)
+        f, xt = hidden
+        mu, var = bn_moments(f, pooled, eps)
+        xt = xt.reshape(2 * n, K, d) * torch.rsqrt(var)[..., None]
     A = torch.stack([contrastive_covariance(xt[:, k]) for k in range(K)])
     zz = torch.cat([z, z])
     Delta = xt[zz].mean(0) - xt[~zz].mean(0)

@@ -150,3 +150,74 @@ def test_two_view_seed_runs_on_a_small_sample():
     finally:
         torch.set_default_dtype(old)
     assert 0 < row["speed"] and 0 < no_bn and sig >= 0
+
+
+@pytest.mark.parametrize("act", ["linear", "relu", "leaky_relu", "quadratic", "tanh"])
+@pytest.mark.parametrize("M", [1, 2])
+def test_gated_inputs_written_row_major_equal_the_broadcast_product(act, M):
+    from nlcl.core.activations import get_activation
+
+    g = torch.Generator().manual_seed(7)
+    W, x = (
+        torch.randn(3, M, 5, generator=g, dtype=torch.float64),
+        torch.randn(40, 3, 5, generator=g, dtype=torch.float64),
+    )
+    pre = torch.einsum("nkd,kmd->nkm", x, W)
+    old = (get_activation(act).gate(pre)[..., None] * x[:, :, None, :]).reshape(40, -1)
+    new = gated_inputs(W, x, act)
+    assert new.is_contiguous() and torch.equal(new, old)
+
+
+def test_two_view_pass_equals_separate_calls():
+    from nlcl.tian.two_view_bn import TwoViewPass
+
+    g = torch.Generator().manual_seed(8)
+    x, _ = two_view_binary_tokens(300, 4, 6, generator=g, scales=SCALES, gain=2.0)
+    W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
+    p = TwoViewPass(W, x, "relu")
+    for bn, retain in (("pooled", True), (None, True), ("view", False)):
+        new, old = p.velocity(bn, retain=retain), two_view_velocity(W, x, "relu", bn=bn)
+        assert all(torch.equal(a, b) for a, b in zip(new, old))
+    f, xt = p.hidden_and_gated()
+    f0, xt0 = hidden_and_gated(W, x, "relu")
+    assert torch.equal(f, f0) and torch.equal(xt, xt0) and p.hidden_and_gated()[1] is xt
+
+
+def _old_two_view_seed(generator, n_samples, scales, activation):
+    """two_view_seed before TwoViewPass: every forward pass and gated input made per call."""
+    x7, z7 = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=2.0)
+    W7 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=generator), dim=-1)
+    x7u = x7 / torch.as_tensor(scales)[None, :, None]
+    vel = {
+        (bn, u): two_view_velocity(W7, xx, activation, bn=bn)
+        for bn in ("pooled", None)
+        for u, xx in ((False, x7), (True, x7u))
+    }
+    pooled_r = two_view_parts(x7, z7, W7, activation, True, velocity=vel["pooled", False])
+    view_r = two_view_parts(x7, z7, W7, activation, False)
+    row = {k: pooled_r[k] for k in ("p1", "p2", "p3")}
+    row["view_p2"], row["view_p3"], row["view_share"] = view_r["p2"], view_r["p3"], pooled_r["share"]
+    x7e, z7e = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=1.0)
+    exch = two_view_parts(x7e, z7e, W7, activation, True)
+    row["exch_p2"], row["exch_p3"] = exch["p2"], exch["p3"]
+    v_rf = {key: v[0].norm(dim=-1) for key, v in vel.items()}
+    row["speed"] = float(v_rf["pooled", False].min() / v_rf["pooled", False].max()) / float(
+        v_rf[None, True].min() / v_rf[None, True].max()
+    )
+    row["scale_effect"] = float((v_rf["pooled", False] / v_rf["pooled", True]).min())
+    scale_no_bn = float((v_rf[None, False] / v_rf[None, True]).min())
+    f7 = hidden_two_layer(W7, x7, activation)
+    sig_ratio = float((bn_moments(f7, True)[1][0] / bn_moments(f7, False)[1][0] - 1).abs().max())
+    return row, scale_no_bn, sig_ratio
+
+
+@pytest.mark.parametrize("act", ["relu", "leaky_relu", "quadratic"])
+def test_two_view_seed_equals_the_formulation_without_shared_passes(act):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # as the chapter
+    try:
+        new = two_view_seed(torch.Generator().manual_seed(9), 2000, SCALES, act)
+        ref = _old_two_view_seed(torch.Generator().manual_seed(9), 2000, SCALES, act)
+    finally:
+        torch.set_default_dtype(old)
+    assert new == ref
