@@ -208,6 +208,18 @@ def corollary3_two_view(
     return _corollary3_two_view(W, x, z, activation, pooled, eps)[0]
 
 
+def _uniform_contrastive_covariance(a: torch.Tensor) -> torch.Tensor:
+    """C_α[a] (Tian 2023, Eq. 3) with uniform α for a (..., 2N, d): the operations of
+    :func:`nlcl.tian.contrastive.contrastive_covariance` with b = a, whose column sums and a1 − a2
+    it takes once instead of twice (the same numbers)."""
+    n = a.shape[-2] // 2
+    a1, a2 = a[..., :n, :], a[..., n:, :]
+    sa = a1.sum(-2)
+    inter = 2 * n * (a1.mT @ a1) - 2 * (sa[..., :, None] * sa[..., None, :])
+    da = a1 - a2
+    return (inter - n * (da.mT @ da)) / (2.0 * n * n)
+
+
 def _corollary3_two_view(
     W: torch.Tensor,
     x: torch.Tensor,
@@ -228,16 +240,16 @@ def _corollary3_two_view(
     n = x.shape[0] // 2
     if z.shape != (n,):
         raise ParameterError(f"z has shape {tuple(z.shape)}; expected ({n},), one class per sample")
-    if hidden is None:
-        f, xt = hidden_and_gated(W, x, activation)
-        xt = xt.reshape(2 * n, K, d)
-        mu, var = bn_moments(f, pooled, eps)
-        xt = xt.mul_(torch.rsqrt(var)[..., None])
-    else:  # x̃ shared with other calls: scaled out of place (the same products)
-        f, xt = hidden
-        mu, var = bn_moments(f, pooled, eps)
-        xt = xt.reshape(2 * n, K, d) * torch.rsqrt(var)[..., None]
-    A = torch.stack([contrastive_covariance(xt[:, k]) for k in range(K)])
+    f, xt = hidden_and_gated(W, x, activation) if hidden is None else hidden
+    mu, var = bn_moments(f, pooled, eps)
+    # x̃^bn = x̃ σ⁻¹ written as K blocks (2N, d), one per RF: the same products, and C_α[x̃_k^bn] then
+    # reads a contiguous block (the same numbers as from the strided column of a row-major x̃^bn)
+    xt = torch.mul(
+        xt.reshape(2 * n, K, d),
+        torch.rsqrt(var)[..., None],
+        out=torch.empty((K, 2 * n, d), dtype=xt.dtype).transpose(0, 1),
+    )
+    A = _uniform_contrastive_covariance(xt.transpose(0, 1))
     zz = torch.cat([z, z])
     Delta = xt[zz].mean(0) - xt[~zz].mean(0)
     p1 = z.double().mean().item()

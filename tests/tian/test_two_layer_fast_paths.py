@@ -221,3 +221,38 @@ def test_two_view_seed_equals_the_formulation_without_shared_passes(act):
     finally:
         torch.set_default_dtype(old)
     assert new == ref
+
+
+def _old_corollary3_two_view(W, x, z, activation, pooled, eps):
+    """_corollary3_two_view before the per-RF blocks: x̃^bn scaled in place, C_α[x̃_k^bn] per strided column."""
+    from nlcl.tian.contrastive import contrastive_covariance
+    from nlcl.tian.two_layer_theory import theorem5_from_moments
+
+    K, _, d = W.shape
+    n = x.shape[0] // 2
+    f, xt = hidden_and_gated(W, x, activation)
+    mu, var = bn_moments(f, pooled, eps)
+    xt = xt.reshape(2 * n, K, d).mul_(torch.rsqrt(var)[..., None])
+    A = torch.stack([contrastive_covariance(xt[:, k]) for k in range(K)])
+    zz = torch.cat([z, z])
+    Delta = xt[zz].mean(0) - xt[~zz].mean(0)
+    p1 = z.double().mean().item()
+    L = A - (1 - p1) * p1 * torch.einsum("ki,kj->kij", Delta, Delta)
+    out = theorem5_from_moments(W[:, 0, :], A, L, Delta, 1 - p1, p1)
+    out["sigma2"] = var
+    return out, f, mu
+
+
+@pytest.mark.parametrize("pooled", [True, False])
+@pytest.mark.parametrize("n", [6, 300, 4100])
+def test_corollary3_two_view_per_rf_blocks_equal_the_strided_columns(pooled, n):
+    g = torch.Generator().manual_seed(10 + n)
+    x, z = two_view_binary_tokens(n, 4, 6, generator=g, scales=SCALES, gain=2.0)
+    W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
+    if not 0 < z.double().mean() < 1:
+        pytest.skip("one class only")
+    new, f, mu = _corollary3_two_view(W, x, z, "relu", pooled, 1e-5)
+    old, f0, mu0 = _old_corollary3_two_view(W, x, z, "relu", pooled, 1e-5)
+    assert torch.equal(f, f0) and torch.equal(mu, mu0)
+    for k, v in old.items():
+        assert torch.equal(new[k], v) if torch.is_tensor(v) else new[k] == v, k
