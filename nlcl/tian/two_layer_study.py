@@ -332,7 +332,10 @@ def two_view_seed(
     ones, and min_k BN speed scaled / unit-scale; the same min without BN; max_k |σ_k²(pooled) /
     σ_k²(first view) − 1|).
     """
-    x7, z7 = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=2.0)
+    # x stored RF-major (the same values): the products with W and their gradients read it in order
+    x7, z7 = two_view_binary_tokens(
+        n_samples, 4, 6, generator=generator, scales=scales, gain=2.0, rf_major=True
+    )
     W7 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=generator), dim=-1)
     x7u = x7 / torch.as_tensor(scales)[None, :, None]
     # one forward pass per input, each velocity once (deterministic: the same numbers as recomputing
@@ -350,7 +353,9 @@ def two_view_seed(
     del p7
     row = {k: pooled_r[k] for k in ("p1", "p2", "p3")}
     row["view_p2"], row["view_p3"], row["view_share"] = view_r["p2"], view_r["p3"], pooled_r["share"]
-    x7e, z7e = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=1.0)
+    x7e, z7e = two_view_binary_tokens(
+        n_samples, 4, 6, generator=generator, scales=scales, gain=1.0, rf_major=True
+    )
     pe = TwoViewPass(W7, x7e, activation)
     exch = two_view_parts(
         x7e, z7e, W7, activation, True, pe.velocity("pooled", retain=False), pe.hidden_and_gated()

@@ -48,6 +48,7 @@ def two_view_binary_tokens(
     gain: float = 1.0,
     p1: float = 0.4,
     noise: float = 0.3,
+    rf_major: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two views of the binary conditional-independence model of Theorem 5 (Tian 2023, App. C.3, D).
 
@@ -56,13 +57,17 @@ def two_view_binary_tokens(
     each view adds its own Gaussian noise of std ``noise`` (the augmentation), the second view is
     multiplied by ``gain`` and both by the per-RF ``scales``. Given z the RFs stay independent in
     each view and across views (Assumption 2). Returns x (2n, K, d) float64 (rows 0..n-1 the first
-    views) and z (n,) bool.
+    views) and z (n,) bool. ``rf_major``: x is stored RF by RF, a (2n, K, d) view of a (K, 2n, d)
+    tensor (the same values; products with W over the rows of each RF then read it in order).
     """
     if not gain > 0:
         raise ParameterError(f"gain must be > 0, got {gain!r}")
     z, onehot = latent_token_draw(n, K, d, generator=generator, p1=p1)
     # written in place into the stacked x: the same products and sums as onehot + noise·ε, gain·(…)
-    x = torch.empty((2 * n, K, d), dtype=onehot.dtype)
+    if rf_major:
+        x = torch.empty((K, 2 * n, d), dtype=onehot.dtype).transpose(0, 1)
+    else:
+        x = torch.empty((2 * n, K, d), dtype=onehot.dtype)
     torch.add(onehot, torch.randn(n, K, d, generator=generator).mul_(noise), out=x[:n])
     torch.add(onehot, torch.randn(n, K, d, generator=generator).mul_(noise), out=x[n:]).mul_(gain)
     if scales is not None:

@@ -72,6 +72,15 @@ def test_two_view_binary_tokens_equals_the_concatenated_views(gain):
     assert torch.equal(x, ref) and torch.equal(z, z0)
 
 
+def test_two_view_binary_tokens_rf_major_holds_the_same_values():
+    kw = dict(generator=None, scales=SCALES, gain=2.0)
+    kw["generator"] = torch.Generator().manual_seed(4)
+    x, z = two_view_binary_tokens(500, 4, 6, **kw)
+    kw["generator"] = torch.Generator().manual_seed(4)
+    xr, zr = two_view_binary_tokens(500, 4, 6, rf_major=True, **kw)
+    assert torch.equal(x, xr) and torch.equal(z, zr) and xr.transpose(0, 1).is_contiguous()
+
+
 def test_rk45_final_equals_solve_ivp():
     y0 = np.random.default_rng(0).standard_normal(40)
     fun = lambda t, y: -(y**3) + np.sin(y)  # noqa: E731
@@ -211,13 +220,15 @@ def _old_two_view_seed(generator, n_samples, scales, activation):
     return row, scale_no_bn, sig_ratio
 
 
-@pytest.mark.parametrize("act", ["relu", "leaky_relu", "quadratic"])
-def test_two_view_seed_equals_the_formulation_without_shared_passes(act):
+@pytest.mark.parametrize(
+    ("act", "n"), [("relu", 2000), ("leaky_relu", 2000), ("quadratic", 2000), ("relu", 60_000)]
+)
+def test_two_view_seed_equals_the_formulation_without_shared_passes(act, n):
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)  # as the chapter
     try:
-        new = two_view_seed(torch.Generator().manual_seed(9), 2000, SCALES, act)
-        ref = _old_two_view_seed(torch.Generator().manual_seed(9), 2000, SCALES, act)
+        new = two_view_seed(torch.Generator().manual_seed(9), n, SCALES, act)
+        ref = _old_two_view_seed(torch.Generator().manual_seed(9), n, SCALES, act)
     finally:
         torch.set_default_dtype(old)
     assert new == ref
