@@ -215,20 +215,22 @@ def theorem5_prediction(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activ
 
 
 def _theorem5_from_gated(w: torch.Tensor, xt: torch.Tensor, z: torch.Tensor) -> dict:
-    """Eqs. 134-143 from gated inputs x̃ (n, K, d), filters w (K, d) and the latent z (n,)."""
+    """Eqs. 134-143 from gated inputs x̃ (n, K, d), filters w (K, d) and the latent z (n,); ``xt`` is
+    centred in place (spent: both callers made it for this call)."""
     p1 = z.double().mean().item()
     p0 = 1 - p1
     if not 0 < p1 < 1:
         raise ParameterError("z must contain both classes (Theorem 5 needs C = 2)")
 
-    def cov(a):  # biased covariance over samples, per k: (K, d, d)
-        c = a - a.mean(0)
+    def cov_(a, mean):  # biased covariance over samples, per k: (K, d, d); centres a in place
+        c = a.sub_(mean)
         return torch.einsum("nki,nkj->kij", c, c) / a.shape[0]
 
     x1, x0 = xt[z], xt[~z]  # each class selected once
-    A = cov(xt)
-    L = p0 * cov(x0) + p1 * cov(x1)
-    Delta = x1.mean(0) - x0.mean(0)  # (K, d)
+    m1, m0 = x1.mean(0), x0.mean(0)
+    A = cov_(xt, xt.mean(0))
+    L = p0 * cov_(x0, m0) + p1 * cov_(x1, m1)
+    Delta = m1 - m0  # (K, d)
     return theorem5_from_moments(w, A, L, Delta, p0, p1)
 
 
@@ -282,6 +284,13 @@ def corollary3_prediction(
     return out
 
 
+def _centered_cov_(a: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+    """Biased sample covariance (a − ā)ᵀ(a − ā)/n of the rows of ``a`` (n, m), ``mean`` = a.mean(0);
+    centres ``a`` in place (the values of a − ā, without a copy of a): the caller's ``a`` is spent."""
+    c = a.sub_(mean)
+    return c.T @ c / a.shape[0]
+
+
 def lemma5_decomposition(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, activation: str = "relu") -> dict:
     """Lemma 5 (Tian 2023, Eq. 120, Fig. 6) for C = 2: V[x̃] = diag_k[L_k] + p₀p₁ΔΔᵀ.
 
@@ -298,17 +307,13 @@ def lemma5_decomposition(W: torch.Tensor, x: torch.Tensor, z: torch.Tensor, acti
         raise ParameterError("z must contain both classes (Lemma 5 with C = 2)")
     K, M, d = W.shape
     xt = gated_inputs(W, x, activation)  # (n, KMd)
-
-    def cov(a):
-        c = a - a.mean(0)
-        return c.T @ c / a.shape[0]
-
     x1, x0 = xt[z], xt[~z]  # each class selected once
-    V = cov(xt)
-    within = p0 * cov(x0) + p1 * cov(x1)
+    m1, m0 = x1.mean(0), x0.mean(0)
+    V = _centered_cov_(xt, xt.mean(0))
+    within = p0 * _centered_cov_(x0, m0) + p1 * _centered_cov_(x1, m1)
     mask = torch.block_diag(*[torch.ones(M * d, M * d, dtype=xt.dtype)] * K)
     L = within * mask
-    Delta = x1.mean(0) - x0.mean(0)
+    Delta = m1 - m0
     between = p0 * p1 * torch.outer(Delta, Delta)
     residual = float((V - L - between).norm() / V.norm())
     return dict(V=V, L=L, between=between, Delta=Delta, p0=p0, p1=p1, residual=residual)

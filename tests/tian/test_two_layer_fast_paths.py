@@ -267,3 +267,57 @@ def test_corollary3_two_view_per_rf_blocks_equal_the_strided_columns(pooled, n):
     assert torch.equal(f, f0) and torch.equal(mu, mu0)
     for k, v in old.items():
         assert torch.equal(new[k], v) if torch.is_tensor(v) else new[k] == v, k
+
+
+def _old_cov(a):
+    c = a - a.mean(0)
+    return c.T @ c / a.shape[0]
+
+
+def _old_lemma5(W, x, z, act):
+    """lemma5_decomposition before the in-place centring: a centred copy per covariance, means twice."""
+    p1 = z.double().mean().item()
+    p0 = 1 - p1
+    K, M, d = W.shape
+    xt = gated_inputs(W, x, act)
+    x1, x0 = xt[z], xt[~z]
+    V = _old_cov(xt)
+    L = (p0 * _old_cov(x0) + p1 * _old_cov(x1)) * torch.block_diag(
+        *[torch.ones(M * d, M * d, dtype=xt.dtype)] * K
+    )
+    Delta = x1.mean(0) - x0.mean(0)
+    between = p0 * p1 * torch.outer(Delta, Delta)
+    return dict(V=V, L=L, between=between, Delta=Delta, residual=float((V - L - between).norm() / V.norm()))
+
+
+def _old_theorem5_moments(W, x, z, act, sigma2=None):
+    """The moments of theorem5_prediction / corollary3_prediction before the in-place centring."""
+    n, K, d = x.shape
+    xt = gated_inputs(W, x, act).reshape(n, K, d)
+    if sigma2 is not None:
+        xt = xt / sigma2.sqrt()[None, :, None]
+
+    def cov(a):
+        c = a - a.mean(0)
+        return torch.einsum("nki,nkj->kij", c, c) / a.shape[0]
+
+    p1 = z.double().mean().item()
+    x1, x0 = xt[z], xt[~z]
+    return dict(A=cov(xt), L=(1 - p1) * cov(x0) + p1 * cov(x1), Delta=x1.mean(0) - x0.mean(0))
+
+
+@pytest.mark.parametrize("act", ["relu", "quadratic"])
+@pytest.mark.parametrize("n", [50, 3000])
+def test_in_place_centring_gives_the_moments_of_the_centred_copies(act, n):
+    from nlcl.tian.two_layer_theory import corollary3_prediction, lemma5_decomposition, theorem5_prediction
+
+    g = torch.Generator().manual_seed(11 + n)
+    x, z = binary_latent_tokens(n, 4, 6, generator=g, scales=SCALES, shared_noise=0.3)
+    W2 = torch.randn(4, 2, 6, generator=g, dtype=torch.float64)
+    W1 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
+    new, old = lemma5_decomposition(W2, x, z, act), _old_lemma5(W2, x, z, act)
+    assert all(torch.equal(new[k], v) if torch.is_tensor(v) else new[k] == v for k, v in old.items())
+    t5, c3 = theorem5_prediction(W1, x, z, act), corollary3_prediction(W1, x, z, act, 1e-5)
+    for new, sigma2 in ((t5, None), (c3, c3["sigma2"])):
+        old = _old_theorem5_moments(W1, x, z, act, sigma2)
+        assert all(torch.equal(new[k], v) for k, v in old.items())
