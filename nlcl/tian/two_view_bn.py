@@ -187,9 +187,18 @@ class TwoViewPass:
         return _velocity(self.W, self.Wr, self.f, bn, eps, retain)
 
     def hidden_and_gated(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(f_1, x̃) as :func:`~nlcl.tian.two_layer_theory.hidden_and_gated`, without a graph; x̃ made once."""
+        """(f_1, x̃) as :func:`~nlcl.tian.two_layer_theory.hidden_and_gated`, without a graph; x̃ made once.
+
+        For M = 1, x̃_k = x_k · gate(w_kᵀx_k) is returned as (2N, K, d) in the memory layout of x (an
+        RF-major x gives an RF-major x̃): the same products, read and written in order."""
         if self._gated is None:
-            self._gated = _gate_inputs(self.act, self._pre.detach(), self.x)
+            pre = self._pre.detach()
+            if pre.shape[-1] == 1:
+                gate = self.act.gate(pre)  # (2N, K, 1)
+                out = torch.empty_like(self.x, dtype=torch.result_type(gate, self.x))
+                self._gated = torch.mul(gate, self.x, out=out)
+            else:
+                self._gated = _gate_inputs(self.act, pre, self.x)
         return self.f.detach(), self._gated
 
 

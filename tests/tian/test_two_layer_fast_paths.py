@@ -189,7 +189,14 @@ def test_two_view_pass_equals_separate_calls():
         assert all(torch.equal(a, b) for a, b in zip(new, old))
     f, xt = p.hidden_and_gated()
     f0, xt0 = hidden_and_gated(W, x, "relu")
-    assert torch.equal(f, f0) and torch.equal(xt, xt0) and p.hidden_and_gated()[1] is xt
+    assert torch.equal(f, f0) and torch.equal(xt.reshape(xt0.shape), xt0) and p.hidden_and_gated()[1] is xt
+    xr, _ = two_view_binary_tokens(
+        300, 4, 6, generator=torch.Generator().manual_seed(8), scales=SCALES, gain=2.0, rf_major=True
+    )
+    f, xt = TwoViewPass(W, xr, "relu").hidden_and_gated()
+    assert (
+        torch.equal(f, f0) and torch.equal(xt.reshape(xt0.shape), xt0) and xt.transpose(0, 1).is_contiguous()
+    )
 
 
 def _old_two_view_seed(generator, n_samples, scales, activation):
