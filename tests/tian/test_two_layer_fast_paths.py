@@ -1,5 +1,8 @@
 """The faster formulations in nlcl.tian (one pre-activation, in-place draws, RK45 without stored steps,
-velocities computed once) give bitwise the numbers of the formulations they replace."""
+velocities computed once) give the numbers of the formulations they replace: bitwise where
+only elementwise work moved, to float64 rounding where a product reads a new memory layout."""
+
+import math
 
 import numpy as np
 import pytest
@@ -177,6 +180,25 @@ def test_gated_inputs_written_row_major_equal_the_broadcast_product(act, M):
     assert new.is_contiguous() and torch.equal(new, old)
 
 
+def _same(a, b):
+    """Equal to float64 rounding (a few ulps). These rewrites change memory layouts, not arithmetic;
+    they gave bitwise the old numbers on the AMD EPYC where they were measured (MKL's generic branch),
+    but a BLAS may round a contiguous and a strided layout of the same operands differently, so a
+    test that demands equal bits would fail on another CPU for no fault of the code."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif torch.is_tensor(a):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    else:
+        assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), (a, b)
+
+
 def test_two_view_pass_equals_separate_calls():
     from nlcl.tian.two_view_bn import TwoViewPass
 
@@ -186,17 +208,17 @@ def test_two_view_pass_equals_separate_calls():
     p = TwoViewPass(W, x, "relu")
     for bn, retain in (("pooled", True), (None, True), ("view", False)):
         new, old = p.velocity(bn, retain=retain), two_view_velocity(W, x, "relu", bn=bn)
-        assert all(torch.equal(a, b) for a, b in zip(new, old))
+        _same(tuple(new), tuple(old))
     f, xt = p.hidden_and_gated()
     f0, xt0 = hidden_and_gated(W, x, "relu")
-    assert torch.equal(f, f0) and torch.equal(xt.reshape(xt0.shape), xt0) and p.hidden_and_gated()[1] is xt
+    _same((f, xt.reshape(xt0.shape)), (f0, xt0))
+    assert p.hidden_and_gated()[1] is xt
     xr, _ = two_view_binary_tokens(
         300, 4, 6, generator=torch.Generator().manual_seed(8), scales=SCALES, gain=2.0, rf_major=True
     )
     f, xt = TwoViewPass(W, xr, "relu").hidden_and_gated()
-    assert (
-        torch.equal(f, f0) and torch.equal(xt.reshape(xt0.shape), xt0) and xt.transpose(0, 1).is_contiguous()
-    )
+    _same((f, xt.reshape(xt0.shape)), (f0, xt0))
+    assert xt.transpose(0, 1).is_contiguous()
 
 
 def _old_two_view_seed(generator, n_samples, scales, activation):
@@ -238,7 +260,7 @@ def test_two_view_seed_equals_the_formulation_without_shared_passes(act, n):
         ref = _old_two_view_seed(torch.Generator().manual_seed(9), n, SCALES, act)
     finally:
         torch.set_default_dtype(old)
-    assert new == ref
+    _same(new, ref)
 
 
 def _old_corollary3_two_view(W, x, z, activation, pooled, eps):
@@ -271,9 +293,7 @@ def test_corollary3_two_view_per_rf_blocks_equal_the_strided_columns(pooled, n):
         pytest.skip("one class only")
     new, f, mu = _corollary3_two_view(W, x, z, "relu", pooled, 1e-5)
     old, f0, mu0 = _old_corollary3_two_view(W, x, z, "relu", pooled, 1e-5)
-    assert torch.equal(f, f0) and torch.equal(mu, mu0)
-    for k, v in old.items():
-        assert torch.equal(new[k], v) if torch.is_tensor(v) else new[k] == v, k
+    _same((f, mu, new), (f0, mu0, old))
 
 
 def _old_cov(a):
@@ -323,8 +343,8 @@ def test_in_place_centring_gives_the_moments_of_the_centred_copies(act, n):
     W2 = torch.randn(4, 2, 6, generator=g, dtype=torch.float64)
     W1 = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g, dtype=torch.float64), dim=-1)
     new, old = lemma5_decomposition(W2, x, z, act), _old_lemma5(W2, x, z, act)
-    assert all(torch.equal(new[k], v) if torch.is_tensor(v) else new[k] == v for k, v in old.items())
+    _same({k: new[k] for k in old}, old)
     t5, c3 = theorem5_prediction(W1, x, z, act), corollary3_prediction(W1, x, z, act, 1e-5)
     for new, sigma2 in ((t5, None), (c3, c3["sigma2"])):
         old = _old_theorem5_moments(W1, x, z, act, sigma2)
-        assert all(torch.equal(new[k], v) for k, v in old.items())
+        _same({k: new[k] for k in old}, old)
