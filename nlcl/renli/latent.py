@@ -110,8 +110,8 @@ def latent_loss(
     if on.numel() == 0:
         return loss
     if on.numel() == K_A.shape[0]:
-        return loss + lam * _LatentNegativePairs.apply(P, w_b, beta.contiguous()) / (2.0 * beta)
-    neg = _LatentNegativePairs.apply(P[on], w_b[on], beta[on].contiguous())
+        return loss + lam * _LatentNegativePairs.apply(P, w_b, beta.contiguous(), None) / (2.0 * beta)
+    neg = _LatentNegativePairs.apply(P, w_b, beta[on].contiguous(), on)
     return loss.index_add(0, on, lam[on] * neg / (2.0 * beta[on]))
 
 
@@ -168,34 +168,52 @@ class _LatentNegativePairs(torch.autograd.Function):
     With ``E`` as in :class:`_NegativePairs`, ``∂/∂P = β/n · [diag(1/rowsum) E w_b + E diag(1/colsum)
     w_b]``: one ``(n × n)·(n × 2k)`` product replaces every elementwise ``n × n`` pass of the
     backward.  Falls back to per-row/column shifts like :class:`_NegativePairs`.
+
+    ``runs`` (a long tensor of run indices, or ``None`` for all) selects the runs whose term is
+    computed (``beta`` holds one value per selected run); the gradient of the other runs is 0.
+    The selected runs are read a chunk at a time, never gathered into an (R', n, k) copy: the
+    numbers of ``apply(P[runs], w_b[runs], beta)``, bitwise (tests: test_latent.py).
     """
 
     @staticmethod
-    def forward(ctx, P: torch.Tensor, w_b: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:  # noqa: D102
-        R, n = P.shape[0], P.shape[-2]
-        Pb = P * beta[:, None, None]
+    def forward(ctx, P: torch.Tensor, w_b: torch.Tensor, beta: torch.Tensor, runs=None) -> torch.Tensor:  # noqa: D102
+        n, k = P.shape[-2], w_b.shape[-1]
+        R = P.shape[0] if runs is None else runs.numel()
         # A few runs at a time (chunks of about 1 MiB of E, one run at n = 512 in float32): E stays
         # in the cache through every pass (exp, sums, the backward product), where the (R, n, n)
         # batch went through memory ~8 times.  Batched products and reductions over a chunk of
-        # runs are the batched ones over all runs, bitwise (tests: test_latent.py).
+        # runs are the batched ones over all runs, bitwise (tests: test_latent.py).  E and the
+        # backward's right factor [w_b, w_b / colsum] reuse one buffer each over the chunks.
         need = ctx.needs_input_grad[0]
         c, row, col = P.new_empty(R), P.new_empty(R, n), P.new_empty(R, n)
-        both = P.new_empty(R, n, 2 * w_b.shape[-1]) if need else None
-        for s in axis_blocks(R, n * n, RUN_CHUNK_ELEMENTS):
-            E = torch.bmm(Pb[s], w_b[s].transpose(-1, -2))  # β S of the chunk's runs
+        both = P.new_empty(R, n, 2 * k) if need else None
+        blocks = axis_blocks(R, n * n, RUN_CHUNK_ELEMENTS)
+        size = max(s.stop - s.start for s in blocks)
+        E_buf = P.new_empty(size, n, n)
+        W_buf = P.new_empty(size, n, 2 * k) if need else None
+        for s in blocks:
+            b = s.stop - s.start
+            P_s, w_s = _chunk(P, runs, s), _chunk(w_b, runs, s)
+            E = torch.bmm(P_s * beta[s][:, None, None], w_s.transpose(-1, -2), out=E_buf[:b])  # β S
             E.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
-            c[s] = E.amax(dim=(-1, -2))
+            torch.amax(E, dim=(-1, -2), out=c[s])
             E.sub_(c[s][:, None, None]).exp_()
-            row[s], col[s] = E.sum(-1), E.sum(-2)
+            torch.sum(E, -1, out=row[s])
+            torch.sum(E, -2, out=col[s])
             if need:  # the product of the backward while E is in the cache (the backward is linear in grad)
-                both[s] = E @ torch.cat([w_b[s], w_b[s] / col[s][:, :, None]], dim=-1)
+                W = W_buf[:b]
+                W[..., :k] = w_s
+                torch.div(w_s, col[s][:, :, None], out=W[..., k:])
+                torch.bmm(E, W, out=both[s])
         tiny = torch.finfo(P.dtype).tiny ** 0.5
         ctx.stable = bool((row.amin() < tiny) | (col.amin() < tiny))
+        ctx.runs, ctx.shape = runs, P.shape
         if ctx.stable:  # rare: per-row/column shifts, backward through S
-            a = (P * beta[:, None, None]) @ w_b.transpose(-1, -2)
+            P_on, w_on = _chunk(P, runs, slice(None)), _chunk(w_b, runs, slice(None))
+            a = (P_on * beta[:, None, None]) @ w_on.transpose(-1, -2)
             a.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
             lse_r, lse_c = torch.logsumexp(a, dim=-1), torch.logsumexp(a, dim=-2)
-            ctx.save_for_backward(P, w_b, beta, lse_r, lse_c)
+            ctx.save_for_backward(P_on, w_on, beta, lse_r, lse_c)
         else:
             lse_r, lse_c = row.log() + c[:, None], col.log() + c[:, None]
             ctx.save_for_backward(w_b, beta, row, both)
@@ -213,10 +231,19 @@ class _LatentNegativePairs(torch.autograd.Function):
             dS += (a - lse_c[:, None, :]).exp_()
             dP = dS @ w_b
         else:
-            w_b, beta, row, both = ctx.saved_tensors  # both = E [w_b, w_b / colsum] (R, n, 2k)
+            w_b, beta, row, both = ctx.saved_tensors  # both = E [w_b, w_b / colsum] (R', n, 2k)
             n, k = both.shape[-2], w_b.shape[-1]
             dP = both[..., :k] / row[:, :, None] + both[..., k:]
-        return dP * (grad * beta / n)[:, None, None], None, None
+        dP = dP * (grad * beta / n)[:, None, None]
+        if ctx.runs is None:
+            return dP, None, None, None
+        # the gradient of P[runs] taken back to P (as indexing's backward: accumulate into zeros)
+        return dP.new_zeros(ctx.shape).index_put_((ctx.runs,), dP, accumulate=True), None, None, None
+
+
+def _chunk(x: torch.Tensor, runs: torch.Tensor | None, s: slice) -> torch.Tensor:
+    """Rows ``s`` of ``x`` (``runs`` None) or of ``x[runs]``, contiguous, without gathering the rest."""
+    return x[s] if runs is None else x.index_select(0, runs[s])
 
 
 def negative_pair_term(S: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:

@@ -163,3 +163,30 @@ def test_latent_negative_pairs_by_chunks_is_bitwise_the_batched_computation(
     ref_out, ref_dP = _batched_negative_pairs(P.detach(), w_b, beta)
     assert torch.equal(out, ref_out)
     assert torch.equal(dP, ref_dP)
+
+
+@pytest.mark.parametrize("runs_per_chunk", [1, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_latent_negative_pairs_of_selected_runs_is_bitwise_the_gathered_computation(
+    dtype, runs_per_chunk, monkeypatch
+):
+    """``runs`` reads the selected runs chunk by chunk: bitwise the numbers of the gathered P[runs]."""
+    from nlcl.renli import latent
+    from nlcl.renli.latent import _LatentNegativePairs
+
+    monkeypatch.setattr(latent, "RUN_CHUNK_ELEMENTS", runs_per_chunk * 96 * 96)
+    g = torch.Generator().manual_seed(4)
+    P = (0.3 * torch.randn(7, 96, 16, generator=g, dtype=dtype)).requires_grad_()
+    w_b = torch.randint(0, 2, (7, 96, 16), generator=g).to(dtype) * 2 - 1
+    runs = torch.tensor([1, 2, 4, 6])
+    beta = torch.tensor([0.01, 0.05, 0.2, 2.0], dtype=dtype)
+    out = _LatentNegativePairs.apply(P, w_b, beta, runs)
+    (dP,) = torch.autograd.grad(out.sum(), (P,))
+    ref = _LatentNegativePairs.apply(P[runs], w_b[runs], beta, None)
+    (ref_dP,) = torch.autograd.grad(ref.sum(), (P,))
+    assert torch.equal(out, ref)
+    assert torch.equal(dP, ref_dP)
+    ref_out, ref_dP_runs = _batched_negative_pairs(P.detach()[runs], w_b[runs], beta)
+    assert torch.equal(out, ref_out) and torch.equal(dP[runs], ref_dP_runs)
+    assert not dP[[0, 3, 5]].any()
+
