@@ -215,6 +215,14 @@ class _LatentState:
         return _metrics_from(K_A[..., :r], K_A[..., r:], torch.cat(align))
 
 
+def _all_finite(w: torch.Tensor) -> bool:
+    """Whether every entry of ``w`` is finite: one sum (NaN or ±inf entries make it non-finite),
+    and the entrywise check only when the sum is not finite (it may overflow with finite entries).
+    """
+    w = w.detach()
+    return bool(torch.isfinite(w.sum())) or bool(torch.isfinite(w).all())
+
+
 def train(
     data: MultimodalData,
     lam: float | Sequence[float],
@@ -314,7 +322,7 @@ def train(
             )
         state.update(loss, lr)
         for name, w in state.check_tensors():
-            if not bool(torch.isfinite(w).all()):
+            if not _all_finite(w):
                 bad = torch.nonzero(~torch.isfinite(w.detach()).flatten(1).all(dim=1)).flatten().tolist()
                 raise NonFiniteError(
                     f"training diverged at step {step}: the weights {name} of runs {bad} are NaN or "

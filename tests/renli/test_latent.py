@@ -190,3 +190,14 @@ def test_latent_negative_pairs_of_selected_runs_is_bitwise_the_gathered_computat
     assert torch.equal(out, ref_out) and torch.equal(dP[runs], ref_dP_runs)
     assert not dP[[0, 3, 5]].any()
 
+
+def test_all_finite_fast_check_agrees_with_the_entrywise_check():
+    """The sum-first finiteness check of train: an overflowing sum of finite entries is finite."""
+    from nlcl.renli.simulation import _all_finite
+
+    big = torch.full((3, 4, 5), 3e38, dtype=torch.float32)
+    assert _all_finite(big) and _all_finite(torch.zeros(2, 3).requires_grad_())
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        x = big.clone()
+        x[1, 2, 3] = bad
+        assert not _all_finite(x) and not _all_finite(x * 0)
