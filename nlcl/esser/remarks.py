@@ -70,22 +70,64 @@ def _theta(theta: torch.Tensor, d: int) -> torch.Tensor:
     return theta
 
 
-def _regression_descent(
+# networks per chunk of :func:`_regression_descent`: about this many (point, hidden unit) entries, so
+# one chunk's activations stay in a core's cache (one chunk of all S at the widths where they do)
+_CHUNK_ENTRIES = 1 << 17
+
+
+def _descent_chunks(S: int, n: int, h: int) -> list[slice]:
+    """Slices of the S networks, about ``_CHUNK_ENTRIES`` entries each and never one network alone.
+
+    A batch of one network takes another matrix-vector kernel for ``act @ A`` (z = 1) than a batch of
+    two or more, which rounds differently; with chunks of at least two every network's arithmetic is
+    that of the single batch of S (tested bit for bit).
+    """
+    per = max(2, _CHUNK_ENTRIES // max(n * h, 1))
+    starts = list(range(0, S, per))
+    if len(starts) > 1 and S - starts[-1] == 1:
+        starts.pop()  # merge a last chunk of one network into the one before
+    return [slice(a, b) for a, b in zip(starts, starts[1:] + [S])]
+
+
+def _descend_networks(
     x: torch.Tensor, y: torch.Tensor, W: torch.Tensor, A: torch.Tensor, lr: float, steps: int, hidden: bool
 ) -> torch.Tensor:
-    """Full-batch gradient descent on ½ mean_i ‖u(x_i) − y_i‖², u = Aᵀrelu(Wx)/√h; final outputs (S, n, z)."""
+    """Gradient descent of :func:`_regression_descent` for one batch of networks; final outputs.
+
+    Each step: g_u = (relu(Wx)ᵀA/√h − y)/n, A ← A − η relu(Wx) g_u/√h and, with ``hidden``,
+    W ← W − η [(g_u Aᵀ) ⊙ 1(Wx > 0)/√h]ᵀ x, in that order of roundings.  Without ``hidden`` W is
+    fixed, so relu(Wx) is computed once.
+    """
     W, A = W.clone(), A.clone()
     n, root_h = x.shape[0], math.sqrt(W.shape[1])
+    act = mask = None
     for _ in range(steps):
-        pre = x @ W.transpose(-1, -2)  # (S, n, h)
-        act = torch.relu(pre)
+        if hidden or act is None:
+            pre = x @ W.transpose(-1, -2)  # (S, n, h)
+            mask = pre > 0 if hidden else None
+            act = pre.relu_()
         g_u = (act @ A / root_h - y) / n  # dL/du (S, n, z)
         g_A = act.transpose(-1, -2) @ g_u / root_h
         if hidden:
-            g_pre = (g_u @ A.transpose(-1, -2)) * (pre > 0) / root_h
-            W = W - lr * g_pre.transpose(-1, -2) @ x
+            g_pre = (g_u @ A.transpose(-1, -2)).mul_(mask).div_(root_h)
+            W = W - g_pre.transpose(-1, -2).mul_(lr) @ x
         A = A - lr * g_A
-    out = torch.relu(x @ W.transpose(-1, -2)) @ A / root_h
+    return torch.relu(x @ W.transpose(-1, -2)) @ A / root_h
+
+
+def _regression_descent(
+    x: torch.Tensor, y: torch.Tensor, W: torch.Tensor, A: torch.Tensor, lr: float, steps: int, hidden: bool
+) -> torch.Tensor:
+    """Full-batch gradient descent on ½ mean_i ‖u(x_i) − y_i‖², u = Aᵀrelu(Wx)/√h; final outputs (S, n, z).
+
+    The S networks are independent and are trained in cache-sized chunks (:func:`_descent_chunks`).
+    """
+    S, h = W.shape[:2]
+    outs = [
+        _descend_networks(x, y[c] if y.dim() == 3 else y, W[c], A[c], lr, steps, hidden)
+        for c in _descent_chunks(S, x.shape[0], h)
+    ]
+    out = torch.cat(outs)
     if not bool(torch.isfinite(out).all()):
         raise NonFiniteError(f"regression gradient descent became non-finite; lower lr={lr}")
     return out
