@@ -41,6 +41,7 @@ from nlcl.core.validate import (
     positive_float,
     positive_int,
 )
+from nlcl.esser.infonce_grad import InfoNCE
 from nlcl.esser.losses import pair_matrix
 
 __all__ = [
@@ -190,14 +191,13 @@ def infonce_loss(theta: torch.Tensor, x: Any, x_pos: Any, *, temperature: float 
 
     L = mean_i [ −s_ii + log Σ_j exp(s_ij) ],  s_ij = u(x_i)·u(x_j⁺)/τ: anchor i, its positive, and
     the other anchors' positives as negatives (van den Oord et al. 2018; Esser et al. 2024,
-    Remark 2).  theta (..., z, d) → (...).  Chapter ``book/esser-collapse.py``.
+    Remark 2).  theta (..., z, d) → (...).  Its gradient is in closed form
+    (:class:`nlcl.esser.infonce_grad.InfoNCE`).  Chapter ``book/esser-collapse.py``.
     """
     x, x_pos = _views(x, x_pos)
     theta = _theta(theta, x.shape[1])
     tau = positive_float("temperature", temperature)
-    u, up = x.to(theta.dtype) @ theta.transpose(-1, -2), x_pos.to(theta.dtype) @ theta.transpose(-1, -2)
-    s = u @ up.transpose(-1, -2) / tau
-    return (torch.logsumexp(s, dim=-1) - torch.diagonal(s, dim1=-2, dim2=-1)).mean(-1)
+    return InfoNCE.apply(theta, x, x_pos, tau)
 
 
 def spectral_loss(theta: torch.Tensor, x: Any, x_pos: Any, x_neg: Any) -> torch.Tensor:
