@@ -36,7 +36,7 @@ def test_descent_chunks_cover_the_networks_in_order_never_one_alone(S):
 
 @pytest.mark.parametrize("hidden", [True, False])
 @pytest.mark.parametrize(
-    ("S", "h", "z"), [(3, 4096, 1), (10, 4096, 3), (30, 4096, 1), (7, 2048, 1), (5, 64, 3)]
+    ("S", "h", "z"), [(3, 4096, 1), (10, 4096, 3), (9, 4096, 1), (7, 2048, 1), (5, 64, 3)]
 )
 def test_chunked_descent_is_bitwise_the_one_batch_descent(monkeypatch, hidden, S, h, z):
     g = torch.Generator().manual_seed(S * h + z)
