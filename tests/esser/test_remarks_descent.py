@@ -1,4 +1,8 @@
-"""Remark 1's gradient descent (nlcl.esser.remarks): the chunked descent is bit for bit the one-batch one."""
+"""Remark 1's gradient descent (nlcl.esser.remarks): the chunked descent is the one-batch one.
+
+Bit for bit on the AMD EPYC where it was written; a BLAS may round a batched product differently
+for another batch size (as it does here for a batch of one, which the chunks avoid), so the tests
+allow float64 rounding (rtol 1e-12) and would still catch any change of arithmetic."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ def test_descent_chunks_cover_the_networks_in_order_never_one_alone(S):
 @pytest.mark.parametrize(
     ("S", "h", "z"), [(3, 4096, 1), (10, 4096, 3), (9, 4096, 1), (7, 2048, 1), (5, 64, 3)]
 )
-def test_chunked_descent_is_bitwise_the_one_batch_descent(monkeypatch, hidden, S, h, z):
+def test_chunked_descent_is_the_one_batch_descent(monkeypatch, hidden, S, h, z):
     g = torch.Generator().manual_seed(S * h + z)
     n = 32
     x = torch.cat(
@@ -52,6 +56,7 @@ def test_chunked_descent_is_bitwise_the_one_batch_descent(monkeypatch, hidden, S
         else torch.randn(n, z, generator=g, dtype=torch.float64)
     )
     ref = _one_batch_descent(x, y, W, A, 0.5, 12, hidden)
-    assert torch.equal(remarks._regression_descent(x, y, W, A, 0.5, 12, hidden), ref)
+    close = dict(rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(remarks._regression_descent(x, y, W, A, 0.5, 12, hidden), ref, **close)
     monkeypatch.setattr(remarks, "_CHUNK_ENTRIES", 1)  # chunks of two (and three) networks
-    assert torch.equal(remarks._regression_descent(x, y, W, A, 0.5, 12, hidden), ref)
+    torch.testing.assert_close(remarks._regression_descent(x, y, W, A, 0.5, 12, hidden), ref, **close)
