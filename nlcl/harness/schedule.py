@@ -1,8 +1,10 @@
 """Which chapter ``nlcl book`` starts when, and how many cores a chapter with a parallel loop gets.
 
-``nlcl book --jobs N`` has N *slots*. :func:`make_plan` orders the chapters **longest first** (the
-order that leaves the fewest idle slots at the end) by the **last timing record**
-(:func:`load_costs`), in this order of preference, chapter by chapter:
+``nlcl book --jobs N`` has N *slots*. :func:`make_plan` orders the chapters **longest first** by
+the **last timing record** (:func:`load_costs`), then **swaps pairs** of them while the simulation
+(:func:`simulate`) predicts an earlier end (:func:`_improve`: longest first can leave a slot idle at
+the end while a long chapter finishes alone; a swap that gives both slots the same work removes
+that). The costs come, in this order of preference, chapter by chapter, from:
 
 1. the previous build's ``_build/timings.json`` (entries of the same profile that finished);
 2. the committed benchmark of the profile, ``results/book-<profile>-bench-cpu.json`` (its
@@ -217,6 +219,41 @@ def _order(
     return sorted(tasks, key=key)
 
 
+def _improve(tasks: list[Task], jobs: int, fill: float) -> list[Task]:
+    """``tasks`` reordered by pairwise swaps of the one-slot chapters with a timing record, each swap
+    kept only if :func:`simulate` predicts an earlier end (by more than a millisecond), until no swap
+    does; the chapters on several slots, those without a record and the ``jobs`` longest keep their
+    places (they start first). Deterministic: swaps are tried from the end of the order (where longest first leaves its
+    idle slot), the first improvement is taken."""
+    tasks = list(tasks)
+    fixed = {
+        id(t) for t in sorted(tasks, key=lambda t: -(t.estimate or 0.0))[:jobs]
+    }  # the longest start at once
+    movable = [
+        i for i, t in enumerate(tasks) if t.slots == 1 and t.estimate is not None and id(t) not in fixed
+    ]
+
+    def span(ts: list[Task]) -> float:
+        return simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in ts], jobs)
+
+    best = span(tasks)
+    for _ in range(
+        len(movable) ** 2
+    ):  # each kept swap lowers the span: this bound is never reached in practice
+        for j, i in itertools.combinations(movable[::-1], 2):  # the tail first: the long chapters stay first
+            if tasks[i].estimate == tasks[j].estimate:
+                continue
+            tasks[i], tasks[j] = tasks[j], tasks[i]
+            trial = span(tasks)
+            if trial < best - 1e-3:
+                best = trial
+                break
+            tasks[i], tasks[j] = tasks[j], tasks[i]
+        else:
+            break
+    return tasks
+
+
 def make_plan(
     chapters: Sequence[str],
     costs: Mapping[str, float],
@@ -236,14 +273,14 @@ def make_plan(
     best: tuple[float, int, tuple[int, ...]] | None = None
     alternatives: dict[tuple[int, ...], float] = {}
     for ks in itertools.islice(itertools.product(*choices), MAX_CANDIDATES):
-        tasks = _order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill)
+        tasks = _improve(_order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill), jobs, fill)
         predicted = simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in tasks], jobs)
         alternatives[ks] = predicted
         candidate = (round(predicted, 6), sum(ks), ks)
         if best is None or candidate < best:
             best = candidate
     ks = best[2] if best is not None else ()
-    tasks = _order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill)
+    tasks = _improve(_order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill), jobs, fill)
     makespan = (
         simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in tasks], jobs) if known else None
     )

@@ -1,5 +1,5 @@
 """Tests for nlcl.harness.schedule (issue 28 §3): ``nlcl book`` starts the longest chapters first by
-the last timing record and gives a chapter with a parallel loop more workers where that finishes
+the last timing record (then swaps pairs where the simulation predicts an earlier end) and gives a chapter with a parallel loop more workers where that finishes
 sooner. No chapter is executed: the runner is mocked."""
 
 import json
@@ -41,16 +41,34 @@ def test_unknown_chapters_start_first_in_toc_order_and_no_record_is_toc_order():
 
 def test_the_committed_full_build_record_gives_a_shorter_schedule_than_toc_order():
     """With the full profile's times, the table-of-contents order predicts the 2,298 s the build took
-    (the record of 3c296ca: chapters_executed_s 2297.7); longest first predicts 2,187 s.
+    (the record of 3c296ca: chapters_executed_s 2297.7); longest first predicts 2,187 s, and the
+    swaps after it 2,177 s (half the chapter sum is 2,175 s: no plan on 2 slots ends sooner).
     Two workers for tian-tokens from the start would take longer (its 1-worker time fits beside the
     other chapters), so the plan keeps it on one."""
     toc = list(chapters(ROOT))
     assert set(toc) == set(FULL)
     assert simulate([Task(c, 1, FULL[c]) for c in toc], 2) == pytest.approx(2297.1, abs=1)
+    longest_first = schedule._order(toc, FULL, {}, 0.0)
+    assert simulate(longest_first, 2) == pytest.approx(2187.3, abs=1)
     plan = make_plan(toc, FULL, 2, {"tian-tokens": 256}, {c: "bench" for c in toc})
     assert plan.tasks[0] == Task("tian-tokens", 1, FULL["tian-tokens"])
-    assert plan.makespan == pytest.approx(2187.3, abs=1) and plan.alternatives[(2,)] > plan.makespan
-    assert "longest first by bench" in plan.describe() and "2187 s" in plan.describe()
+    assert sum(FULL.values()) / 2 <= plan.makespan == pytest.approx(2176.9, abs=1)
+    assert plan.alternatives[(2,)] > plan.makespan
+    assert "longest first by bench" in plan.describe() and "2177 s" in plan.describe()
+
+
+def test_swaps_after_longest_first_remove_an_idle_tail():
+    # longest first on 2 slots: 4 | 3, then 3 (3-6), 2 (4-6), and the last 2 alone (6-8): 8;
+    # a swap gives 4 + 3 | 3 + 2 + 2 = 7
+    costs = {"a": 4.0, "b": 3.0, "c": 3.0, "d": 2.0, "e": 2.0}
+    assert simulate(schedule._order(list(costs), costs, {}, 0.0), 2) == 8.0
+    plan = make_plan(list(costs), costs, 2)
+    assert plan.makespan == simulate(plan.tasks, 2) == 7.0
+    assert [t.chapter for t in plan.tasks[:2]] == ["a", "b"]  # the longest still start at once
+    assert sorted(t.chapter for t in plan.tasks) == sorted(costs)
+    # nothing to gain: the order stays longest first
+    costs = {"a": 10.0, "b": 300.0, "c": 50.0, "d": 50.0}
+    assert [t.chapter for t in make_plan(list(costs), costs, 2).tasks] == ["b", "c", "d", "a"]
 
 
 def test_a_parallel_chapter_gets_the_idle_cores_when_that_finishes_sooner():
