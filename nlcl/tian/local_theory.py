@@ -233,7 +233,8 @@ def gaussian_alpha_roughness(
     """
     from nlcl.core.activations import get_activation
     from nlcl.tian.contrastive import stack_views
-    from nlcl.tian.landscape import FeatureAlpha, gate_matrix, local_roughness, train_filters
+    from nlcl.tian.landscape import FeatureAlpha, local_roughness, train_filters
+    from nlcl.tian.one_layer_gate import same_view_gate_fn as gate_fn
 
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
@@ -244,8 +245,7 @@ def gaussian_alpha_roughness(
 
     alpha_g = FeatureAlpha(lambda w: h(w @ x.T), lambda g: feature_gaussian_alpha(g, tau))
 
-    def a_g(w):
-        return gate_matrix(v, w, activation, alpha_g)
+    a_g, a_u = gate_fn(v, activation, alpha_g), gate_fn(v, activation)  # A_g(w), A_u(w) (Lemma 3)
 
     w0 = _unit_rows(w0, "w0")
     if w0.ndim != 2 or w0.shape[1] != x.shape[1]:
@@ -259,16 +259,11 @@ def gaussian_alpha_roughness(
     rad = np.maximum(_positive("radius", radius), 1.5 * ang)
     rho_g = np.array(
         [
-            local_roughness(lambda u: gate_matrix(v, u, activation, held[i]), wi, radius=r, rng=seed)
+            local_roughness(gate_fn(v, activation, held[i]), wi, radius=r, rng=seed)
             for i, (wi, r) in enumerate(zip(w, rad))
         ]
     )
-    rho_u = np.array(
-        [
-            local_roughness(lambda u: gate_matrix(v, u, activation), wi, radius=r, rng=seed)
-            for wi, r in zip(w, rad)
-        ]
-    )
+    rho_u = np.array([local_roughness(a_u, wi, radius=r, rng=seed) for wi, r in zip(w, rad)])
     return {
         "w": w,
         "settled": diag["residual"] <= tol,
@@ -278,7 +273,7 @@ def gaussian_alpha_roughness(
         "rho_g": rho_g,
         "rho_u": rho_u,
         "lam1_g": diag["lam1"],
-        "lam1_u": np.linalg.eigvalsh(gate_matrix(v, w, activation))[..., -1],
+        "lam1_u": np.linalg.eigvalsh(a_u(w))[..., -1],
     }
 
 

@@ -32,7 +32,6 @@ from nlcl.tian.landscape import (
     distinct_directions,
     eigengap,
     filter_energy,
-    gate_matrix,
     is_lme,
     local_roughness,
     population_gate_matrix,
@@ -53,6 +52,7 @@ from nlcl.tian.local_theory import (
     roughness_jacobian,
     theorem2_bound,
 )
+from nlcl.tian.one_layer_gate import same_view_gate_fn
 
 __all__ = [
     "critical_point_near",
@@ -141,8 +141,10 @@ def lme_threshold(
 
 
 def gate_fn(views: np.ndarray, activation: str, alpha: Any = None) -> AFn:
-    """w ↦ A(w) = C_α[x̃ʷ] (Lemma 3) on the stacked views of Eq. 3, with a fixed or w-dependent α."""
-    return lambda w: gate_matrix(views, w, activation, alpha)
+    """w ↦ A(w) = C_α[x̃ʷ] (Lemma 3) on the stacked views of Eq. 3, with a fixed or w-dependent α:
+    :func:`nlcl.tian.landscape.gate_matrix`, through :func:`nlcl.tian.one_layer_gate.same_view_gate_fn`
+    (the same numbers, half the work when both views are the same samples)."""
+    return same_view_gate_fn(views, activation, alpha)
 
 
 def population_gate_fn(atoms: np.ndarray, probs: np.ndarray, activation: str) -> AFn:
@@ -247,11 +249,12 @@ def _theorem2_seed(
     xb, _ = latent_summation(n_train, u, q, rng=rng_s)
     xb = xb + noise * rng_s.standard_normal(xb.shape)
     vb = stack_views(xb, xb)
-    wb = power_iteration(lambda w: gate_matrix(vb, w, act), u.T, steps=100)[-1]
-    lme_b = is_lme(lambda w: gate_matrix(vb, w, act), wb, tol=1e-6)
+    a_b = gate_fn(vb, act)
+    wb = power_iteration(a_b, u.T, steps=100)[-1]
+    lme_b = is_lme(a_b, wb, tol=1e-6)
     ab = feature_gaussian_alpha(get_activation(act)(wb @ xb.T), tau)  # α_g held at w*
-    rho_bu = local_roughness(lambda w: gate_matrix(vb, w, act), wb, radius=0.02, rng=rng_s)
-    rho_bg = local_roughness(lambda w: gate_matrix(vb, w, act, ab), wb, radius=0.02, rng=rng_s)
+    rho_bu = local_roughness(a_b, wb, radius=0.02, rng=rng_s)
+    rho_bg = local_roughness(gate_fn(vb, act, ab), wb, radius=0.02, rng=rng_s)
     c0 = float(np.linalg.norm(xb, axis=1).max())
     r_u = np.array([mixture_plane_density_max(atoms, atom_p, noise, w)[0] for w in wb])
     z0_b = np.exp(-(get_activation(act)(wb @ xb.T) ** 2) / (2 * tau)).mean(-1)
@@ -264,7 +267,7 @@ def _theorem2_seed(
     # how far the uniform-α LMEs are from being critical points of the Gaussian α
     out["uni_top_cos"] = list(
         critical_point_diagnostics(
-            lambda w: gate_matrix(vb, w, act, gaussian_alpha_fn(xb, act, tau)),
+            gate_fn(vb, act, gaussian_alpha_fn(xb, act, tau)),
             wb[sel],
         )["top_cos"]
     )
