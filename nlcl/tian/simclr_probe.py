@@ -204,8 +204,9 @@ def train_simclr(
     perm_gens = [torch.Generator().manual_seed(int(s) + 104_729) for s in uniq]
     aug_gen = torch.Generator().manual_seed(int(aug_seed))
     segs = segments(losses)
-    # foreach: the same element-wise update as the default per-tensor loop (bitwise), in fewer calls
-    opt = torch.optim.Adam(encoder.parameters(), lr=lr, foreach=True)
+    # fused: torch's one-kernel Adam (the same element-wise rule, rounded in its own order), 2.6x
+    # faster than foreach=True here (5.2 -> 2.0 ms per step at the full profile's sizes, one thread)
+    opt = torch.optim.Adam(encoder.parameters(), lr=lr, fused=True)
     run_sel = torch.as_tensor(run_idx, dtype=torch.long)
     history = np.empty((steps, R))
     per_epoch = n // batch_size  # drop the last incomplete batch of an epoch
