@@ -328,7 +328,7 @@ for s_ in range(P.n_seeds):
             dec = lemma5_decomposition(W5b, x5b[:n], z5b[:n], P.activation)
             res5[kind][s_, j] = dec["residual"]
         if s_ == 0 and kind == "ci":
-            dec5 = dec  # the largest n is the whole sample: the decomposition of (x5b, z5b)
+            dec5 = dec  # the last n is the whole sample (x5b, z5b)
 slopes5 = [float(np.polyfit(np.log(n_grid5), np.log(r), 1)[0]) for r in res5["ci"]]
 run.glue("lemma5-residual-largest", f"{res5['ci'][:, -1].mean():.1e}")
 
