@@ -1,9 +1,8 @@
 """The fused token step: one compiled kernel graph per stack shape (Tian 2023, Sec. 5, opt-in).
 
-The ``tables`` engine (:func:`nlcl.tian.tokens.tables.token_step`) is exact and does little
-arithmetic, but one step of one configuration issues about a hundred small torch operators, and
-the per-operator dispatch (not the arithmetic) is most of its time.  The ``fused`` engine of
-:func:`nlcl.tian.tokens.training.train_batched` writes the whole training step as one pure tensor
+The ``tables`` engine (:func:`nlcl.tian.tokens.tables.token_step`) does little arithmetic, but one step
+issues about a hundred small torch operators, and their dispatch is most of its time.  The ``fused`` engine
+of :func:`nlcl.tian.tokens.training.train_batched` writes the whole training step as one pure tensor
 function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ backend on CPU):
 
 * the minibatch draw of :func:`nlcl.tian.tokens.world.sample_views` (the same counter-based hash, with
@@ -13,13 +12,12 @@ function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ back
 * SGD with momentum and weight decay (:func:`nlcl.tian.tokens.training.sgd_momentum_step`'s rule),
   updating W, V and the momentum buffers in place.
 
-The compiler fuses the elementwise work and the gather / scatter between tables and samples into a few loops
-and leaves the matrix products to the BLAS; the arithmetic is the same as the ``tables`` engine's, but its
-order (and so the last bits) may differ: equal within a stated tolerance, not bitwise
-(``tests/tian/tokens/test_fused.py``).  Compiled steps are cached per shape and configuration
-(:func:`compile_log` lists them with their compile time).  M, the number of filters per RF, is a symbolic
-size of the graph (every other size is fixed; M = 1 has its own), so the token grid's stacks share 2 graphs.
-Without ``torch.compile`` (no C++ compiler) the same function runs eagerly, after a one-line warning.
+The compiler fuses the elementwise work and the gather / scatter between tables and samples into a few
+loops and leaves the matrix products to the BLAS; the arithmetic is the ``tables`` engine's, in another
+order (so the last bits may differ): equal within a stated tolerance (``tests/tian/tokens/test_fused.py``).
+Compiled steps are cached per shape and configuration (:func:`compile_log`).  M, the number of filters per
+RF, is a symbolic size (M = 1 has its own graph), so the token grid's stacks share 2 graphs.  Without
+``torch.compile`` (no C++ compiler) the same function runs eagerly, after a one-line warning.
 """
 
 from __future__ import annotations
@@ -45,9 +43,8 @@ __all__ = ["TokenViews", "compile_log", "fused_stepper", "train_fused"]
 class TokenViews:
     """``data(step)`` of token-task training: the views (x, x') of :func:`~nlcl.tian.tokens.world.sample_views`.
 
-    Calling it returns what ``sample_views(world, step, batch_size)`` returns (without the generator
-    indices), so any trainer can use it; the ``fused`` engine instead draws the same indices inside
-    its compiled step from ``world`` (Tian 2023, Sec. 5).
+    Calling it returns ``sample_views(world, step, batch_size)`` without the generator indices, so any
+    trainer can use it; the ``fused`` engine draws the same indices in its step (Tian 2023, Sec. 5).
     """
 
     world: TokenWorld
@@ -57,9 +54,8 @@ class TokenViews:
     def __call__(self, step: int):
         from nlcl.tian.tokens.world import sample_views
 
-        x1, x2, _ = sample_views(
-            self.world, step, self.batch_size, device=self.embedding.device, embedding=self.embedding
-        )
+        emb = self.embedding
+        x1, x2, _ = sample_views(self.world, step, self.batch_size, device=emb.device, embedding=emb)
         return x1, x2
 
 
@@ -187,7 +183,7 @@ def _grads(W, Vk, iv, emb, tau, cfg):
     return value, dW, dVk, dout, flat
 
 
-def _sgd(p, b, g, lr, momentum: float, weight_decay: float):
+def _sgd(p, b, g, lr, momentum: float, weight_decay: float):  # sgd_momentum_step's rule, in place
     d = g + weight_decay * p if weight_decay else g
     b.mul_(momentum).add_(d)
     p.sub_(lr.reshape(-1, *([1] * (p.ndim - 1))) * b)
@@ -220,8 +216,9 @@ def _make_step(cfg: _Config):
         _sgd(W, bW, dW, lr, cfg.momentum, cfg.weight_decay)
         _sgd(V, bV, dV, lr, cfg.momentum, cfg.weight_decay)
         # the indices, table rows and ∂o are returned so that the compiler computes each once (an
-        # output is a buffer) instead of recomputing it inside every kernel that reads it
-        return value, iv, flat, dout
+        # output is a buffer) instead of recomputing it inside every kernel that reads it; the
+        # finiteness flag is one read outside (isfinite + any there took ~35 µs a step)
+        return value, iv, flat, dout, torch.isfinite(value).all()
 
     return step_fn
 
@@ -232,11 +229,13 @@ _CACHE: dict = {}
 _LOG: list[dict] = []
 _WARNED: list[str] = []
 _DYNAMIC_M = True  # M symbolic (one graph for every M > 1 of a layout); False: one graph per M
+_CPP_WRAPPER = True  # on CPU, inductor's wrapper code in C++ (False: in Python)
 
 
 def compile_log() -> list[dict]:
     """One entry per cached step of this process: its shape key, the seconds of its first call
-    (the compilation), the backend used and, after a failed compilation, the error."""
+    (the compilation), the backend used (``"inductor"``, with a C++ wrapper on CPU) and, after a
+    failed compilation, the error."""
     return [dict(e) for e in _LOG]
 
 
@@ -270,7 +269,9 @@ class _Stepper:
                     torch._dynamo.mark_dynamic(t, 2)
             # indices are in range by construction (drawn modulo n_tokens, or checked by the
             # caller): no bounds check per gathered row
-            inductor = torch._inductor.config.patch(assert_indirect_indexing=False)
+            # on CPU a C++ wrapper calls the same kernels (same bits): −5% a step at R = 1, −1% at 16
+            cpp = _CPP_WRAPPER and self.key[3] == "cpu"
+            inductor = torch._inductor.config.patch(assert_indirect_indexing=False, cpp_wrapper=cpp)
             dynamo = torch._dynamo.config.patch(automatic_dynamic_shapes=False)
             with torch.no_grad(), inductor, dynamo, warnings.catch_warnings():
                 warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecation notices
@@ -312,7 +313,7 @@ def fused_stepper(
 
     The returned callable takes (W, Vk, bW, bVk, emb, lr, tau, a, b, c, d), updates W, Vk (the
     top layer as (R, K, M, d_out)) and the momentum buffers bW, bVk in place and returns the
-    per-run loss (R,) of the step (then the token indices and ∂o).  With
+    per-run loss (R,) of the step (then the token indices, ∂o and whether every loss is finite).  With
     ``draw`` the batch is drawn in the step (a, b, c, d = seeds, generators, step (0-d int64),
     (position hashes of N and 2NK)); otherwise ``a`` is the token indices (R, 2, N, K).
     ``emb`` is ‖u_a‖ (R, T) when ``diagonal``, else E (R, T, d); models differing only in M > 1 share a step.
@@ -418,7 +419,7 @@ def train_fused(
         for step in it:
             if views is not None:
                 step_t = torch.tensor(step, dtype=torch.int64, device=dev)
-                per_run = stepper(W, Vk, bW, bVk, emb, lr, tau, seeds, gens, step_t, pos)[0]
+                per_run, *_, ok = stepper(W, Vk, bW, bVk, emb, lr, tau, seeds, gens, step_t, pos)
             else:
                 x1, x2 = data(step)
                 if not isinstance(x1, TokenBatch):
@@ -432,11 +433,10 @@ def train_fused(
                     raise ParameterError(f"data({step}) has token indices outside [0, {E.shape[1]})")
                 dg = _diagonal(E)
                 st = fused_stepper(model, N=N, T=E.shape[1], diagonal=dg is not None, draw=False, **common)
-                per_run = st(W, Vk, bW, bVk, E if dg is None else dg, lr, tau, iv, None, None, None)[0]
+                per_run, *_, ok = st(W, Vk, bW, bVk, E if dg is None else dg, lr, tau, iv, None, None, None)
             if (step + 1) % check_every == 0 or step == steps - 1:
-                bad = ~torch.isfinite(per_run)
-                if bool(bad.any()):
-                    runs = torch.nonzero(bad).flatten().tolist()
+                if not bool(ok):
+                    runs = torch.nonzero(~torch.isfinite(per_run)).flatten().tolist()
                     raise NonFiniteError(
                         f"training diverged: loss is NaN or infinite at step {step} for run(s) {runs[:10]} "
                         f"(lr={lr[runs[0]].item():g}); lower lr or check the inputs"

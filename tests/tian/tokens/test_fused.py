@@ -188,3 +188,25 @@ def test_fused_needs_token_views(monkeypatch):
             callback=None,
             it=range(1),
         )
+
+
+def test_fused_names_the_diverged_run(monkeypatch):
+    monkeypatch.setenv("NLCL_FUSED_COMPILE", "0")  # the step's finiteness flag, run eagerly
+    runs = [TokenRun("relu", seed=0, lr=0.02), TokenRun("relu", seed=1, lr=1e30)]
+    _, model, data = build_stack(runs, batch_size=8, out_dim=4)
+    with pytest.raises(ValueError, match=r"step \d+ for run\(s\) \[1\] \(lr=1e\+30\)"):
+        train_batched(model, data, 20, lr=[r.lr for r in runs], engine="fused")
+
+
+def test_cpp_wrapper_runs_the_same_kernels_bitwise(monkeypatch):
+    # the C++ wrapper (CPU default) only replaces the Python code that calls the compiled kernels
+    runs = [TokenRun("relu", "infonce", "mean", 2, 3, 1.0, s, lr=0.02) for s in range(2)]
+    out = {}
+    for cpp in (True, False):
+        monkeypatch.setattr(token_fused, "_CPP_WRAPPER", cpp)
+        monkeypatch.setattr(token_fused, "_CACHE", {})
+        _, model, data = build_stack(runs, batch_size=16, out_dim=8)
+        loss = train_batched(model, data, 3, engine="fused")
+        out[cpp] = (loss, model.W.detach().clone(), model.V.detach().clone())
+        assert compile_log()[-1]["backend"] == "inductor" or "ompiler" in compile_log()[-1]["error"]
+    assert all(torch.equal(a, b) for a, b in zip(out[True], out[False]))
