@@ -219,32 +219,32 @@ def _order(
     return sorted(tasks, key=key)
 
 
+def _makespan(tasks: Sequence[Task], jobs: int, fill: float) -> float:
+    """:func:`simulate` of ``tasks``, a chapter without a timing record taken to last ``fill``."""
+    return simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in tasks], jobs)
+
+
 def _improve(tasks: list[Task], jobs: int, fill: float) -> list[Task]:
     """``tasks`` reordered by pairwise swaps of the one-slot chapters with a timing record, each swap
     kept only if :func:`simulate` predicts an earlier end (by more than a millisecond), until no swap
     does; the chapters on several slots, those without a record and the ``jobs`` longest keep their
-    places (they start first). Deterministic: swaps are tried from the end of the order (where longest first leaves its
-    idle slot), the first improvement is taken."""
+    places (they start first). Deterministic: swaps are tried from the end of the order (where
+    longest first leaves its idle slot), the first improvement is taken."""
     tasks = list(tasks)
-    fixed = {
-        id(t) for t in sorted(tasks, key=lambda t: -(t.estimate or 0.0))[:jobs]
-    }  # the longest start at once
+    longest = sorted(tasks, key=lambda t: -(t.estimate or 0.0))[:jobs]  # they start at once
+    fixed = {id(t) for t in longest}
     movable = [
         i for i, t in enumerate(tasks) if t.slots == 1 and t.estimate is not None and id(t) not in fixed
     ]
-
-    def span(ts: list[Task]) -> float:
-        return simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in ts], jobs)
-
-    best = span(tasks)
-    for _ in range(
-        len(movable) ** 2
-    ):  # each kept swap lowers the span: this bound is never reached in practice
-        for j, i in itertools.combinations(movable[::-1], 2):  # the tail first: the long chapters stay first
+    best = _makespan(tasks, jobs, fill)
+    # each kept swap lowers the makespan, so the loop ends; the bound is never reached in practice
+    for _ in range(len(movable) ** 2):
+        # the tail first: the long chapters stay first
+        for j, i in itertools.combinations(movable[::-1], 2):
             if tasks[i].estimate == tasks[j].estimate:
                 continue
             tasks[i], tasks[j] = tasks[j], tasks[i]
-            trial = span(tasks)
+            trial = _makespan(tasks, jobs, fill)
             if trial < best - 1e-3:
                 best = trial
                 break
@@ -270,21 +270,19 @@ def make_plan(
     fill = statistics.median(known) if known else 0.0  # an unknown chapter, in the simulation
     elastic = [c for c in chapters if c in (parallel or {}) and c in costs]
     choices = [range(1, min(jobs, max(1, (parallel or {})[c])) + 1) for c in elastic]
-    best: tuple[float, int, tuple[int, ...]] | None = None
+    best: tuple[tuple[float, int, tuple[int, ...]], list[Task], float] | None = None
     alternatives: dict[tuple[int, ...], float] = {}
     for ks in itertools.islice(itertools.product(*choices), MAX_CANDIDATES):
         tasks = _improve(_order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill), jobs, fill)
-        predicted = simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in tasks], jobs)
+        predicted = _makespan(tasks, jobs, fill)
         alternatives[ks] = predicted
         candidate = (round(predicted, 6), sum(ks), ks)
-        if best is None or candidate < best:
-            best = candidate
-    ks = best[2] if best is not None else ()
-    tasks = _improve(_order(chapters, costs, dict(zip(elastic, ks, strict=True)), fill), jobs, fill)
-    makespan = (
-        simulate([Task(t.chapter, t.slots, t.estimate or fill) for t in tasks], jobs) if known else None
-    )
+        if best is None or candidate < best[0]:
+            best = (candidate, tasks, predicted)
+    assert best is not None  # product() yields at least one candidate, () when nothing is elastic
+    _, tasks, predicted = best
     used = {c: s for c, s in (sources or {}).items() if c in costs and c in chapters}
+    makespan = predicted if known else None
     return Plan(tasks, jobs, used, makespan, alternatives if len(alternatives) > 1 else {})
 
 

@@ -1,6 +1,7 @@
 """Tests for nlcl.harness.schedule (issue 28 §3): ``nlcl book`` starts the longest chapters first by
-the last timing record (then swaps pairs where the simulation predicts an earlier end) and gives a chapter with a parallel loop more workers where that finishes
-sooner. No chapter is executed: the runner is mocked."""
+the last timing record (then swaps pairs where the simulation predicts an earlier end) and gives a
+chapter with a parallel loop more workers where that finishes sooner. No chapter is executed: the
+runner is mocked."""
 
 import json
 import threading
