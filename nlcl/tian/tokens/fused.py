@@ -15,9 +15,11 @@ function, compiled once per shape by ``torch.compile`` (TorchInductor's C++ back
 The compiler fuses the elementwise work and the gather / scatter between tables and samples into a few
 loops and leaves the matrix products to the BLAS; the arithmetic is the ``tables`` engine's, in another
 order (so the last bits may differ): equal within a stated tolerance (``tests/tian/tokens/test_fused.py``).
-Compiled steps are cached per shape and configuration (:func:`compile_log`).  M, the number of filters per
-RF, is a symbolic size (M = 1 has its own graph), so the token grid's stacks share 2 graphs.  Without
-``torch.compile`` (no C++ compiler) the same function runs eagerly, after a one-line warning.
+InfoNCE runs in blocks of runs whose (runs, N, N) matrices stay in cache (``_LOSS_CHUNK_ELEMENTS``; a
+run's bits do not depend on its block).  Compiled steps are cached per shape and configuration
+(:func:`compile_log`).  M, the number of filters per RF, is a symbolic size (M = 1 has its own graph), so
+the token grid's stacks share 2 graphs.  Without ``torch.compile`` (no C++ compiler) the same function
+runs eagerly, after a one-line warning.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ class TokenViews:
     def __call__(self, step: int):
         from nlcl.tian.tokens.world import sample_views
 
-        emb = self.embedding
-        x1, x2, _ = sample_views(self.world, step, self.batch_size, device=emb.device, embedding=emb)
+        e = self.embedding
+        x1, x2, _ = sample_views(self.world, step, self.batch_size, device=e.device, embedding=e)
         return x1, x2
 
 
@@ -138,11 +140,15 @@ def _grads(W, Vk, iv, emb, tau, cfg):
     else:
         f = out
     values, d1s, d2s = [], [], []
+    # InfoNCE in blocks of ≤ loss_chunk runs, so that a block's (runs, N, N) logits and softmax are
+    # cache-sized instead of the whole stack's; each run's arithmetic is the same
     for sl, name in cfg.losses:
-        v, d1, d2 = _loss_and_grad(f[sl, 0], f[sl, 1], name, tau[sl])
-        values.append(v)
-        d1s.append(d1)
-        d2s.append(d2)
+        width = cfg.loss_chunk if name == "infonce" else sl.stop - sl.start
+        for c in (slice(i, min(i + width, sl.stop)) for i in range(sl.start, sl.stop, width)):
+            v, d1, d2 = _loss_and_grad(f[c, 0], f[c, 1], name, tau[c])
+            values.append(v)
+            d1s.append(d1)
+            d2s.append(d2)
     value = torch.cat(values) if len(values) > 1 else values[0]
     df = torch.stack(
         [torch.cat(d1s) if len(d1s) > 1 else d1s[0], torch.cat(d2s) if len(d2s) > 1 else d2s[0]], 1
@@ -204,14 +210,13 @@ class _Config:
     momentum: float
     weight_decay: float
     draw: bool  # indices drawn in the step (TokenViews) or passed in
+    loss_chunk: int  # runs per InfoNCE block (_LOSS_CHUNK_ELEMENTS // N²)
 
 
 def _make_step(cfg: _Config):
     def step_fn(W, V, bW, bV, emb, lr, tau, a, b, c, d):
-        if cfg.draw:  # a, b, c, d = seeds, generators, step, (pos_g, pos_f)
-            iv = _draw(a, b, c, d[0], d[1], cfg.N, cfg.T)
-        else:
-            iv = a
+        # a, b, c, d = seeds, generators, step, (pos_g, pos_f) with draw; else a = the indices
+        iv = _draw(a, b, c, d[0], d[1], cfg.N, cfg.T) if cfg.draw else a
         value, dW, dV, dout, flat = _grads(W, V, iv, emb, tau, cfg)
         _sgd(W, bW, dW, lr, cfg.momentum, cfg.weight_decay)
         _sgd(V, bV, dV, lr, cfg.momentum, cfg.weight_decay)
@@ -230,6 +235,7 @@ _LOG: list[dict] = []
 _WARNED: list[str] = []
 _DYNAMIC_M = True  # M symbolic (one graph for every M > 1 of a layout); False: one graph per M
 _CPP_WRAPPER = True  # on CPU, inductor's wrapper code in C++ (False: in Python)
+_LOSS_CHUNK_ELEMENTS = 1 << 18  # N² × runs per InfoNCE block: 16 runs of N = 128 (1 MiB a matrix)
 
 
 def compile_log() -> list[dict]:
@@ -267,9 +273,8 @@ class _Stepper:
             if self.dynamic_M:  # W (R, K, M, d), Vk (R, K, M, O) and their buffers
                 for t in args[:4]:
                     torch._dynamo.mark_dynamic(t, 2)
-            # indices are in range by construction (drawn modulo n_tokens, or checked by the
-            # caller): no bounds check per gathered row
-            # on CPU a C++ wrapper calls the same kernels (same bits): −5% a step at R = 1, −1% at 16
+            # no bounds check per gathered row: indices are in range by construction (drawn modulo
+            # n_tokens, or checked by the caller); on CPU a C++ wrapper calls the same kernels
             cpp = _CPP_WRAPPER and self.key[3] == "cpu"
             inductor = torch._inductor.config.patch(assert_indirect_indexing=False, cpp_wrapper=cpp)
             dynamo = torch._dynamo.config.patch(automatic_dynamic_shapes=False)
@@ -330,11 +335,13 @@ def fused_stepper(
         momentum=float(momentum),
         weight_decay=float(weight_decay),
         draw=bool(draw),
+        loss_chunk=max(1, _LOSS_CHUNK_ELEMENTS // int(N) ** 2),
     )
     W = model.W
     R, K, M, d = W.shape
     dynamic_M = bool(compile) and _DYNAMIC_M and M > 1  # M symbolic: one graph for every M > 1
     m = "M" if dynamic_M else M
+    plain = tuple((k, v) for k, v in vars(cfg).items() if k not in ("segments", "acts", "losses"))
     key = (
         (R, K, m, d),
         (model.V.shape[0], model.V.shape[1], (K, m)),
@@ -342,14 +349,7 @@ def fused_stepper(
         str(W.device),
         tuple((s.start, s.stop, ab) for s, ab in cfg.segments),
         tuple((s.start, s.stop, name) for s, name in cfg.losses),
-        cfg.T,
-        cfg.N,
-        cfg.diagonal,
-        cfg.normalize,
-        cfg.bn_eps,
-        cfg.momentum,
-        cfg.weight_decay,
-        cfg.draw,
+        plain,
         bool(compile),
     )
     if key not in _CACHE:

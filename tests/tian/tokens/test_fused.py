@@ -198,15 +198,34 @@ def test_fused_names_the_diverged_run(monkeypatch):
         train_batched(model, data, 20, lr=[r.lr for r in runs], engine="fused")
 
 
-def test_cpp_wrapper_runs_the_same_kernels_bitwise(monkeypatch):
-    # the C++ wrapper (CPU default) only replaces the Python code that calls the compiled kernels
+def test_infonce_blocks_do_not_change_a_run(monkeypatch):
+    # eager: the loss in blocks of one run (N² elements each) equals one block of the whole stack
+    monkeypatch.setenv("NLCL_FUSED_COMPILE", "0")
+    runs = [TokenRun("relu", "infonce", "mean", 2, 3, 1.0, s, lr=0.02) for s in range(3)]
+    runs.append(TokenRun("relu", "quadratic", "mean", 2, 3, 1.0, 3, lr=0.02))  # one block
+    out = []
+    for elements in (token_fused._LOSS_CHUNK_ELEMENTS, 16 * 16):
+        monkeypatch.setattr(token_fused, "_LOSS_CHUNK_ELEMENTS", elements)
+        _, model, data = build_stack(runs, batch_size=16, out_dim=8)
+        loss = train_batched(model, data, 3, loss=[r.loss for r in runs], engine="fused")
+        out.append((loss, model.W.detach().clone(), model.V.detach().clone()))
+    keys = [k for k in token_fused._CACHE if k[-1] is False]
+    assert {dict(k[6])["loss_chunk"] for k in keys} >= {1, token_fused._LOSS_CHUNK_ELEMENTS // 256}
+    assert all(torch.equal(a, b) for a, b in zip(*out))
+
+
+def test_cpp_wrapper_and_blocks_run_the_same_bits(monkeypatch):
+    # the C++ wrapper (CPU default) only replaces the Python code that calls the compiled kernels;
+    # InfoNCE blocks of one run (N² elements) give each run the bits of one block for the stack
     runs = [TokenRun("relu", "infonce", "mean", 2, 3, 1.0, s, lr=0.02) for s in range(2)]
     out = {}
-    for cpp in (True, False):
+    for cpp, elements in ((True, token_fused._LOSS_CHUNK_ELEMENTS), (False, 1 << 18), (True, 16 * 16)):
         monkeypatch.setattr(token_fused, "_CPP_WRAPPER", cpp)
+        monkeypatch.setattr(token_fused, "_LOSS_CHUNK_ELEMENTS", elements)
         monkeypatch.setattr(token_fused, "_CACHE", {})
         _, model, data = build_stack(runs, batch_size=16, out_dim=8)
         loss = train_batched(model, data, 3, engine="fused")
-        out[cpp] = (loss, model.W.detach().clone(), model.V.detach().clone())
+        out[cpp, elements] = (loss, model.W.detach().clone(), model.V.detach().clone())
         assert compile_log()[-1]["backend"] == "inductor" or "ompiler" in compile_log()[-1]["error"]
-    assert all(torch.equal(a, b) for a, b in zip(out[True], out[False]))
+    ref = out[True, token_fused._LOSS_CHUNK_ELEMENTS]
+    assert all(all(torch.equal(a, b) for a, b in zip(ref, o)) for o in out.values())
