@@ -50,6 +50,7 @@ __all__ = [
     "Plan",
     "Task",
     "execute",
+    "gpu_present",
     "load_costs",
     "make_plan",
     "one_slot_seconds",
@@ -154,6 +155,19 @@ def load_costs(
                 if seconds is not None:
                     costs[name], sources[name] = seconds, bench_name
     return costs, sources
+
+
+def gpu_present() -> bool:
+    """Whether the chapters' ``device="auto"`` resolves to CUDA here. Then no chapter gets more than
+    one slot: a parallel inner loop runs on CPU processes (the token grid refuses ``workers`` > 1
+    on a GPU), and on a GPU it runs in the chapter's own process."""
+    from nlcl.core.validate import cuda_unavailable
+
+    if cuda_unavailable() is not None:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def parallel_chapters(paths: Mapping[str, Path]) -> dict[str, int]:

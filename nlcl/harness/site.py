@@ -169,9 +169,11 @@ def build_book(
         f"nlcl book: executing {len(todo)} chapters (profile {profile}, {jobs} at a time, {threads} threads each)"
     )
     # Longest chapters first, by the last timing record; a chapter with a parallel loop may get
-    # several slots (worker processes), each worker with the threads of one slot (schedule.py).
+    # several slots (worker processes), each worker with the threads of one slot (schedule.py);
+    # not where CUDA is available: such a loop then runs on the GPU, in the chapter's process.
     costs, sources = schedule.load_costs(list(todo), build, root, profile)
-    plan = schedule.make_plan(list(todo), costs, jobs, schedule.parallel_chapters(todo), sources)
+    parallel = {} if schedule.gpu_present() else schedule.parallel_chapters(todo)
+    plan = schedule.make_plan(list(todo), costs, jobs, parallel, sources)
     echo(f"nlcl book: {plan.describe()}")
     results: dict[str, ChapterResult] = {}
     slots = {t.chapter: t.slots for t in plan.tasks}

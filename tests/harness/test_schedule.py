@@ -230,6 +230,25 @@ def test_build_book_runs_the_plan_with_a_mocked_runner(tmp_path, monkeypatch):
     calls.clear()
     assert site.build_book(root=root, jobs=1, site=False, echo=lines.append) == 0
     assert all(c[2] == {verdicts.CONCURRENT_ENV: "0"} and c[1] == {} for c in calls)
+    # where CUDA is available the grid runs on the GPU in its own process: one slot, no workers
+    calls.clear()
+    monkeypatch.setattr(schedule, "gpu_present", lambda: True)
+    assert site.build_book(root=root, jobs=2, site=False, echo=lines.append) == 0
+    assert all(c[1] == {} for c in calls) and "ch-grid" in [c[0] for c in calls]
+
+
+def test_gpu_present_needs_a_cuda_build_and_a_device(monkeypatch):
+    import torch
+
+    from nlcl.core import validate
+
+    monkeypatch.setattr(validate, "cuda_unavailable", lambda: "no NVIDIA device")
+    assert schedule.gpu_present() is False
+    monkeypatch.setattr(validate, "cuda_unavailable", lambda: None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert schedule.gpu_present() is False
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert schedule.gpu_present() is True
 
 
 @pytest.mark.slow
