@@ -255,13 +255,10 @@ def _compile(fn: Callable, name: str) -> Callable:
 class _Stepper:
     """A cached step: compiled at its first call (timed); eager after a failed compilation."""
 
-    def __init__(self, cfg: _Config, key: tuple, compile: bool, dynamic_M: bool = False):
-        self.eager = _make_step(cfg)
-        self.key = key
+    def __init__(self, cfg: _Config, key: tuple, compile: bool, dynamic_M: bool = False, cpp: bool = False):
+        self.eager, self.cfg, self.key, self.cpp = _make_step(cfg), cfg, key, cpp
         self.fn = _compile(self.eager, f"fused_token_step_{len(_CACHE)}") if compile else self.eager
-        self.compiled = compile
-        self.dynamic_M = dynamic_M
-        self.ready = False
+        self.compiled, self.dynamic_M, self.ready = compile, dynamic_M, False
 
     def __call__(self, *args):
         if self.ready:
@@ -275,8 +272,7 @@ class _Stepper:
                     torch._dynamo.mark_dynamic(t, 2)
             # no bounds check per gathered row: indices are in range by construction (drawn modulo
             # n_tokens, or checked by the caller); on CPU a C++ wrapper calls the same kernels
-            cpp = _CPP_WRAPPER and self.key[3] == "cpu"
-            inductor = torch._inductor.config.patch(assert_indirect_indexing=False, cpp_wrapper=cpp)
+            inductor = torch._inductor.config.patch(assert_indirect_indexing=False, cpp_wrapper=self.cpp)
             dynamo = torch._dynamo.config.patch(automatic_dynamic_shapes=False)
             with torch.no_grad(), inductor, dynamo, warnings.catch_warnings():
                 warnings.simplefilter("ignore", FutureWarning)  # torch's own deprecation notices
@@ -342,6 +338,7 @@ def fused_stepper(
     dynamic_M = bool(compile) and _DYNAMIC_M and M > 1  # M symbolic: one graph for every M > 1
     m = "M" if dynamic_M else M
     plain = tuple((k, v) for k, v in vars(cfg).items() if k not in ("segments", "acts", "losses"))
+    cpp = bool(compile) and _CPP_WRAPPER and W.device.type == "cpu"  # a compile setting: in the key
     key = (
         (R, K, m, d),
         (model.V.shape[0], model.V.shape[1], (K, m)),
@@ -350,10 +347,10 @@ def fused_stepper(
         tuple((s.start, s.stop, ab) for s, ab in cfg.segments),
         tuple((s.start, s.stop, name) for s, name in cfg.losses),
         plain,
-        bool(compile),
+        (bool(compile), cpp),
     )
     if key not in _CACHE:
-        _CACHE[key] = _Stepper(cfg, key, compile, dynamic_M)
+        _CACHE[key] = _Stepper(cfg, key, compile, dynamic_M, cpp)
     return _CACHE[key]
 
 
@@ -406,7 +403,7 @@ def train_fused(
     if compile is None:
         compile = os.environ.get("NLCL_FUSED_COMPILE", "1") != "0"
     common = dict(losses=losses, momentum=momentum, weight_decay=weight_decay, compile=compile)
-    views = data if isinstance(data, TokenViews) else None
+    views, made = (data if isinstance(data, TokenViews) else None), {}
     if views is not None:
         N, E = views.batch_size, views.embedding.to(W.dtype)
         dg = _diagonal(E)
@@ -432,8 +429,11 @@ def train_fused(
                 if bool((iv < 0).any()) or bool((iv >= E.shape[1]).any()):
                     raise ParameterError(f"data({step}) has token indices outside [0, {E.shape[1]})")
                 dg = _diagonal(E)
-                st = fused_stepper(model, N=N, T=E.shape[1], diagonal=dg is not None, draw=False, **common)
-                per_run, *_, ok = st(W, Vk, bW, bVk, E if dg is None else dg, lr, tau, iv, None, None, None)
+                sh = (N, E.shape[1], dg is not None)
+                if sh not in made:  # one stepper per batch shape, not a lookup every step
+                    made[sh] = fused_stepper(model, N=N, T=sh[1], diagonal=sh[2], draw=False, **common)
+                e = E if dg is None else dg
+                per_run, *_, ok = made[sh](W, Vk, bW, bVk, e, lr, tau, iv, None, None, None)
             if (step + 1) % check_every == 0 or step == steps - 1:
                 if not bool(ok):
                     runs = torch.nonzero(~torch.isfinite(per_run)).flatten().tolist()

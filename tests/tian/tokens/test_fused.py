@@ -211,7 +211,7 @@ def test_infonce_blocks_do_not_change_a_run(monkeypatch):
         loss = train_batched(model, data, 3, loss=[r.loss for r in runs], engine="fused")
         out.append((loss, model.W.detach().clone(), model.V.detach().clone()))
     # runs per block: default / 16² (the three InfoNCE runs in one) and 1, one cached step each
-    assert sorted(dict(k[6])["loss_chunk"] for k in token_fused._CACHE) == [1, default // 16**2]
+    assert sorted(st.cfg.loss_chunk for st in token_fused._CACHE.values()) == [1, default // 16**2]
     assert all(torch.equal(a, b) for a, b in zip(*out))
 
 
@@ -230,3 +230,18 @@ def test_cpp_wrapper_and_blocks_run_the_same_bits(monkeypatch):
         assert compile_log()[-1]["backend"] == "inductor" or "ompiler" in compile_log()[-1]["error"]
     ref = out[True, default]
     assert all(all(torch.equal(a, b) for a, b in zip(ref, o)) for o in out.values())
+
+
+def test_the_cpp_wrapper_setting_is_part_of_the_step_cache_key(monkeypatch):
+    # a step compiled with one wrapper is not reused after the setting changes (nothing compiles
+    # here: torch.compile is lazy until the first call)
+    monkeypatch.setattr(token_fused, "_CACHE", {})
+    _, model, _ = build_stack([TokenRun("relu", seed=0)], batch_size=8, out_dim=4)
+    kw = dict(losses=["infonce"], N=8, T=20, diagonal=True, draw=True, momentum=0.9, weight_decay=0.0)
+    steps = {}
+    for cpp in (True, False):
+        monkeypatch.setattr(token_fused, "_CPP_WRAPPER", cpp)
+        steps[cpp] = fused_stepper(model, **kw)
+        assert steps[cpp].cpp is cpp and fused_stepper(model, **kw) is steps[cpp]
+    assert steps[True] is not steps[False]
+    assert fused_stepper(model, compile=False, **kw).cpp is False  # eager: no wrapper at all
