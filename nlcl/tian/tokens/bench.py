@@ -181,6 +181,7 @@ def time_reference_steps(
     peak_gflops: float | None = None,
     out_dim: int = 50,
     batch_size: int = 128,
+    device: torch.device | str = "cpu",
 ) -> dict:
     """Time the reference step (:func:`reference_runs`) per engine, interleaved, best of ``repeats``.
 
@@ -190,13 +191,22 @@ def time_reference_steps(
     first call per engine (excluded) warms up; for ``"fused"`` it compiles, and its duration is
     ``compile_s``.  Returns ``{str(R): {engine: {...}}}`` with ms per configuration-step (CPU and
     wall), the FLOPs per configuration-step (:func:`table_step_flops`) and, when ``peak_gflops``
-    is given, ``roofline_ratio`` = CPU time / (FLOPs / peak).
+    is given, ``roofline_ratio`` = CPU time / (FLOPs / peak).  On CUDA the clock is the wall
+    (synchronised; the process CPU time does not measure the GPU), and so is the ratio's time.
     """
     from nlcl.tian.tokens.fused import compile_log
 
     steps, repeats = positive_int("steps", steps), positive_int("repeats", repeats)
     for e in engines:
         choice("engine", e, ENGINES)
+    dev = torch.device(device)
+    gpu = dev.type == "cuda"
+    train = dict(loss="infonce", tau=0.1, lr=0.02, check_every=50 if gpu else 1)
+
+    def sync() -> None:
+        if gpu:  # pragma: no cover - no GPU in CI
+            torch.cuda.synchronize()
+
     out: dict = {}
     for R in sizes:
         runs = reference_runs(R)
@@ -204,10 +214,11 @@ def time_reference_steps(
         models, data = {}, None
         entry: dict = {}
         for e in engines:
-            _, models[e], data = build_stack(runs, batch_size=batch_size, out_dim=out_dim)
+            _, models[e], data = build_stack(runs, batch_size=batch_size, out_dim=out_dim, device=dev)
             n_log = len(compile_log())
             t0 = time.perf_counter()
-            train_batched(models[e], data, 2, loss="infonce", tau=0.1, lr=0.02, engine=e)
+            train_batched(models[e], data, 2, engine=e, **train)
+            sync()
             warm = time.perf_counter() - t0
             log = compile_log()[n_log:]
             entry[e] = dict(
@@ -220,14 +231,17 @@ def time_reference_steps(
             )
         for _ in range(repeats):
             for e in engines:
+                sync()
                 t0, c0 = time.perf_counter(), time.process_time()
-                train_batched(models[e], data, steps, loss="infonce", tau=0.1, lr=0.02, engine=e)
+                train_batched(models[e], data, steps, engine=e, **train)
+                sync()
                 scale = 1e3 / (steps * R)
                 entry[e]["ms_cpu"] = min(entry[e]["ms_cpu"], (time.process_time() - c0) * scale)
                 entry[e]["ms_wall"] = min(entry[e]["ms_wall"], (time.perf_counter() - t0) * scale)
         if peak_gflops:
             for v in entry.values():
-                v["roofline_ratio"] = v["ms_cpu"] / 1e3 / (v["flops_per_config_step"] / (peak_gflops * 1e9))
+                ms = v["ms_wall"] if gpu else v["ms_cpu"]
+                v["roofline_ratio"] = ms / 1e3 / (v["flops_per_config_step"] / (peak_gflops * 1e9))
         out[str(R)] = entry
     return out
 
@@ -265,18 +279,16 @@ def run_benchmark(
     from nlcl.tian.tokens.fused import compile_log
 
     n_log = len(compile_log())
-    reference = None
-    if dev.type == "cpu":  # process CPU time: the reference step is a CPU measurement
-        ref_engines = (
-            ("tables", "fused")
-            if engine == "fused"
-            else ("autograd",)
-            if engine == "autograd"
-            else ("tables",)
-        )
-        reference = time_reference_steps(
-            engines=ref_engines, steps=10 if quick else 50, repeats=3 if quick else 7, peak_gflops=peak
-        )
+    ref_engines = (
+        ("tables", "fused") if engine == "fused" else ("autograd",) if engine == "autograd" else ("tables",)
+    )
+    reference = time_reference_steps(  # on CPU in process CPU time, on CUDA in wall time
+        engines=ref_engines,
+        steps=10 if quick else 50,
+        repeats=3 if quick else 7,
+        peak_gflops=peak,
+        device=dev,
+    )
     grid = paper_grid()
     runs = runs_from_table(grid)
     by_m: dict[int, list] = {}
@@ -390,12 +402,14 @@ def format_benchmark(res: dict) -> str:
     ]
     ref = res.get("reference_steps")
     if ref:
-        lines.append(f"reference step ({res['reference_config']}), best of interleaved repeats, CPU time:")
+        gpu = res["device"].startswith("cuda")
+        clock, key, other = ("wall time", "ms_wall", "CPU") if gpu else ("CPU time", "ms_cpu", "wall")
+        lines.append(f"reference step ({res['reference_config']}), best of interleaved repeats, {clock}:")
         for R, entry in ref.items():
             what = "one configuration" if R == "1" else f"stack of {R}, per configuration-step"
             parts = []
             for e, v in entry.items():
-                part = f"{e} {v['ms_cpu']:.3f} ms ({v['ms_wall']:.3f} wall)"
+                part = f"{e} {v[key]:.3f} ms ({v['ms_cpu' if gpu else 'ms_wall']:.3f} {other})"
                 if "roofline_ratio" in v:
                     part += f" = {v['roofline_ratio']:.0f}x its FLOP time at the peak"
                 if v.get("compile_s") is not None:
@@ -404,7 +418,7 @@ def format_benchmark(res: dict) -> str:
             flops = next(iter(entry.values()))["flops_per_config_step"]
             lines.append(f"  {what}: {flops / 1e6:.2f} MFLOP; " + "; ".join(parts))
             if "tables" in entry and "fused" in entry:
-                lines.append(f"  fused speed-up: {entry['tables']['ms_cpu'] / entry['fused']['ms_cpu']:.2f}x")
+                lines.append(f"  fused speed-up: {entry['tables'][key] / entry['fused'][key]:.2f}x")
     if res.get("compile_s_total"):
         lines.append(f"compile time (fused engine, all shapes of this run): {res['compile_s_total']:.1f} s")
     return "\n".join(lines)

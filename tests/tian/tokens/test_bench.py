@@ -109,3 +109,37 @@ def test_time_reference_steps_interleaves_engines(monkeypatch):
     assert res["1"]["fused"]["backend"] == "eager" and res["1"]["tables"]["compile_s"] is None
     with pytest.raises(ParameterError, match="engine"):
         time_reference_steps((1,), ("fast",), steps=1, repeats=1)
+
+
+def test_a_cuda_record_prints_the_reference_step_in_wall_time():
+    entry = {
+        "tables": dict(ms_cpu=9.0, ms_wall=2.0, flops_per_config_step=1e6, roofline_ratio=5.0),
+        "fused": dict(ms_cpu=9.0, ms_wall=0.5, flops_per_config_step=1e6, roofline_ratio=1.0),
+    }
+    res = dict(
+        device="cuda:0 (NVIDIA H200)",
+        threads=1,
+        workers=1,
+        engine="fused",
+        matmul_peak_gflops=5e4,
+        single_config_ms_per_step_cpu={},
+        single_config_ms_per_step_wall={},
+        grid_runs_timed=1,
+        grid_runs_total=960,
+        grid_ms_per_step_per_config_cpu=1.0,
+        grid_ms_per_step_per_config_wall=1.0,
+        achieved_gflops=1.0,
+        fraction_of_peak=0.1,
+        achieved_gflops_engine=1.0,
+        fraction_of_peak_engine=0.1,
+        projected_full_grid_min_dedicated=1.0,
+        projected_full_grid_min_wall=1.0,
+        note="",
+        reference_config="ref",
+        reference_steps={"16": entry},
+    )
+    text = format_benchmark(res)
+    assert "best of interleaved repeats, wall time" in text and "fused 0.500 ms (9.000 CPU)" in text
+    assert "fused speed-up: 4.00x" in text
+    res["device"] = "cpu (1 threads)"
+    assert "CPU time" in format_benchmark(res) and "fused speed-up: 1.00x" in format_benchmark(res)

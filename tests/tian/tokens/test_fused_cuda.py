@@ -73,3 +73,14 @@ def test_tables_on_cuda_equal_tables_on_cpu_in_float64():
     for i in range(len(runs)):
         a, b = cpu.weights[i].double(), gpu.weights[i].double().cpu()
         assert float((a - b).abs().max()) <= 1e-10 * float(a.abs().max())
+
+
+def test_the_reference_step_is_timed_on_cuda():
+    from nlcl.tian.tokens.bench import time_reference_steps
+
+    res = time_reference_steps(
+        (1, 2), ("tables", "fused"), steps=2, repeats=1, peak_gflops=5e4, device="cuda"
+    )
+    for R in ("1", "2"):
+        assert all(v["ms_wall"] > 0 and v["roofline_ratio"] > 0 for v in res[R].values())
+    assert res["1"]["fused"]["backend"] == "inductor"
