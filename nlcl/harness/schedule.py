@@ -160,14 +160,19 @@ def load_costs(
 def gpu_present() -> bool:
     """Whether the chapters' ``device="auto"`` resolves to CUDA here. Then no chapter gets more than
     one slot: a parallel inner loop runs on CPU processes (the token grid refuses ``workers`` > 1
-    on a GPU), and on a GPU it runs in the chapter's own process."""
+    on a GPU), and on a GPU it runs in the chapter's own process. Decided as the chapters decide
+    it (:func:`nlcl.core.device.get_device`, so ``NLCL_DEVICE`` counts); a bad ``NLCL_DEVICE`` is
+    left for each chapter to report."""
     from nlcl.core.validate import cuda_unavailable
 
-    if cuda_unavailable() is not None:
+    if cuda_unavailable() is not None:  # answers without importing torch
         return False
-    import torch
+    from nlcl.core.device import get_device
 
-    return bool(torch.cuda.is_available())
+    try:
+        return get_device("auto").type == "cuda"
+    except ParameterError:
+        return False
 
 
 def parallel_chapters(paths: Mapping[str, Path]) -> dict[str, int]:

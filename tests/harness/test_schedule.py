@@ -245,10 +245,14 @@ def test_gpu_present_needs_a_cuda_build_and_a_device(monkeypatch):
     monkeypatch.setattr(validate, "cuda_unavailable", lambda: "no NVIDIA device")
     assert schedule.gpu_present() is False
     monkeypatch.setattr(validate, "cuda_unavailable", lambda: None)
+    monkeypatch.delenv("NLCL_DEVICE", raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert schedule.gpu_present() is False
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.delenv("NLCL_DEVICE", raising=False)
     assert schedule.gpu_present() is True
+    monkeypatch.setenv("NLCL_DEVICE", "cpu")  # the chapters' device="auto" then means the CPU
+    assert schedule.gpu_present() is False
 
 
 @pytest.mark.slow

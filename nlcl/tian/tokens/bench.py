@@ -58,6 +58,12 @@ __all__ = [
 ]
 
 
+def _sync(dev: torch.device) -> None:
+    """Wait for the GPU's queued work (timings of CUDA code); nothing on CPU."""
+    if dev.type == "cuda":  # pragma: no cover - no GPU in CI
+        torch.cuda.synchronize()
+
+
 def matmul_peak_gflops(n: int = 1024, repeats: int = 5, device: torch.device | str = "cpu") -> float:
     """Best-of-``repeats`` float32 GFLOP/s of an n×n matmul (2n³ FLOPs), the machine's peak proxy.
 
@@ -73,13 +79,11 @@ def matmul_peak_gflops(n: int = 1024, repeats: int = 5, device: torch.device | s
     best = float("inf")
     clock = time.perf_counter if dev.type == "cuda" else time.process_time
     for _ in range(positive_int("repeats", repeats)):
-        if dev.type == "cuda":  # pragma: no cover - no GPU in CI
-            torch.cuda.synchronize()
+        _sync(dev)
         t0 = clock()
         for _ in range(4):
             a @ b
-        if dev.type == "cuda":  # pragma: no cover
-            torch.cuda.synchronize()
+        _sync(dev)
         best = min(best, (clock() - t0) / 4)
     return 2 * n**3 / best / 1e9
 
@@ -149,12 +153,10 @@ def time_stack(
         engine=engine,
     )
     train_batched(model, data, warmup, **kw)
-    if dev.type == "cuda":  # pragma: no cover
-        torch.cuda.synchronize()
+    _sync(dev)
     t0, c0 = time.perf_counter(), time.process_time()
     train_batched(model, data, steps, **kw)
-    if dev.type == "cuda":  # pragma: no cover
-        torch.cuda.synchronize()
+    _sync(dev)
     return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
 
 
@@ -202,11 +204,6 @@ def time_reference_steps(
     dev = torch.device(device)
     gpu = dev.type == "cuda"
     train = dict(loss="infonce", tau=0.1, lr=0.02, check_every=50 if gpu else 1)
-
-    def sync() -> None:
-        if gpu:  # pragma: no cover - no GPU in CI
-            torch.cuda.synchronize()
-
     out: dict = {}
     for R in sizes:
         runs = reference_runs(R)
@@ -218,7 +215,7 @@ def time_reference_steps(
             n_log = len(compile_log())
             t0 = time.perf_counter()
             train_batched(models[e], data, 2, engine=e, **train)
-            sync()
+            _sync(dev)
             warm = time.perf_counter() - t0
             log = compile_log()[n_log:]
             entry[e] = dict(
@@ -231,10 +228,10 @@ def time_reference_steps(
             )
         for _ in range(repeats):
             for e in engines:
-                sync()
+                _sync(dev)
                 t0, c0 = time.perf_counter(), time.process_time()
                 train_batched(models[e], data, steps, engine=e, **train)
-                sync()
+                _sync(dev)
                 scale = 1e3 / (steps * R)
                 entry[e]["ms_cpu"] = min(entry[e]["ms_cpu"], (time.process_time() - c0) * scale)
                 entry[e]["ms_wall"] = min(entry[e]["ms_wall"], (time.perf_counter() - t0) * scale)
