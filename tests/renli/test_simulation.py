@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.validate import NonFiniteError, ParameterError
+from nlcl.renli import model
 from nlcl.renli.head_layers import batch_norm_columns
 from nlcl.renli.heads import (
     HeadsResult,
@@ -169,7 +170,12 @@ def test_normalize_batch_unit_expected_norm_and_scale_invariance(n, m, scale, se
     h = torch.randn(3, n, m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     out = normalize_batch(h)
     assert torch.allclose(out.pow(2).sum(-1).mean(-1), torch.ones(3, dtype=torch.float64))
-    assert torch.allclose(normalize_batch(scale * h), out, atol=1e-10)
+    # scale invariance, exact but for the ε under the square root (model._EPS = 1e-12): at
+    # scale 1e-3 that ε moves a batch of mean squared norm 1 by 5e-7, far beyond 1e-10, so the
+    # comparison carries it (hypothesis found such a case: n=5, m=1, scale=0.001, seed=54)
+    ms = h.pow(2).sum(-1).mean(-1)[:, None, None]
+    expected = out * torch.sqrt((ms + model._EPS) / (ms + model._EPS / scale**2))
+    assert torch.allclose(normalize_batch(scale * h), expected, atol=1e-10)
     # one scalar per batch: directions and relative norms of the samples are kept
     ratio = out / h
     assert torch.allclose(ratio, ratio[:, :1, :1].expand_as(ratio))
