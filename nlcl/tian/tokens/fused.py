@@ -410,12 +410,12 @@ def train_fused(
         emb = E if dg is None else dg
         stepper = fused_stepper(model, N=N, T=E.shape[1], diagonal=dg is not None, draw=True, **common)
         seeds, gens = views.world.seeds.to(dev), views.world.generators.to(dev)
-        pos = (_position_hash(N, dev), _position_hash(2 * N * K, dev))
+        pos, step_t = (_position_hash(N, dev), _position_hash(2 * N * K, dev)), seeds.new_zeros(())
     last = torch.full((R,), float("nan"))
     try:
         for step in it:
             if views is not None:
-                step_t = torch.tensor(step, dtype=torch.int64, device=dev)
+                step_t.fill_(step)  # refilled: a new tensor a step is a synchronising copy on a GPU
                 per_run, *_, ok = stepper(W, Vk, bW, bVk, emb, lr, tau, seeds, gens, step_t, pos)
             else:
                 x1, x2 = data(step)

@@ -1,12 +1,15 @@
 """The fused token step on CUDA (skipped without a GPU; run on a lent GPU, records in README).
 
 On the GPU: the batch drawn in the step is bitwise the CPU sampler's (integer arithmetic); the
-eager ``tables`` step equals the CPU's in float64; the reference step of ``nlcl bench`` is timed.
+eager ``tables`` step equals the CPU's in float64; the fused loop does not wait for the GPU between
+its checks; the reference step of ``nlcl bench`` is timed.
 The compiled step's accuracy (TorchInductor's Triton backend, as close to a float64 run as the
 eager engine in float32, the tolerance derived in ``test_fused.py``) is the ``cuda`` case of
 ``test_fused.py::test_compiled_fused_is_as_accurate_as_tables_in_float32``: there a fallback to
 eager fails, since a CUDA build of torch ships Triton.
 """
+
+import warnings
 
 import pytest
 import torch
@@ -52,3 +55,28 @@ def test_the_reference_step_is_timed_on_cuda():
     for R in ("1", "2"):
         assert all(v["ms_wall"] > 0 and v["roofline_ratio"] > 0 for v in res[R].values())
     assert res["1"]["fused"]["backend"] == "inductor"
+
+
+def test_fused_steps_queue_without_synchronising():
+    """Between its finiteness checks the fused loop only queues work: the number of synchronising
+    CUDA calls (torch's sync debug mode) does not grow with the steps.  A step tensor made anew
+    each step (a blocking host-to-device copy) would add one sync a step."""
+    from nlcl.tian.tokens.bench import reference_runs
+    from nlcl.tian.tokens.stacks import build_stack
+    from nlcl.tian.tokens.training import train_batched
+
+    _, model, data = build_stack(reference_runs(2), batch_size=32, out_dim=8, device="cuda")
+    kw = dict(engine="fused", check_every=10_000, lr=0.02)
+    train_batched(model, data, 2, **kw)  # compiles outside the count
+
+    def syncs(steps: int) -> int:
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                train_batched(model, data, steps, **kw)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        return sum("synchronizing CUDA operation" in str(w.message) for w in seen)
+
+    assert syncs(24) == syncs(4)
