@@ -1,19 +1,19 @@
 #!/bin/bash
 # Issue 28 on a lent GPU (the `device` tool): run from the repository root on the GPU machine, with
 # .devpack/ carried (first, here: bash tests/device/pack_site.sh). Everything goes to $OUT.
-# Usage: bash tests/device/gpu.sh COMMIT [grid|book|all]
+# Usage: bash tests/device/gpu.sh COMMIT grid|book   (one 600 s call each; grid first)
 #   grid: CUDA tests of the fused token step, the token grid timed cold, the CUDA-graph experiment
 #         (tests/device/cudagraph.py), the grid again warm (about 5 minutes)
 #   book: the full book timed (nlcl.harness.book_bench, --jobs 11), then the token bench with what
 #         time is left (about 9 minutes)
-#   all:  the book then the grid (the stop-43 plan; too long for one 600 s call)
 # Each step has a time guard inside the 600 s a call may take. Never tried end to end on a GPU:
 # stop 43 ran the tests and the grid by hand, and dry-ran the book part on the CPU (ci profile).
 set -u
 T0=$SECONDS
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
-MODE=${2:-all}
+MODE=${2:-}
+case "$MODE" in grid | book) ;; *) echo "gpu.sh: MODE must be grid or book (got '$MODE')" >&2; exit 2 ;; esac
 left() { echo $((575 - (SECONDS - T0))); }
 log() { echo "[gpu.sh $((SECONDS - T0)) s] $*" | tee -a "$O/steps.txt"; }
 mkdir -p /tmp/site && tar -xJf .devpack/site.tar.xz -C /tmp/site \
@@ -41,13 +41,7 @@ if [ "$MODE" = grid ]; then
   done
   log "end"; exit 0
 fi
-# 1. the fused step on CUDA (its own compiler cache, so the book compiles cold); in grid mode above
-if [ "$MODE" = all ]; then
-  TORCHINDUCTOR_CACHE_DIR=/tmp/ind-tests timeout 140 python3 -m pytest -q -p no:cacheprovider \
-    tests/tian/tokens/test_fused_cuda.py > "$O/cuda-tests.txt" 2>&1
-  log "cuda tests rc=$? $(tail -1 "$O/cuda-tests.txt")"
-fi
-# 2. the whole book at paper scale, nothing else running, empty compiler cache
+# book mode: the whole book at paper scale, nothing else running, empty compiler cache
 rm -rf _build
 TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 25)) python3 -m nlcl.harness.book_bench \
   --profile full --jobs 11 --target 600 --allow-dirty > "$O/book.log" 2>&1
@@ -69,15 +63,10 @@ PY
 tar -czf "$O/build.tgz" _build/timings.json _build/claims results/book-full-bench-gpu.json \
   $(find _build/runs -name '*.log' -o -name 'run.json' 2>/dev/null) 2>/dev/null
 log "packed; $(left) s left"
-# 3. with what is left: the token bench (fused, CUDA), then the grid alone (warm compiler cache)
+# with what is left: the token bench (fused, CUDA)
 if [ "$(left)" -gt 60 ]; then
   TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 5)) python3 -m nlcl.harness.cli bench --quick --steps 30 \
     --device cuda --engine fused > "$O/bench.txt" 2>&1
   log "bench rc=$?"; cp runs/bench/bench.json "$O/bench.json" 2>/dev/null
-fi
-if [ "$MODE" = all ] && [ "$(left)" -gt 60 ]; then
-  TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 5)) python3 -m nlcl.harness.cli train-grid \
-    --device cuda --engine fused --prefix gpu-grid-check > "$O/grid.txt" 2>&1
-  log "grid rc=$?"
 fi
 log "end"
