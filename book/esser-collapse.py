@@ -27,9 +27,8 @@
 # `nlcl.tian.contrastive`) is the vocabulary we connect to. The sequel {doc}`esser-grassmann` derives
 # the width-independent dynamics under orthogonality constraints.
 #
-# **Expected run time.** `ci` profile: about 2 minutes on a loaded 2-core CPU; `full`: about
-# 4 minutes on one core (Fig. 2 with ten initialisations and widths up to 2000; Lemma 1 with widths
-# up to 32768).
+# **Expected run time.** {glue:text}`run-time` The `full` profile runs Fig. 2 with ten initialisations and widths
+# up to 2000, and Lemma 1 with widths up to 32768.
 
 
 # %% [markdown]
@@ -64,7 +63,7 @@
 # a rescaling of time by $n$ that keeps learning rates comparable across data sizes.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, minutes) or "full" (the paper's sizes)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (the paper's sizes)
 seed: int = 0  # base random seed (data, initialisations)
 device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments run on the CPU)
 loss: str = "contrastive"  # "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)

@@ -27,8 +27,8 @@
 # paper sections "Learning dynamics of linear SSL models", "Theoretical analysis", "Numerical
 # evaluation" and the proofs of Theorems 2 and 3.
 #
-# **Expected run time.** `ci` profile: about 1–2 minutes on a loaded 2-core CPU (the MNIST
-# loader may spend a few seconds looking for the full data set); `full`: about 3 minutes.
+# **Expected run time.** {glue:text}`run-time` The MNIST loader may spend a few seconds looking for the full
+# data set.
 
 # %% [markdown]
 # ## Which flow does projected gradient descent follow?
@@ -47,7 +47,7 @@
 # `projected_gradient_descent(gradient="grassmann")` is the gradient descent whose limit is Eq. 9.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, minutes) or "full" (the paper's sizes)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (the paper's sizes)
 seed: int = 0  # base random seed (data, initialisations)
 device: str = "auto"  # "auto", "cpu" or "cuda" (small experiments, run on the CPU)
 loss: str = "contrastive"  # C of "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)

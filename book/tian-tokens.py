@@ -24,11 +24,10 @@
 # **Prerequisites.** Tian 2023, Sec. 4 (two-layer setting), Sec. 5 and App. E.2; the theory is in
 # {doc}`tian-two-layer-theory`. The matching scores $\bar\chi_\pm$ are Eqs. 16 and 181.
 #
-# **Expected run time.** `ci` profile (a reduced grid, 2000 steps, one seed; plus Fig. 5 at 5000
-# steps): about 2 minutes on one CPU core the first time on a machine (most of it compiling the
-# training step), about a minute after. `full` profile (the paper's grid: 960 runs × 5000 steps):
-# about 12 minutes on one core the first time (about 2 of them compiling), about 10 after;
-# `-p workers 2` shares the grid between two cores. The paper-scale numbers shown below come from the
+# **Expected run time.** {glue:text}`run-time` The timed builds start with an empty compiler cache, so these
+# times include compiling the fused training step; later runs on the same machine reuse it. `ci` trains a
+# reduced grid (2000 steps, one seed) plus Fig. 5 at 5000 steps; `full` the paper's grid (960 runs × 5000
+# steps), and `-p workers 2` shares it between two cores. The paper-scale numbers shown below come from the
 # committed artifacts `results/tian-tokens-full-*` (the paper's learning rate) and
 # `results/tian-tokens-full-lr0.01-*` (the released code's), produced by `nlcl train-grid`
 # (or this chapter with `--profile full`).
@@ -69,7 +68,7 @@
 # code divides by a slightly different normaliser; "Which scoring" below compares the two.
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (reduced grid, minutes on CPU) or "full" (the paper's grid)
+profile: str = "ci"  # "ci" (reduced grid, CPU) or "full" (the paper's grid)
 seed: int = 0  # base seed: runs use seeds seed, seed+1, ...
 device: str = "auto"  # "auto", "cpu" or "cuda"
 lr: float = 2e-3  # SGD learning rate (paper: 2e-3)

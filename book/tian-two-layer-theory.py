@@ -25,11 +25,10 @@
 # **Prerequisites.** Tian 2023 Sec. 2 (contrastive covariance $\mathbb{C}_\alpha$, Eq. 3), Sec. 4,
 # App. C and D. The experiments these results explain are in {doc}`tian-tokens`.
 #
-# **Expected run time.** `ci` profile: about a minute on a 2-core CPU; `full`: about 3 minutes on one
-# core of a 2-core CPU.
+# **Expected run time.** {glue:text}`run-time`
 
 # %% tags=["parameters", "hide-cell"]
-profile: str = "ci"  # "ci" (CPU, about a minute) or "full" (larger samples)
+profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (larger samples)
 seed: int = 0  # random seed of data and weights
 device: str = "cpu"  # the computations are small float64 linear algebra on the CPU
 activation: str = "relu"  # nonlinearity compared with linear; a homogeneous activation

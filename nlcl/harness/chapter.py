@@ -35,7 +35,7 @@ from nlcl.core import plotting
 from nlcl.core.device import describe_device, get_device, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
-from nlcl.harness import ledger, provenance, runs, sources, spec
+from nlcl.harness import ledger, provenance, run_time, runs, sources, spec
 from nlcl.harness.spec import PROFILES
 
 __all__ = ["PROFILES", "Params", "Run", "start", "resolve_sizes", "namespace_parameters"]
@@ -79,8 +79,7 @@ def resolve_sizes(
 ) -> dict[str, Any]:
     """Merge the profile's sizes with the explicit parameters (an explicit non-``None`` value wins).
 
-    ``sizes`` must name every profile in :data:`PROFILES` with the same keys: a profile changes
-    sizes only, so both profiles size the same things.
+    ``sizes`` must name every profile in :data:`PROFILES` with the same keys (a profile changes sizes only).
     """
     choice("profile", profile, PROFILES)
     missing = [p for p in PROFILES if p not in sizes]
@@ -411,8 +410,9 @@ def start(
     The chapter form is ``nlcl.start(chapter, globals(), spec={...})``: the parameters are the
     annotated names of the parameters cell, checked against ``spec`` (see :mod:`nlcl.harness.spec`);
     unknown injected names are errors. The run folder is the injected ``nlcl_run_dir`` (set by
-    ``nlcl run`` and ``nlcl book``), else a new folder under ``runs/``. The older keyword form
-    (``profile=, seed=, device=, sizes=, params=``) still works and checks nothing itself.
+    ``nlcl run`` and ``nlcl book``), else a new folder under ``runs/``. In a kernel it glues the
+    chapter's measured run time as ``run-time`` (:func:`nlcl.harness.run_time.glue_run_time`). The
+    older keyword form (``profile=, seed=, device=, sizes=, params=``) still works and checks nothing.
     """
     if namespace is not None:
         from nlcl.harness import spec as _spec
@@ -427,7 +427,7 @@ def start(
             _spec.check_value(p, resolved[name], chapter, resolved)
         sizes = {p: {k: d.sizes[p] for k, d in declared.items() if d.sizes} for p in PROFILES}
         others = {k: v for k, v in values.items() if k not in ("profile", "seed", "device")}
-        return Run(
+        run = Run(
             chapter,
             profile=prof,
             seed=values["seed"],
@@ -437,6 +437,7 @@ def start(
             run_dir=namespace.get("nlcl_run_dir") or run_dir,
             declared=declared,
         )
+        return run_time.glue_run_time(run)
     sizes = sizes if sizes is not None else {p: {} for p in PROFILES}
     return Run(
         chapter,
