@@ -48,10 +48,10 @@ def _machine(record: Mapping[str, Any]) -> str:
     return f"a {cores}-core {cpu}" if isinstance(cores, int) and cores > 0 else f"a {cpu}"
 
 
-def record_run_time(record: Mapping[str, Any], chapter: str, profile: str) -> str | None:
-    """One clause for ``chapter`` from one book benchmark record, or None if the record lacks it:
-    ``"`full` profile: 5.6 minutes (a whole-book build, 2 chapters at a time on a 2-core AMD EPYC,
-    commit bdf7a4d, 2026-11-27)"``."""
+def record_run_time(record: Mapping[str, Any], chapter: str, profile: str) -> dict[str, str] | None:
+    """What one book benchmark record says of ``chapter``, or None if it holds no time for it:
+    ``time`` ("5.6 minutes", with the worker processes of a parallel chapter), ``how`` ("in a
+    whole-book build, 2 chapters at a time on a 2-core AMD EPYC") and ``when`` ("bdf7a4d, 2026-11-27")."""
     chapters = record.get("chapters")
     if not isinstance(chapters, Mapping):
         return None
@@ -64,39 +64,56 @@ def record_run_time(record: Mapping[str, Any], chapter: str, profile: str) -> st
     )
     workers = record.get("workers") if isinstance(record.get("workers"), Mapping) else {}
     k = workers.get(chapter)
-    on = f" ({k} worker processes)" if isinstance(k, int) and k > 1 else ""
+    on = f" on {k} worker processes" if isinstance(k, int) and k > 1 else ""
     when = ", ".join(str(v)[:n] for v, n in ((record.get("commit"), 7), (record.get("date"), 10)) if v)
-    return (
-        f"`{profile}` profile: {format_seconds(float(seconds))}{on} "
-        f"(a whole-book build, {at_once} on {_machine(record)}{', ' + when if when else ''})"
-    )
+    return {
+        "profile": profile,
+        "time": format_seconds(float(seconds)) + on,
+        "how": f"in a whole-book build, {at_once} on {_machine(record)}",
+        "when": when,
+    }
 
 
 def run_time_sentence(chapter: str, root: str | os.PathLike | None = None) -> str:
     """The measured run time of ``chapter`` in each profile, from the book benchmark records under
-    ``root`` (default: the book's root), CPU records first; a profile without a record says so."""
+    ``root`` (default: the book's root), CPU records first; plain text (it is glued as text).
+
+    ``"ci profile 25 s (3472b82, 2026-11-28), full profile 5.6 minutes (bdf7a4d, 2026-11-27), each
+    measured in a whole-book build, 2 chapters at a time on a 2-core AMD EPYC."``; a profile without
+    a record says so."""
     from nlcl.harness.provenance import repo_root
 
     try:
-        results = Path(root) if root is not None else repo_root()
+        base = Path(root) if root is not None else repo_root()
     except FileNotFoundError:
         return "no timing record (not run from the book's repository)."
-    parts = []
+    found, missing = [], []
     for profile in PROFILES:
-        found = False
+        n = len(found)
         for kind in ("cpu", "gpu"):
-            path = results / "results" / f"book-{profile}-bench-{kind}.json"
             try:
-                record = json.loads(path.read_text())
+                record = json.loads((base / "results" / f"book-{profile}-bench-{kind}.json").read_text())
             except (OSError, ValueError):
                 continue
-            clause = record_run_time(record, chapter, profile) if isinstance(record, Mapping) else None
-            if clause is not None:
-                parts.append(clause)
-                found = True
-        if not found:
-            parts.append(f"`{profile}` profile: not yet timed in a whole-book build")
-    return "; ".join(parts) + "."
+            entry = record_run_time(record, chapter, profile) if isinstance(record, Mapping) else None
+            if entry is not None:
+                found.append(entry)
+        if len(found) == n:
+            missing.append(profile)
+    if not found:
+        return "not yet timed in a whole-book build."
+    shared = len({e["how"] for e in found}) == 1
+    parts = [
+        f"{e['profile']} profile {e['time']}"
+        + (f" ({e['when']})" if shared and e["when"] else "")
+        + ("" if shared else f" {e['how']}" + (f" ({e['when']})" if e["when"] else ""))
+        for e in found
+    ]
+    each = "each measured" if len(found) > 1 else "measured"
+    text = ", ".join(parts) + (f", {each} {found[0]['how']}" if shared else "")
+    if missing:
+        text += "; " + " and ".join(missing) + " profile not yet timed"
+    return text + "."
 
 
 def glue_run_time(run):

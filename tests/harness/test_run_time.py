@@ -40,22 +40,21 @@ def test_format_seconds_rejects_what_is_not_a_duration(bad):
         run_time.format_seconds(bad)
 
 
-def test_clause_names_profile_time_build_machine_commit_and_date():
-    clause = run_time.record_run_time(_record({"a": 333.57}), "a", "full")
-    assert clause == (
-        "`full` profile: 5.6 minutes (a whole-book build, 2 chapters at a time on a 2-core AMD EPYC, "
-        "bdf7a4d, 2026-11-27)"
-    )
+def test_entry_names_time_build_machine_commit_and_date():
+    assert run_time.record_run_time(_record({"a": 333.57}), "a", "full") == {
+        "profile": "full",
+        "time": "5.6 minutes",
+        "how": "in a whole-book build, 2 chapters at a time on a 2-core AMD EPYC",
+        "when": "bdf7a4d, 2026-11-27",
+    }
 
 
-def test_clause_says_one_chapter_at_a_time_worker_processes_and_a_gpu():
-    rec = _record({"a": 40.0}, command="nlcl book --profile ci", workers={"a": 3})
+def test_entry_says_one_chapter_at_a_time_worker_processes_and_a_gpu():
+    rec = _record({"a": 40.0}, command="nlcl book --profile ci", workers={"a": 3}, date=None)
     rec["machine"]["device"] = "NVIDIA H200"
-    clause = run_time.record_run_time(rec, "a", "ci")
-    assert clause.startswith(
-        "`ci` profile: 40 s (3 worker processes) (a whole-book build, one chapter at a time"
-    )
-    assert "on NVIDIA H200" in clause
+    entry = run_time.record_run_time(rec, "a", "ci")
+    assert entry["time"] == "40 s on 3 worker processes" and entry["when"] == "bdf7a4d"
+    assert entry["how"] == "in a whole-book build, one chapter at a time on NVIDIA H200"
 
 
 @pytest.mark.parametrize(
@@ -69,20 +68,44 @@ def test_clause_says_one_chapter_at_a_time_worker_processes_and_a_gpu():
         _record({"a": "9"}),
     ],
 )
-def test_clause_is_none_without_a_number_for_the_chapter(rec):
+def test_entry_is_none_without_a_number_for_the_chapter(rec):
     assert run_time.record_run_time(rec, "a", "full") is None
 
 
-def test_sentence_reads_every_profile_cpu_and_gpu_records(tmp_path):
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "book-full-bench-cpu.json").write_text(json.dumps(_record({"a": 333.57})))
-    gpu = _record({"a": 61.0}, machine={"cpu_cores": 16, "device": "NVIDIA H100"})
-    (tmp_path / "results" / "book-full-bench-gpu.json").write_text(json.dumps(gpu))
-    (tmp_path / "results" / "book-ci-bench-cpu.json").write_text("not json")
-    text = run_time.run_time_sentence("a", tmp_path)
-    assert text.startswith("`ci` profile: not yet timed in a whole-book build; `full` profile: 5.6 minutes")
-    assert text.endswith("on NVIDIA H100, bdf7a4d, 2026-11-27).")
-    assert run_time.run_time_sentence("b", tmp_path).count("not yet timed") == 2
+def _write(tmp_path, name, rec):
+    (tmp_path / "results").mkdir(exist_ok=True)
+    (tmp_path / "results" / name).write_text(rec if isinstance(rec, str) else json.dumps(rec))
+
+
+def test_sentence_shares_how_the_records_were_measured(tmp_path):
+    _write(tmp_path, "book-full-bench-cpu.json", _record({"a": 333.57}))
+    _write(tmp_path, "book-ci-bench-cpu.json", _record({"a": 25.4}, commit="3472b82aa", date="2026-11-28"))
+    assert run_time.run_time_sentence("a", tmp_path) == (
+        "ci profile 25 s (3472b82, 2026-11-28), full profile 5.6 minutes (bdf7a4d, 2026-11-27), "
+        "each measured in a whole-book build, 2 chapters at a time on a 2-core AMD EPYC."
+    )
+
+
+def test_sentence_names_each_machine_and_a_profile_without_record(tmp_path):
+    _write(tmp_path, "book-full-bench-cpu.json", _record({"a": 333.57}))
+    _write(tmp_path, "book-full-bench-gpu.json", _record({"a": 61.0}, machine={"device": "NVIDIA H100"}))
+    _write(tmp_path, "book-ci-bench-cpu.json", "not json")
+    assert run_time.run_time_sentence("a", tmp_path) == (
+        "full profile 5.6 minutes in a whole-book build, 2 chapters at a time on a 2-core AMD EPYC "
+        "(bdf7a4d, 2026-11-27), full profile 61 s in a whole-book build, 2 chapters at a time on "
+        "NVIDIA H100 (bdf7a4d, 2026-11-27); ci profile not yet timed."
+    )
+    assert run_time.run_time_sentence("b", tmp_path) == "not yet timed in a whole-book build."
+
+
+def test_sentence_of_a_single_record_and_outside_the_repository(tmp_path, monkeypatch):
+    _write(tmp_path, "book-full-bench-cpu.json", _record({"a": 6.03}))
+    assert run_time.run_time_sentence("a", tmp_path) == (
+        "full profile 6 s (bdf7a4d, 2026-11-27), measured in a whole-book build, 2 chapters at a time "
+        "on a 2-core AMD EPYC; ci profile not yet timed."
+    )
+    monkeypatch.setenv("NLCL_ROOT", str(tmp_path / "nowhere"))
+    assert "not yet timed" in run_time.run_time_sentence("a")
 
 
 def test_glue_only_inside_a_kernel(monkeypatch):
