@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nlcl.harness.book_bench import default_output
 from nlcl.harness.spec import PROFILES
 
 __all__ = ["GLUE_KEY", "format_seconds", "glue_run_time", "record_run_time", "run_time_sentence"]
@@ -92,7 +93,7 @@ def run_time_sentence(chapter: str, root: str | os.PathLike | None = None) -> st
         n = len(found)
         for kind in ("cpu", "gpu"):
             try:
-                record = json.loads((base / "results" / f"book-{profile}-bench-{kind}.json").read_text())
+                record = json.loads((base / default_output(profile, cuda=kind == "gpu")).read_text())
             except (OSError, ValueError):
                 continue
             entry = record_run_time(record, chapter, profile) if isinstance(record, Mapping) else None
@@ -116,7 +117,7 @@ def run_time_sentence(chapter: str, root: str | os.PathLike | None = None) -> st
     return text + "."
 
 
-def glue_run_time(run):
+def glue_run_time(run: Any) -> Any:
     """Glue ``run.chapter``'s :func:`run_time_sentence` as ``run-time`` when a notebook kernel runs
     it (outside one, glue would print); returns ``run``. Called by :func:`nlcl.start`."""
     from IPython.core.interactiveshell import InteractiveShell

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from nlcl.core.validate import ParameterError, positive_int
+from nlcl.harness.book_bench import default_output
 
 __all__ = [
     "PARALLEL_EFFICIENCY",
@@ -145,7 +146,7 @@ def load_costs(
                 seconds = one_slot_seconds(entry)
                 if seconds is not None:
                     costs[name], sources[name] = seconds, "_build/timings.json"
-    bench_name = f"results/book-{profile}-bench-cpu.json"
+    bench_name = default_output(profile, cuda=False).as_posix()
     bench = read(Path(root) / bench_name)
     per_chapter = bench.get("chapters") if isinstance(bench, dict) else None
     if isinstance(per_chapter, dict):
