@@ -26,7 +26,7 @@ from nlcl.core.validate import choice, positive_int
 from nlcl.harness import provenance, schedule, sphinx_ext
 from nlcl.harness.chapter import PROFILES
 from nlcl.harness.claims import load_records
-from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, run_chapter
+from nlcl.harness.notebook import ChapterNotFound, ChapterResult, chapters, ensure_kernel, run_chapter
 from nlcl.harness.report import from_ledgers, write_report
 from nlcl.harness.site_extras import add_site_extras
 
@@ -175,6 +175,7 @@ def build_book(
     parallel = {} if schedule.gpu_present() else schedule.parallel_chapters(todo)
     plan = schedule.make_plan(list(todo), costs, jobs, parallel, sources)
     echo(f"nlcl book: {plan.describe()}")
+    ensure_kernel()  # once, here: where it was not yet registered, the chapters' threads raced to
     results: dict[str, ChapterResult] = {}
     slots = {t.chapter: t.slots for t in plan.tasks}
     t0 = time.perf_counter()
