@@ -222,6 +222,8 @@ def run_sweep(
 
         from nlcl.core.cluster import dask_client
 
+        if scheduler is None:  # local workers share this kernelspec: register it once, not in each at once
+            notebook.ensure_kernel()
         with dask_client(scheduler, workers) as client:
             futures = {
                 client.submit(

@@ -109,6 +109,24 @@ def test_sweep_rejects_bad_values_before_starting_workers(tmp_path):
     assert main(["sweep", str(TINY)]) == 2
 
 
+def test_local_sweep_registers_the_kernel_before_starting_workers(tmp_path, monkeypatch):
+    # workers each registering it at once on a machine without it raced (seen with nlcl book's threads)
+    from nlcl.core import cluster
+    from nlcl.harness import notebook
+
+    calls = []
+
+    def no_cluster(*a, **k):
+        calls.append("cluster")
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(notebook, "ensure_kernel", lambda: calls.append("kernel"))
+    monkeypatch.setattr(cluster, "dask_client", no_cluster)
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_sweep(TINY, {"n": [2, 3]}, workers=2, out=tmp_path, root=ROOT, echo=lambda s: None)
+    assert calls == ["kernel", "cluster"]
+
+
 @pytest.mark.slow
 def test_local_cluster_sweep_with_a_failing_point_and_resume(tmp_path):
     grid = {"n": [2, 3], "must_fail": [False, True]}
