@@ -6,8 +6,9 @@
 #         (tests/device/cudagraph.py), the grid again warm (about 5 minutes)
 #   book: the full book timed (nlcl.harness.book_bench, --jobs 11), then the token bench with what
 #         time is left (the chapters took 240 s on an H200 at stop 46)
-#   all:  the book, then with what time is left the grid warm (the book's compiler cache), the CUDA
-#         tests, the CUDA-graph experiment and the bench, each skipped when too little time is left
+#   all:  the book, then with what time is left the grid warm (the book's compiler cache), the grid
+#         again with NLCL_CUDA_GRAPH=1 (compared run by run with the plain one), the CUDA tests, the
+#         CUDA-graph experiment and the bench, each skipped when too little time is left
 # Each step has a time guard inside the 600 s a call may take. Stop 46 ran book mode on an H200:
 # every chapter ran, the site build failed on a package then not carried (tests/test_device_pack.py).
 set -u
@@ -79,6 +80,13 @@ tar -czf "$O/build.tgz" _build/timings.json _build/claims results/book-full-benc
 log "packed; $(left) s left"
 if [ "$MODE" = all ]; then  # the token steps, with the book's (warm) compiler cache
   [ "$(left)" -gt 140 ] && grid warm /tmp/ind-book
+  [ "$(left)" -gt 100 ] && NLCL_CUDA_GRAPH=1 grid graph /tmp/ind-book && python3 - "$O" >> "$O/steps.txt" 2>&1 <<'PY'
+import sys, pandas as pd
+o = sys.argv[1]
+a, b = (pd.read_csv(f"{o}/{k}/grid-table.csv.gz") for k in ("warm", "graph"))
+d = (a.chi_plus - b.chi_plus).abs()
+print(f"graph vs plain grid: {int((d == 0).sum())} of {len(d)} runs' chi+ bitwise equal, max |d chi+| {d.max():.3g}")
+PY
   [ "$(left)" -gt 100 ] && cuda_tests $(( $(left) - 60 ))
   [ "$(left)" -gt 110 ] && cudagraph /tmp/ind-book
 fi

@@ -2,6 +2,7 @@
 
 Writes $OUT/grid.json (device, wall, compile log, per-stack seconds) and $OUT/grid-table.csv.gz.
 Usage: python3 tests/device/grid.py [steps] [seeds...]  (defaults: 5000, 0 1 2)
+NLCL_CUDA_GRAPH=1 replays each stack's step as one CUDA graph (nlcl.tian.tokens.cuda_graph).
 """
 
 import json
@@ -40,6 +41,7 @@ record = dict(
     runs=len(runs),
     steps=steps,
     seeds=seeds,
+    cuda_graph=os.environ.get("NLCL_CUDA_GRAPH", "0"),
     wall_s=round(res.wall_s, 2),
     run_steps_per_s=round(res.run_steps_per_s),
     compile=compile_log(),

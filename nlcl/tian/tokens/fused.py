@@ -282,11 +282,8 @@ class _Stepper:
                 raise
             msg = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:200]
             if not _WARNED:
-                warnings.warn(
-                    f"nlcl: torch.compile failed ({msg}); the fused token engine runs eagerly",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+                note = f"nlcl: torch.compile failed ({msg}); the fused token engine runs eagerly"
+                warnings.warn(note, RuntimeWarning, stacklevel=3)
             _WARNED.append(msg)
             self.fn, backend, error = self.eager, "eager (compile failed)", msg
             with torch.no_grad():
@@ -379,15 +376,15 @@ def train_fused(
 ) -> torch.Tensor:
     """The ``fused`` engine of :func:`nlcl.tian.tokens.training.train_batched` (arguments validated there).
 
-    Trains ``model`` in place with the cached compiled step and returns the last step's per-run
-    loss.  A :class:`TokenViews` ``data`` is drawn inside the step; any other ``data(step)`` must
-    give :class:`~nlcl.tian.tokens.world.TokenBatch` views, passed to the step as indices.  ``model.W``
-    and ``model.V`` hold the current values whenever ``callback`` runs and at the end; the
+    Trains ``model`` in place with the cached compiled step; returns the last step's per-run loss.
+    :class:`TokenViews` are drawn inside the step; other ``data(step)`` must give TokenBatch views
+    (indices).  ``model.W`` and ``model.V`` are current whenever ``callback`` runs and at the end; the
     non-finite check raises after the step's update (the eager engines raise before it).
-    ``compile=None`` compiles unless the environment sets ``NLCL_FUSED_COMPILE=0`` (then the same
-    step runs eagerly: slower, no compiler needed).
+    ``compile=None`` compiles unless ``NLCL_FUSED_COMPILE=0`` (the same step, eager: no compiler
+    needed); ``NLCL_CUDA_GRAPH=1`` replays a drawn step on a GPU as one CUDA graph (``cuda_graph``).
     """
     from nlcl.core.validate import NonFiniteError, ParameterError
+    from nlcl.tian.tokens import cuda_graph
     from nlcl.tian.tokens.world import TokenBatch
 
     W = model.W.detach()  # shares model.W's storage: updated in place
@@ -411,12 +408,14 @@ def train_fused(
         stepper = fused_stepper(model, N=N, T=E.shape[1], diagonal=dg is not None, draw=True, **common)
         seeds, gens = views.world.seeds.to(dev), views.world.generators.to(dev)
         pos, step_t = (_position_hash(N, dev), _position_hash(2 * N * K, dev)), seeds.new_zeros(())
+        args = (W, Vk, bW, bVk, emb, lr, tau, seeds, gens, step_t, pos)
+        stepper = cuda_graph.capture(stepper, args) if cuda_graph.graph_wanted(dev) else stepper
     last = torch.full((R,), float("nan"))
     try:
         for step in it:
             if views is not None:
                 step_t.fill_(step)  # refilled: a new tensor a step is a synchronising copy on a GPU
-                per_run, *_, ok = stepper(W, Vk, bW, bVk, emb, lr, tau, seeds, gens, step_t, pos)
+                per_run, *_, ok = stepper(*args)
             else:
                 x1, x2 = data(step)
                 if not isinstance(x1, TokenBatch):
