@@ -175,7 +175,7 @@ def build_book(
     parallel = {} if schedule.gpu_present() else schedule.parallel_chapters(todo)
     plan = schedule.make_plan(list(todo), costs, jobs, parallel, sources)
     echo(f"nlcl book: {plan.describe()}")
-    ensure_kernel()  # once, here: where it was not yet registered, the chapters' threads raced to
+    ensure_kernel()  # once, before the threads: on a machine without it, each installing it raced
     results: dict[str, ChapterResult] = {}
     slots = {t.chapter: t.slots for t in plan.tasks}
     t0 = time.perf_counter()
