@@ -32,23 +32,22 @@ def _lines(name: str) -> list[str]:
     return [s.strip() for s in text if s.strip() and not s.lstrip().startswith("#")]
 
 
-def _pins() -> dict[str, str]:
-    return {canonicalize_name(n): v for n, v in (s.split("==") for s in _lines("missing.txt"))}
+PINS = {canonicalize_name(n): v for n, v in (s.split("==") for s in _lines("missing.txt"))}
+THERE = set(PINS) | {canonicalize_name(n) for n in _lines("image.txt")}
 
 
-@pytest.mark.parametrize("name", sorted(_pins()))
+@pytest.mark.parametrize("name", sorted(PINS))
 def test_every_requirement_of_a_packed_package_is_packed_or_in_the_image(name):
     try:
         installed = md.version(name)
     except md.PackageNotFoundError:
         installed = "nothing"
-    if installed != _pins()[name]:  # only torch is pinned for installs: PyPI may have moved on
-        pytest.skip(f"{name} {installed} is installed here, {_pins()[name]} is packed")
-    there = set(_pins()) | {canonicalize_name(n) for n in _lines("image.txt")}
+    if installed != PINS[name]:  # only torch is pinned for installs: PyPI may have moved on
+        pytest.skip(f"{name} {installed} is installed here, {PINS[name]} is packed")
     unmet = []
     for spec in md.requires(name) or []:
         req = Requirement(spec)
         if req.marker is None or req.marker.evaluate(IMAGE_ENV):
-            if canonicalize_name(req.name) not in there:
+            if canonicalize_name(req.name) not in THERE:
                 unmet.append(str(req))
     assert not unmet, f"{name} needs {unmet}: add them to tests/device/missing.txt and re-pack"

@@ -7,8 +7,9 @@
 #   book: the full book timed (nlcl.harness.book_bench, --jobs 11), then the token bench with what
 #         time is left (the chapters took 240 s on an H200 at stop 46)
 #   all:  the book, then with what time is left the grid warm (the book's compiler cache), the grid
-#         again with NLCL_CUDA_GRAPH=1 (compared run by run with the plain one), the CUDA tests, the
-#         CUDA-graph experiment and the bench, each skipped when too little time is left
+#         again with NLCL_CUDA_GRAPH=1 (compared run by run with the plain one; each grid.json has
+#         its per-stack seconds, so cudagraph.py's timing is not repeated), the CUDA tests and the
+#         bench, each skipped when too little time is left
 # Each step has a time guard inside the 600 s a call may take. Stop 46 ran book mode on an H200:
 # every chapter ran, the site build failed on a package then not carried (tests/test_device_pack.py).
 set -u
@@ -88,7 +89,6 @@ d = (a.chi_plus - b.chi_plus).abs()
 print(f"graph vs plain grid: {int((d == 0).sum())} of {len(d)} runs' chi+ bitwise equal, max |d chi+| {d.max():.3g}")
 PY
   [ "$(left)" -gt 100 ] && cuda_tests $(( $(left) - 60 ))
-  [ "$(left)" -gt 110 ] && cudagraph /tmp/ind-book
 fi
 # with what is left: the token bench (fused, CUDA)
 if [ "$(left)" -gt 60 ]; then
