@@ -8,6 +8,8 @@ this checkout, times it end to end, and writes the record that issue 28 asks for
 * ``wall_s`` (the build, end to end), ``chapters`` (seconds per chapter, from the build's
   ``timings.json``), ``chapter_seconds_sum``, the slots of chapters that ran on more than one
   worker, ``every_chapter_ok`` and the build's claim counts per status;
+* ``cpu_s``: the CPU seconds (``user`` and ``system``) of every process the build ran and waited
+  for (chapter kernels, sweep workers, the site build), where the platform reports them;
 * ``before``: the record this one replaces (its commit, wall time, sum and per-chapter seconds),
   read from the output file before it is overwritten, so each record shows before → after;
 * the commit, date, machine, device and numeric environment
@@ -37,7 +39,7 @@ from typing import Any
 
 from nlcl.core.validate import ParameterError
 
-__all__ = ["default_output", "machine", "make_record", "main"]
+__all__ = ["children_cpu", "default_output", "machine", "make_record", "main"]
 
 
 def default_output(profile: str, cuda: bool | None = None) -> Path:
@@ -67,6 +69,17 @@ def machine() -> dict[str, Any]:
     return info
 
 
+def children_cpu() -> dict[str, float] | None:
+    """CPU seconds ``{"user", "system"}`` of this process's finished, waited-for children (and
+    theirs); None where the platform has no ``resource`` module (Windows)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        return None
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"user": used.ru_utime, "system": used.ru_stime}
+
+
 def _read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(Path(path).read_text())
@@ -86,6 +99,7 @@ def make_record(
     before: dict[str, Any] | None = None,
     target_s: float | None = None,
     notes: str | None = None,
+    cpu_s: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The benchmark record of a finished build in ``build`` (its ``timings.json`` and ``claims/``).
 
@@ -119,6 +133,8 @@ def make_record(
         "every_chapter_ok": all(bool(e.get("ok")) for e in timings.values()),
         "claims": dict(sorted(claims.items())),
     }
+    if cpu_s is not None:
+        record["cpu_s"] = {k: round(float(v), 1) for k, v in cpu_s.items()}
     if target_s is not None:
         record["target_s"] = float(target_s)
         record["meets_target"] = float(wall_s) <= float(target_s)
@@ -126,6 +142,8 @@ def make_record(
         record["before"] = {
             k: before.get(k) for k in ("commit", "date", "wall_s", "chapter_seconds_sum", "chapters")
         }
+        if "cpu_s" in before:
+            record["before"]["cpu_s"] = before["cpu_s"]
     if notes:
         record["notes"] = notes
     return record
@@ -186,9 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
     shown = " ".join(shlex.quote(c) for c in command)
     print(f"book_bench: {shown}", flush=True)
-    t0 = time.perf_counter()
+    t0, used0 = time.perf_counter(), children_cpu()
     rc = subprocess.call(command)
-    wall = time.perf_counter() - t0
+    wall, used1 = time.perf_counter() - t0, children_cpu()
     if rc != 0:
         print(
             f"book_bench: the build failed (exit {rc}) after {wall:.0f} s; no record written", file=sys.stderr
@@ -204,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             before=before,
             target_s=args.target,
             notes=args.notes,
+            cpu_s={k: used1[k] - used0[k] for k in used1} if used0 and used1 else None,
         )
     except ParameterError as err:
         print(f"book_bench: {err}", file=sys.stderr)

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from nlcl.core import plotting
-from nlcl.core.device import describe_device, get_device, seed_everything
+from nlcl.core.device import describe_device, get_device, keep_freed_memory, seed_everything
 from nlcl.core.validate import ParameterError, choice
 from nlcl.harness import claims as _claims
 from nlcl.harness import ledger, provenance, run_time, runs, sources, spec
@@ -95,9 +95,7 @@ def resolve_sizes(
             + "; ".join(f"{p}: {sorted(sizes[p])}" for p in PROFILES)
         )
     merged = dict(sizes[profile])
-    for name, value in params.items():
-        if value is not None or name not in merged:
-            merged[name] = value
+    merged.update({k: v for k, v in params.items() if v is not None or k not in merged})
     return merged
 
 
@@ -144,6 +142,7 @@ class Run(ledger.LedgerRun):
             started=_now(),
         )
         self.generator = seed_everything(seed)
+        keep_freed_memory()  # each step reuses the freed blocks, not fresh pages (results unchanged)
         self.device = get_device(device)
         self.device_name = describe_device(self.device)
         self.commit = provenance.git_commit()

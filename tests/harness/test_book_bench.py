@@ -55,6 +55,23 @@ def test_record_of_a_build_with_before_and_target(tmp_path):
     )
 
 
+def test_children_cpu_reports_user_and_system_seconds():
+    used = book_bench.children_cpu()
+    assert used is not None and set(used) == {"user", "system"} and min(used.values()) >= 0.0
+
+
+def test_record_with_cpu_seconds(tmp_path):
+    before = {"commit": "old", "wall_s": 5.0, "cpu_s": {"user": 9.0, "system": 1.0}}
+    rec = book_bench.make_record(
+        _build(tmp_path), 1.0, profile="full", command="c", commit="abc", before=before,
+        cpu_s={"user": 8.04, "system": 0.26},
+    )  # fmt: skip
+    assert rec["cpu_s"] == {"user": 8.0, "system": 0.3} and rec["before"]["cpu_s"] == before["cpu_s"]
+    assert "cpu_s" not in book_bench.make_record(
+        _build(tmp_path / "2"), 1.0, profile="full", command="c", commit="a"
+    )
+
+
 def test_the_record_is_what_the_scheduler_reads(tmp_path):
     rec = book_bench.make_record(_build(tmp_path), 120.0, profile="full", command="c", commit="abc")
     (tmp_path / "results").mkdir()
@@ -88,6 +105,7 @@ def test_main_times_the_build_and_keeps_the_previous_record_as_before(tmp_path, 
     assert book_bench.main(["--out", str(out), "--build-command", ok, "--target", "60"]) == 0
     rec = json.loads(out.read_text())
     assert rec["commit"] == "abc123" and rec["before"]["wall_s"] == 999.0 and rec["meets_target"] is True
+    assert set(rec["cpu_s"]) == {"user", "system"} and min(rec["cpu_s"].values()) >= 0.0  # the child's
     assert "was 999.0 s at old" in capsys.readouterr().out
     # a failed build writes nothing
     out.unlink()

@@ -109,6 +109,13 @@ def _namespace(**values):
 SPEC = {"n": {"range": [1, 10], "ci": 2, "full": 8}, "lr": {"range": [0.0, 1.0], "paper": 0.1}}
 
 
+def test_start_keeps_freed_memory_for_reuse(runs_dir, monkeypatch):
+    calls = []
+    monkeypatch.setattr(nlcl.harness.chapter, "keep_freed_memory", lambda: calls.append(1) or True)
+    nlcl.start("unit", profile="ci", seed=0, device="cpu", sizes=SIZES, params={})
+    assert calls == [1]  # every chapter run: its steps reuse freed blocks instead of fresh pages
+
+
 def test_start_from_namespace(runs_dir, tmp_path):
     run = nlcl.start("unit6", _namespace(), spec=SPEC)
     assert dict(run.params) == {"n": 2, "lr": 0.1} and run.paper_setting and run.at_paper("lr")
