@@ -10,6 +10,10 @@ this checkout, times it end to end, and writes the record that issue 28 asks for
   worker, ``every_chapter_ok`` and the build's claim counts per status;
 * ``cpu_s``: the CPU seconds (``user`` and ``system``) of every process the build ran and waited
   for (chapter kernels, sweep workers, the site build), where the platform reports them;
+* ``speed``: the machine's speed just before and just after the build (:func:`machine_speed`:
+  one-thread matmul GFLOP/s, memory-copy GB/s and small-operator dispatches per second), and the
+  CPU seconds the hypervisor took from this machine during the build (``steal_s``, Linux), so that
+  two records made at different hours can be told apart from two different codes;
 * ``before``: the record this one replaces (its commit, wall time, sum and per-chapter seconds),
   read from the output file before it is overwritten, so each record shows before → after;
 * the commit, date, machine, device and numeric environment
@@ -39,7 +43,15 @@ from typing import Any
 
 from nlcl.core.validate import ParameterError
 
-__all__ = ["children_cpu", "default_output", "machine", "make_record", "main"]
+__all__ = [
+    "children_cpu",
+    "default_output",
+    "machine",
+    "machine_speed",
+    "make_record",
+    "main",
+    "steal_seconds",
+]
 
 
 def default_output(profile: str, cuda: bool | None = None) -> Path:
@@ -80,6 +92,60 @@ def children_cpu() -> dict[str, float] | None:
     return {"user": used.ru_utime, "system": used.ru_stime}
 
 
+def machine_speed(scale: float = 1.0, repeats: int = 10) -> dict[str, float]:
+    """This machine's speed now, on one thread (best of ``repeats``; about 3 s at ``scale=1``):
+    ``matmul_gflops`` (float32 1024² products: the arithmetic the chapters' large products do),
+    ``copy_gbs`` (a 64 MiB float32 copy, read + write, beyond a 32 MiB L3: memory bandwidth) and
+    ``dispatch_per_s`` (small elementwise operators: the per-call cost of small-tensor steps).
+
+    Times are process CPU time, so time spent descheduled does not count; a slower figure means
+    each cycle did less (a lower clock, or caches and memory shared with other machines).
+    """
+    import torch
+
+    if not scale > 0:
+        raise ParameterError(f"scale must be > 0, got {scale}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        n = max(64, int(1024 * scale ** (1 / 3)))
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        src = torch.ones(max(1 << 16, int((1 << 24) * scale)))
+        dst, small = torch.empty_like(src), torch.ones(8)
+        calls = max(100, int(20_000 * scale))
+
+        def best(work) -> float:
+            work()
+            times = []
+            for _ in range(max(1, int(repeats))):
+                t0 = time.process_time()
+                work()
+                times.append(time.process_time() - t0)
+            return max(min(times), 1e-9)
+
+        def dispatch() -> None:
+            for _ in range(calls):
+                small.add_(0.0)
+
+        return {
+            "matmul_gflops": round(2 * n**3 / best(lambda: a @ b) / 1e9, 1),
+            "copy_gbs": round(2 * src.element_size() * src.numel() / best(lambda: dst.copy_(src)) / 1e9, 2),
+            "dispatch_per_s": round(calls / best(dispatch)),
+        }
+    finally:
+        torch.set_num_threads(threads)
+
+
+def steal_seconds() -> float | None:
+    """CPU seconds the hypervisor has taken from this machine since boot (``/proc/stat``'s steal
+    column, all CPUs); None where the platform does not report it."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return None
+
+
 def _read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(Path(path).read_text())
@@ -100,6 +166,7 @@ def make_record(
     target_s: float | None = None,
     notes: str | None = None,
     cpu_s: dict[str, float] | None = None,
+    speed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The benchmark record of a finished build in ``build`` (its ``timings.json`` and ``claims/``).
 
@@ -135,6 +202,8 @@ def make_record(
     }
     if cpu_s is not None:
         record["cpu_s"] = {k: round(float(v), 1) for k, v in cpu_s.items()}
+    if speed:
+        record["speed"] = speed
     if target_s is not None:
         record["target_s"] = float(target_s)
         record["meets_target"] = float(wall_s) <= float(target_s)
@@ -204,9 +273,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
     shown = " ".join(shlex.quote(c) for c in command)
     print(f"book_bench: {shown}", flush=True)
+    speed0, steal0 = machine_speed(), steal_seconds()
     t0, used0 = time.perf_counter(), children_cpu()
     rc = subprocess.call(command)
     wall, used1 = time.perf_counter() - t0, children_cpu()
+    steal1, speed = steal_seconds(), {"before": speed0, "after": machine_speed()}
+    if steal0 is not None and steal1 is not None:
+        speed["steal_s"] = round(steal1 - steal0, 1)
     if rc != 0:
         print(
             f"book_bench: the build failed (exit {rc}) after {wall:.0f} s; no record written", file=sys.stderr
@@ -223,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             target_s=args.target,
             notes=args.notes,
             cpu_s={k: used1[k] - used0[k] for k in used1} if used0 and used1 else None,
+            speed=speed,
         )
     except ParameterError as err:
         print(f"book_bench: {err}", file=sys.stderr)

@@ -72,6 +72,33 @@ def test_record_with_cpu_seconds(tmp_path):
     )
 
 
+def test_machine_speed_reports_three_positive_rates_and_restores_threads():
+    import torch
+
+    threads = torch.get_num_threads()
+    speed = book_bench.machine_speed(scale=0.001, repeats=1)
+    assert set(speed) == {"matmul_gflops", "copy_gbs", "dispatch_per_s"} and min(speed.values()) > 0
+    assert torch.get_num_threads() == threads
+    with pytest.raises(ParameterError, match="scale must be > 0, got 0"):
+        book_bench.machine_speed(scale=0)
+
+
+def test_steal_seconds_is_a_count_or_none():
+    steal = book_bench.steal_seconds()
+    assert steal is None or steal >= 0.0
+    if Path("/proc/stat").exists():
+        assert steal is not None
+
+
+def test_record_keeps_the_machine_speed(tmp_path):
+    speed = {"before": {"matmul_gflops": 90.0}, "after": {"matmul_gflops": 80.0}, "steal_s": 0.0}
+    rec = book_bench.make_record(_build(tmp_path), 1.0, profile="full", command="c", commit="a", speed=speed)
+    assert rec["speed"] == speed
+    assert "speed" not in book_bench.make_record(
+        _build(tmp_path / "2"), 1.0, profile="full", command="c", commit="a"
+    )
+
+
 def test_the_record_is_what_the_scheduler_reads(tmp_path):
     rec = book_bench.make_record(_build(tmp_path), 120.0, profile="full", command="c", commit="abc")
     (tmp_path / "results").mkdir()
@@ -99,6 +126,7 @@ def test_main_times_the_build_and_keeps_the_previous_record_as_before(tmp_path, 
     build = _build(tmp_path)
     monkeypatch.setenv("NLCL_BUILD_DIR", str(build))
     monkeypatch.setenv("NLCL_COMMIT", "abc123")
+    monkeypatch.setattr(book_bench, "machine_speed", lambda: {"matmul_gflops": 1.0})
     out = tmp_path / "bench.json"
     out.write_text(json.dumps({"commit": "old", "wall_s": 999.0, "chapter_seconds_sum": 1.0, "chapters": {}}))
     ok = f"{sys.executable} -c pass"
@@ -106,6 +134,8 @@ def test_main_times_the_build_and_keeps_the_previous_record_as_before(tmp_path, 
     rec = json.loads(out.read_text())
     assert rec["commit"] == "abc123" and rec["before"]["wall_s"] == 999.0 and rec["meets_target"] is True
     assert set(rec["cpu_s"]) == {"user", "system"} and min(rec["cpu_s"].values()) >= 0.0  # the child's
+    assert rec["speed"]["before"] == rec["speed"]["after"] == {"matmul_gflops": 1.0}
+    assert book_bench.steal_seconds() is None or rec["speed"]["steal_s"] >= 0.0
     assert "was 999.0 s at old" in capsys.readouterr().out
     # a failed build writes nothing
     out.unlink()
