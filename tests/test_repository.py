@@ -443,3 +443,10 @@ def test_docstring_references_resolve():
                 if target.split(".")[0] not in other and not _resolve(module, scope, target):
                     bad.append(f"{path.relative_to(ROOT)} ({getattr(node, 'name', 'module')}): {target}")
     assert not bad, "docstring references to nothing:\n  " + "\n  ".join(bad)
+
+
+def test_property_tests_run_without_a_deadline():
+    # conftest's "nlcl" profile; a test's own @settings(max_examples=...) inherits it
+    from hypothesis import settings
+
+    assert settings.default.deadline is None

@@ -73,7 +73,7 @@ def test_known_values():
 
 
 @given(vectors)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_homogeneity_identity(x):
     """Assumption 1: h(x) = gate(x) x exactly for homogeneous h, gate = h'/degree."""
     for act in all_acts():
@@ -91,7 +91,7 @@ def test_non_homogeneous_controls_fail_identity():
 
 
 @given(vectors)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_numpy_torch_agree_and_autograd_derivative(x):
     x = x[np.abs(x) > 1e-6]  # the kink of ReLU/LeakyReLU
     for act in all_acts():

@@ -17,7 +17,7 @@ def test_axis_blocks_examples():
     assert axis_blocks(1, 500, 100, min_size=2) == [slice(0, 1)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.integers(0, 300), st.integers(0, 5000), st.integers(0, 10_000), st.integers(1, 4))
 def test_axis_blocks_partition_the_axis_within_the_budget(n, per_item, budget, min_size):
     blocks = axis_blocks(n, per_item, budget, min_size=min_size)

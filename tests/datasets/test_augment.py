@@ -55,7 +55,7 @@ def test_seeded_and_deterministic():
     assert torch.equal(augment.PAPER_RRC(x, 7), a)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(1, 6), st.integers(1, 3), st.integers(0, 2**31 - 1))
 def test_full_square_box_is_the_identity(n, c, seed):
     x = torch.rand(n, c, 28, 28, generator=torch.Generator().manual_seed(seed))
@@ -63,7 +63,7 @@ def test_full_square_box_is_the_identity(n, c, seed):
     torch.testing.assert_close(y, x, atol=1e-5, rtol=0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.integers(0, 13),
     st.integers(0, 13),
@@ -128,7 +128,7 @@ def test_make_generator():
     assert isinstance(augment.make_generator(None), torch.Generator)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     n=st.integers(1, 6),
     out_h=st.integers(1, 30),

@@ -59,7 +59,7 @@ def test_read_idx_reads_a_handwritten_file(tmp_path):
     np.testing.assert_array_equal(idx.read_idx(tmp_path / "a.idx.gz"), x)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     hnp.arrays(
         dtype=st.sampled_from([np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64]),

@@ -41,7 +41,7 @@ def _data(seed: int, n: int, d: int, p: int | None = None, q: int | None = None)
     return x, xp, xn
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(1, 12),
@@ -67,7 +67,7 @@ def test_trace_form_equals_losses(seed, n, d, h, z, loss, reduction):
     assert torch.allclose(trace_loss(W1, W2, C), direct, atol=1e-9 * scale)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     seed=st.integers(0, 10_000),
     n=st.integers(1, 8),
@@ -212,7 +212,7 @@ def test_expected_pair_matrix_is_minus_n_covariance():
     assert torch.allclose(mean_ct, -n * L @ L.T, atol=0.35)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 10), d=st.integers(1, 5))
 def test_alpha_cl_correspondence(seed, n, d):
     """C (Eq. 7) = −N² C_α[x] + ½(XᵀX − X⁺ᵀX⁺) with α the negatives' permutation (Tian 2023, Eq. 3)."""
@@ -297,7 +297,7 @@ def test_linearization_gaps_in_blocks_equal_one_batch(monkeypatch, dtype):
     pd.testing.assert_frame_equal(collapse.initial_linearization_gap(x, **kw), one0)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(1, 4), st.integers(0, 10_000))
 def test_procrustes_rotation_recovers_an_orthogonal_map(z, seed):
     """a R = b for orthogonal R: the Procrustes solution is R (it attains zero distance)."""
@@ -315,7 +315,7 @@ def test_procrustes_rotation_recovers_an_orthogonal_map(z, seed):
     )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), d=st.integers(2, 6), lr=st.sampled_from([0.01, 0.05]))
 def test_collapse_horizon_is_the_first_step_with_the_target_separation(seed, d, lr):
     g = torch.Generator().manual_seed(seed)

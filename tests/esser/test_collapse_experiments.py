@@ -36,7 +36,7 @@ def _pairs(seed: int = 0, n: int = 40):
     return x, xp, xn
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**16))
 def test_trace_form_is_the_trace(z, d, seed):
     """Tr(ΘCΘᵀ) (Eq. 7 for u = Θx), batched."""
@@ -128,7 +128,7 @@ def test_ctilde_monte_carlo_is_the_former_inline_loop_and_unbiased():
     assert ex.frobenius_ratio(got + 20 * cov, 20 * cov) < 0.3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.floats(0.1, 10.0), st.integers(0, 2**16))
 def test_frobenius_ratio_is_scale_free(c, seed):
     g = torch.Generator().manual_seed(seed)

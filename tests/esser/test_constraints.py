@@ -32,7 +32,7 @@ def _randn(shape, seed):
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(shape=dims, seed=st.integers(0, 10_000))
 def test_orthogonality_after_a_step(shape, seed):
     """After a gradient step and the projection, WᵀW = 𝕀 to 1e-6 (the issue's requirement)."""
@@ -47,7 +47,7 @@ def test_orthogonality_after_a_step(shape, seed):
     assert torch.all(torch.linalg.matrix_norm(P - step) <= torch.linalg.matrix_norm(W - step) + 1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(shape=dims, seed=st.integers(0, 10_000), c=st.floats(0.1, 3.0))
 def test_norm_projections(shape, seed, c):
     W = 2 * _randn(shape, seed)
@@ -60,7 +60,7 @@ def test_norm_projections(shape, seed, c):
     assert torch.allclose(project_operator(O, c), O, atol=1e-10)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 10_000), h=st.integers(1, 8), d=st.integers(1, 4), z=st.integers(1, 4))
 def test_product_operator_projection(seed, h, d, z):
     W1, W2 = 2 * _randn((3, h, d), seed), 2 * _randn((3, h, z), seed + 1)
@@ -88,7 +88,7 @@ def test_project_dispatch_and_errors():
         random_semi_orthogonal((2, 5))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), a=st.floats(0.1, 10), b=st.floats(0.1, 10))
 def test_scaled_loss_is_scale_invariant(seed, a, b):
     W1, W2 = _randn((2, 5, 3), seed), _randn((2, 5, 2), seed + 1)

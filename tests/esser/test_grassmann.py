@@ -33,7 +33,7 @@ def _sym_part(A):
     return (A + A.transpose(-1, -2)) / 2
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     seed=st.integers(0, 10_000),
     d=st.integers(1, 5),
@@ -129,7 +129,7 @@ def test_theorem3_cases():
     assert torch.all(alignment(end, torch.tensor([1.0, 0, 0], dtype=torch.float64)) > 0.999)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     seed=st.integers(0, 10_000),
     d=st.integers(2, 5),
@@ -158,7 +158,7 @@ def test_theorem3_bounds_hold_along_the_flow(seed, d, t, gap):
     assert torch.all(torch.linalg.matrix_norm(end) <= b["norm_upper"] + 1e-6)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), d=st.integers(2, 6), r=st.floats(0.05, 1.0))
 def test_radial_and_rotation_parts_of_the_two_flows(seed, d, r):
     """z = 1: Eq. 9 and the Stiefel flow share the radial part −4(1 − |q|²) q qᵀΛq/|q|²; their

@@ -94,7 +94,7 @@ def test_compare_flows_is_the_chapters_computation():
     assert all(np.isfinite(v) and v >= 0 for v in gaps.values())
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 10_000))
 def test_compare_flows_small_steps_track_each_other(seed):
     """With a small η, Eq. 12 and solve_ivp on Eq. 9 agree closely (Euler is first order), and
@@ -107,7 +107,7 @@ def test_compare_flows_small_steps_track_each_other(seed):
     assert abs(g["richardson"] - g["solver_gap"]) <= 0.2 * g["solver_gap"] + 1e-6
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), d=st.integers(2, 6))
 def test_theorem3_spectra_signs_and_draws(seed, d):
     gen = torch.Generator().manual_seed(seed)
@@ -121,7 +121,7 @@ def test_theorem3_spectra_signs_and_draws(seed, d):
     assert torch.equal(b, raw if raw[0] < 0 else raw - raw[0] - 0.5)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 10_000))
 def test_theorem3_bound_is_an_upper_bound(seed):
     """The value that Eq. 9 reaches at t never exceeds the bound (Theorem 3, our derivation)."""

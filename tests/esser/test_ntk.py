@@ -30,7 +30,7 @@ def _points(seed, n=6, d=3):
     return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), h=st.integers(1, 9), z=st.integers(1, 3))
 def test_empirical_ntk_is_the_gradient_inner_product(seed, h, z):
     """Θ_lj(x, x') = ⟨∇u_l(x), ∇u_j(x')⟩ over (W, A), against autograd Jacobians (Eq. 3)."""

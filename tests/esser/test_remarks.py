@@ -112,7 +112,7 @@ def test_projector_rate_bad_inputs():
         projector_collapse_rate(torch.eye(2), torch.zeros(3, 3))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(p=st.integers(1, 3), q=st.integers(1, 4), seed=st.integers(0, 1000))
 def test_expected_pair_matrix_matches_monte_carlo(p, q, seed):
     mu = np.array([1.0, -0.5])
@@ -155,7 +155,7 @@ def _regression(seed=0, n=10, h=16, z=3, S=2):
     return x, y, W, A
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), h=st.integers(2, 40), z=st.integers(1, 4))
 def test_regression_output_layer_only_decouples_exactly(seed, h, z):
     # Remark 1 / Lemma 1, kernel case: with the features fixed, each column of A has its own dynamics

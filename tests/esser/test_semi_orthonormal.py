@@ -19,7 +19,7 @@ from nlcl.esser.semi_orthonormal import (
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), d=st.integers(1, 6), factor=st.integers(4, 12), n=st.integers(1, 3))
 def test_cholqr_is_the_positive_diagonal_qr(seed, d, factor, n):
     """Same Q as the sign-fixed Householder QR of random_semi_orthogonal for the same Gaussian G."""
@@ -31,7 +31,7 @@ def test_cholqr_is_the_positive_diagonal_qr(seed, d, factor, n):
     assert torch.allclose(Q.transpose(-1, -2) @ Q, torch.eye(d, dtype=torch.float64), atol=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000), d=st.integers(1, 5), h=st.integers(20, 300))
 def test_max_entry_between_unit_column_bounds(seed, d, h):
     """Every column has unit norm, so 1/√h ≤ max |Q_ij| ≤ 1."""

@@ -151,7 +151,7 @@ def test_iterate_gram_records_the_boundaries_and_names_a_non_finite_step():
         )
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(st.integers(0, 100))
 def test_one_batch_of_every_latent_is_the_population_step(seed):
     """With lam = 0 the minibatch loss over every (z, ξ_A, ξ_B), each once, is the population loss:

@@ -32,7 +32,7 @@ from nlcl.renli.captions import latent_codes  # noqa: E402
 from nlcl.renli.heads import train_heads  # noqa: E402
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 50), t=st.integers(1, 6))
 def test_label_caption_index_names_the_label(seed, n, t):
     labels = np.random.default_rng(seed).integers(0, 10, n)
@@ -42,7 +42,7 @@ def test_label_caption_index_names_the_label(seed, n, t):
     assert torch.equal(idx % t, torch.from_numpy(rng.integers(0, t, n)))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 40), k=st.integers(1, 5))
 def test_tie_fraction_counts_shared_captions(seed, n, k):
     idx = torch.from_numpy(np.random.default_rng(seed).integers(0, k, n))

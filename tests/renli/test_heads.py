@@ -30,7 +30,7 @@ def _nc_objective(x: np.ndarray, t: np.ndarray, A: np.ndarray, B: np.ndarray) ->
     return float((fa * fb).sum(1).mean())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 5))
 def test_nc_objective_is_bounded_by_the_first_canonical_correlation(seed, k):
     x, t, rng = _pairs(seed)
@@ -45,7 +45,7 @@ def test_nc_objective_is_bounded_by_the_first_canonical_correlation(seed, k):
     assert _nc_objective(x, t, np.eye(6) @ cp.directions[:, :1], b) == pytest.approx(cp.rho[0], abs=1e-9)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 10_000))
 def test_canonical_correlations_are_invariant_under_invertible_maps(seed):
     x, t, rng = _pairs(seed)

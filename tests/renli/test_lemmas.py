@@ -36,7 +36,7 @@ def _maps(seed, m=24, r=4, r_xi=3, spread=1.0, noise=0.05, misalign=0.0):
     return U / s_a, V_a / s_a, U_b / s_b, V_b / s_b
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     seed=st.integers(0, 10_000),
     spread=st.floats(1.0, 6.0),
@@ -55,7 +55,7 @@ def test_lemma_4_4_explicit_condition_implies_alignment(seed, spread, noise, mis
         assert float(score) >= float(distinct) - 1e-12
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), spread=st.floats(1.0, 6.0), noise=st.floats(0.0, 0.5))
 def test_lemma_4_5_explicit_bound_holds(seed, spread, noise):
     U, V, _, _ = _maps(seed, spread=spread, noise=noise)

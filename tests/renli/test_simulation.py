@@ -164,7 +164,7 @@ def test_init_learners_scale_and_shape():
         init_learners(data, 0)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(2, 20), st.integers(1, 8), st.floats(1e-3, 1e3), st.integers(0, 10_000))
 def test_normalize_batch_unit_expected_norm_and_scale_invariance(n, m, scale, seed):
     h = torch.randn(3, n, m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
@@ -238,7 +238,7 @@ def test_contrastive_loss_per_run_lambda_and_beta_and_lambda_zero_is_non_contras
     assert torch.isclose(out[0], non_contrastive_loss(f_a[0], f_b[0]))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(3, 12), st.integers(2, 6), st.integers(0, 10_000))
 def test_small_beta_limit_is_mean_negative_similarity(n, m, seed):
     """(L_C − L_NC)/λ → mean_{i≠j} S_ij as β → 0 (the stage-1 ≈ non-contrastive expansion)."""
@@ -321,7 +321,7 @@ def test_stable_rank_hand_cases():
         stable_rank(torch.ones(3, 4))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(2, 12), st.integers(1, 6), st.floats(1e-2, 1e2), st.integers(0, 10_000))
 def test_stable_rank_properties(p, q, scale, seed):
     """Scale-invariant, in [1, rank], and the same for F Fᵀ and Fᵀ F (used by the trainer)."""

@@ -44,7 +44,7 @@ def test_sign_table():
         sign_table(15)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(seed=st.integers(0, 1000), lam=st.sampled_from([0.0, 0.5]), beta=st.sampled_from([0.3, 2.0]))
 def test_population_loss_is_the_large_batch_limit(seed, lam, beta):
     """The exact population loss equals the average of the batch loss over the whole latent space.
@@ -159,7 +159,7 @@ def _outputs(W_a, W_b, data, w_a, w_b):
     return norm(y_a), norm(y_b)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 1000), lam=st.sampled_from([0.0, 0.5, 1.0]), beta=st.floats(0.05, 3.0))
 def test_batch_loss_is_the_loss_of_the_outputs(seed, lam, beta):
     data = _data(seeds=(seed,), r=2, r_xi=3)
@@ -223,7 +223,7 @@ def test_batch_loss_rejects_bad_batches():
         batch_loss(G[0], w[:, :3], w[:, :3], 2, 2, 1.0, 1.0)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 1000), c=st.floats(0.1, 10.0), lam=st.sampled_from([0.0, 1.0]))
 def test_stationarity_is_scale_free(seed, c, lam):
     data = _data(seeds=(seed,))

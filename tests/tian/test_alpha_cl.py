@@ -23,7 +23,7 @@ from nlcl.tian.alpha_cl_plots import plot_infonce_identity, plot_lemma1, plot_le
 from nlcl.tian.contrastive import make_alpha, stack_views
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 10_000), st.floats(0.1, 10.0))
 def test_relative_difference_is_per_trial_and_scale_free(seed, scale):
     gen = torch.Generator().manual_seed(seed)

@@ -18,7 +18,7 @@ def test_sphere_grid_is_on_the_unit_sphere():
         sphere_grid(5, 2)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.integers(0, 10**6), st.integers(0, 15), st.sampled_from(["relu", "quadratic", "tanh"]))
 def test_energy_is_invariant_under_the_group(seed, k, act):
     """Eqs. 107-108: rotating w in the plane by a multiple of the quadrature step changes nothing."""

@@ -15,7 +15,7 @@ from nlcl.tian.basin_probability import (
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.floats(-0.99, 1.5), st.integers(2, 20))
 def test_eq155_is_the_integral_of_eq154(eps, d):
     """Eq. 155 equals ∫_0^1 F^{d−1}(y + ε) dF(y) with F the CDF of U[−1, 1] (Eq. 154)."""

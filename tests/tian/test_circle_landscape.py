@@ -16,7 +16,7 @@ from nlcl.tian.latent_data import points_on_circle
 angle = st.floats(-20.0, 20.0, allow_nan=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(angle, angle, st.integers(-3, 3))
 def test_angular_distance_is_the_angle_between_the_directions(a, b, k):
     d = float(angular_distance(a, b))

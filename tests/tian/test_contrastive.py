@@ -47,7 +47,7 @@ def brute_force(a, b, alpha):
 
 
 @given(batch(), st.data())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_matches_literal_eq3(ab, data):
     a, alpha = ab
     b = data.draw(arrays(np.float64, (a.shape[0], 2), elements=elems))
@@ -59,7 +59,7 @@ def test_matches_literal_eq3(ab, data):
 
 
 @given(batch(d=3), st.data())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_bilinear_symmetric_and_projection(ab, data):
     a, alpha = ab
     b = data.draw(arrays(np.float64, a.shape, elements=elems))
@@ -75,7 +75,7 @@ def test_bilinear_symmetric_and_projection(ab, data):
 
 
 @given(batch())
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_energy_is_half_trace_and_pairwise_form(ab):
     a, alpha = ab
     n = a.shape[0] // 2
@@ -137,7 +137,7 @@ def finite_model(draw):
 
 
 @given(finite_model())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_lemma2_uniform_law_of_total_variance(model):
     """Lemma 2, uniform α: on a batch that enumerates the population exactly, C_α[g] = V[E[g|x0]].
 
@@ -184,7 +184,7 @@ def test_population_limit_matches_large_batch_with_kernel():
 
 
 @given(arrays(np.float64, (6, 2), elements=st.floats(-2, 2)), st.floats(0.2, 5))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_gaussian_alpha_psd(g0, tau):
     """Lemma 1: α is symmetric PSD with unit diagonal."""
     alpha = gaussian_alpha(g0, tau)
@@ -194,7 +194,7 @@ def test_gaussian_alpha_psd(g0, tau):
 
 
 @given(arrays(np.float64, 6, elements=st.floats(-1, 1)), st.floats(0.2, 5))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_gaussian_feature_map_reproduces_alpha(g0, tau):
     """Lemma 1 (Eqs. 20-22): φ ≥ 0 and φ(x_i)ᵀφ(x_j) → α_ij from below (here y_iy_j/τ ≤ 20)."""
     alpha = gaussian_alpha(g0, tau)

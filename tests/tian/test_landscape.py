@@ -86,7 +86,7 @@ def views_and_w(draw):
 
 
 @given(views_and_w())
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_lemma3_homogeneous(data):
     """Lemma 3: the Riemannian gradient of E_α equals k·P⊥_w A(w) w, and E_α = ½ wᵀA(w)w."""
     v, w, alpha = data

@@ -38,7 +38,7 @@ def test_points_on_sphere():
 
 
 @given(st.integers(2, 8), st.floats(0, 0.9), st.integers(0, 1000))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_nearly_orthonormal(m, eps, seed):
     u = nearly_orthonormal_basis(m + 2, m, eps, rng=seed)
     np.testing.assert_allclose(np.linalg.norm(u, axis=0), 1, atol=1e-10)

@@ -27,7 +27,7 @@ from nlcl.tian.local_theory import (
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 10_000), st.integers(1, 30), st.floats(0.05, 20.0))
 def test_feature_gaussian_alpha_is_lemma1_alpha_of_a_scalar_feature(seed, n, tau):
     from nlcl.tian.contrastive import gaussian_alpha
@@ -56,7 +56,7 @@ def test_ball_volume_known_values():
         ball_volume(2, -1.0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 10), st.floats(0.1, 5.0), st.floats(0.0, 10.0))
 def test_theorem2_bound_is_the_printed_product(d, c0, r):
     assert theorem2_bound(c0, d, r) == pytest.approx(c0**3 * ball_volume(d, c0) / pi * r)
@@ -69,7 +69,7 @@ def test_theorem2_bound_rejects_bad_input():
         theorem2_bound(0.0, 2, 1.0)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.integers(0, 10**6))
 def test_plane_density_max_beats_grid(seed):
     rng = np.random.default_rng(seed)
@@ -118,7 +118,7 @@ def test_irregularity_formula_and_limits():
         irregularity(1.0, 1.0, 0.5, -1.0, 0.0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.floats(0.01, 0.99), st.floats(0.0, 0.999))
 def test_eq11_radius_matches_cap_form(gamma, c0):
     """Eq. 103: ‖w − w(0)‖ ≤ radius ⇔ wᵀw(0) ≥ (c₀ − c_γ)/(1 − c_γ), c_γ = 2√γ/(1+γ)."""
@@ -147,7 +147,7 @@ def test_eq11_sup_omega_shapes_and_failure_for_quadratic():
     assert np.all(sup0 < 1)  # with L = 0 only μ remains, small at an exact LME
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 10**6), st.integers(2, 6))
 def test_critical_point_diagnostics_names_each_eigenvector(seed, d):
     """For a constant A every eigenvector φ_j is a critical point of rank j - 1; only φ₁ is an LME."""

@@ -31,7 +31,7 @@ def reference_info_nce(f1, f2, tau, eps):
     st.sampled_from([0.0, 0.5, 1.0]),
     st.integers(0, 10**6),
 )
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_info_nce_matches_eq1(n, d, tau, eps, seed):
     f1, f2 = np.random.default_rng(seed).standard_normal((2, n, d))
     np.testing.assert_allclose(
@@ -46,7 +46,7 @@ def test_info_nce_matches_eq1(n, d, tau, eps, seed):
 
 
 @given(st.integers(2, 8), st.floats(0.1, 2), st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 10**6))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 def test_info_nce_gradient_identity(n, tau, eps, seed):
     """Sec. 2: with α = sg(α_infonce), ∇_θ InfoNCE = -∇_θ Σ_i Σ_{j≠i} α_ij (d²_ij - d²_i), for a random net."""
     torch.manual_seed(seed)
@@ -112,7 +112,7 @@ def _unit(R, N, d, g):
     return torch.nn.functional.normalize(torch.randn(R, N, d, generator=g, dtype=torch.float64), dim=-1)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
 def test_infonce_equals_eq1_with_eps_one(R, N, d, tau, seed):
     g = torch.Generator().manual_seed(seed)
@@ -122,7 +122,7 @@ def test_infonce_equals_eq1_with_eps_one(R, N, d, tau, seed):
     assert torch.allclose(ours, ref, atol=1e-10)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 3), st.integers(2, 12), st.integers(1, 6), st.floats(0.05, 2.0), st.integers(0, 10**6))
 def test_quadratic_equals_uniform_alpha_loss(R, N, d, tau, seed):
     g = torch.Generator().manual_seed(seed)

@@ -22,7 +22,7 @@ from nlcl.tian.mnist_filter_tables import (
 )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 10_000), st.floats(0.01, 100.0))
 def test_cos_to_init_is_a_scale_free_cosine(seed, scale):
     rng = np.random.default_rng(seed)

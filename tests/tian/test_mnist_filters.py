@@ -24,7 +24,7 @@ def test_receptive_fields_are_the_four_quadrants_in_the_papers_order():
     assert len(mf.RF_NAMES) == 4
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5))
 def test_receptive_fields_partition_the_pixels(a, b, rf):
     x = torch.randperm(a * rf * b * rf).reshape(a * rf, b * rf)
@@ -98,7 +98,7 @@ def test_high_frequency_fraction_of_pure_waves():
     np.testing.assert_allclose(hf.numpy(), [0.0, 1.0, 1.0, 0.5], atol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 10_000), st.floats(0.05, 0.6), st.floats(-3, 3).filter(lambda c: abs(c) > 1e-3))
 def test_high_frequency_fraction_is_a_scale_and_offset_invariant_fraction(seed, cutoff, scale):
     w = torch.as_tensor(np.random.default_rng(seed).normal(size=(3, 14, 14)))

@@ -22,7 +22,7 @@ Q_STAR = (3 - np.sqrt(5)) / 2
 
 
 @given(st.integers(0, 10_000), st.floats(0.1, 100.0))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 def test_relative_error_zero_on_equal_and_scale_free(seed, scale):
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((2, 3, 4, 4))
@@ -34,7 +34,7 @@ def test_relative_error_zero_on_equal_and_scale_free(seed, scale):
 
 
 @given(st.floats(0.02, 0.9), st.integers(3, 5), st.integers(0, 2))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 def test_lme_margin_is_eq9(q, m, extra):
     """Eq. 9 with orthonormal U and ReLU: the margin is (1 − q)² − q (the top eigenvalue off u₁ is q)."""
     u = nearly_orthonormal_basis(m + extra, m, rng=np.random.default_rng(m))
@@ -71,7 +71,7 @@ def test_closures_match_the_functions_they_wrap():
 
 
 @given(st.integers(0, 10_000), st.floats(0.01, 10.0))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 def test_z0_is_at_most_one(seed, tau):
     """Corollary 2: z₀(α_g) = E[exp(−h²/2τ)] ∈ (0, 1], = 1 when every sample is on the inactive side."""
     rng = np.random.default_rng(seed)
@@ -91,7 +91,7 @@ def test_noisy_latent_summation_draws_states_then_noise():
 
 
 @given(st.floats(0.01, 1.0), st.integers(0, 1000))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 def test_perturbations_start_at_the_chord_of_their_angle(angle, seed):
     """Each perturbed filter is at distance 2 sin(angle/2) from its unit w* (a rotation by angle)."""
     u = nearly_orthonormal_basis(4, 2, rng=np.random.default_rng(0))
@@ -215,7 +215,7 @@ def test_cyclic_study_is_invariant_under_its_group():
 
 
 @given(st.lists(st.floats(-10, 10), min_size=1, max_size=30))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_profile_maxima_counts_strict_local_maxima(values):
     n = ext.profile_maxima(values)
     assert 0 <= n <= (len(values) + 1) // 2

@@ -17,7 +17,7 @@ from nlcl.tian.rf_network import (
 from nlcl.tian.tokens.world import TokenBatch, make_token_worlds, sample_views
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 5), st.integers(0, 1000))
 def test_token_gather_equals_dense_matmul_and_its_gradient(R, K, M, seed):
     g = torch.Generator().manual_seed(seed)

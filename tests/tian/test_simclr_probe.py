@@ -40,7 +40,7 @@ def test_runs_with_equal_seeds_start_equal_and_are_independent():
         assert torch.equal(a[0], b[2])
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.integers(1, 4), st.integers(0, 1000))
 def test_stacked_forward_equals_separate_forwards(R, seed):
     # the run axis is a batch of independent networks: run r of the stack = a lone network

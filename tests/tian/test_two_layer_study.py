@@ -47,7 +47,7 @@ def _one_hot_views(n: int, K: int, d: int, seed: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(tokens, d).to(torch.float64)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.integers(0, 10**6))
 def test_linear_filter_gradients_are_colinear_within_an_rf(seed):
     """Theorem 4 (1), Eq. 14: with V = sᵀ and linear h, ẇ_km = s_km b_k, for any s."""
@@ -129,7 +129,7 @@ def test_winner_rule_agreement_counts_and_ratios():
     assert winner_rule_agreement(20, seed=7) == (frac, miss, hit)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.lists(st.tuples(st.floats(-1, 1), st.booleans()), min_size=1, max_size=8))
 def test_fails_at_smallest_gaps_is_its_definition(pairs):
     gaps, ok = [g for g, _ in pairs], [o for _, o in pairs]
@@ -189,7 +189,7 @@ def test_per_view_closer_examples():
     assert per_view_closer([0.9], [0.3], [0.99], [0.3]) is False
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 10**6))
 def test_eq156_test_eps_has_the_designed_top_gaps(seed):
     gaps = (0.1, 0.6, 1.8)

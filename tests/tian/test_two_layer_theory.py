@@ -26,7 +26,7 @@ from nlcl.tian.two_layer_theory import (
 )
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(st.sampled_from(["linear", "relu", "leaky_relu", "quadratic"]), st.integers(0, 10**6), st.booleans())
 def test_lemma4_equals_autograd(act, seed, infonce):
     g = torch.Generator().manual_seed(seed)
@@ -43,7 +43,7 @@ def test_lemma4_equals_autograd(act, seed, infonce):
     assert torch.allclose(gV, Vd, atol=1e-10) and torch.allclose(gW, Wd, atol=1e-10)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.sampled_from(["linear", "relu", "leaky_relu"]), st.integers(0, 10**6))
 def test_homogeneous_hidden_equals_w_dot_gated_input(act, seed):
     g = torch.Generator().manual_seed(seed)
@@ -121,7 +121,7 @@ def test_top_mode_velocity_is_tangent_and_bn_removes_input_scale():
     assert float(plain.max() / plain.min()) > 10 * float(speed.max() / speed.min())
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(st.integers(0, 10**6), st.sampled_from(["relu", "quadratic"]))
 def test_lemma5_total_variance_off_diagonal(seed, act):
     """V = E_z V[·|z] + p0p1ΔΔᵀ exactly; the residual is the off-diagonal within-class blocks."""
@@ -153,7 +153,7 @@ def test_lemma5_residual_small_with_ci_large_without():
         lemma5_decomposition(W, x[:5], torch.zeros(5, dtype=torch.bool))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.floats(0.01, 5.0), st.floats(0.1, 3.0), st.floats(0.0, 0.95))
 def test_eq147_solves_eq146_and_blows_up_at_tstar(y0, b, frac):
     ts = blowup_time(y0, b)

@@ -33,7 +33,7 @@ def _grads(W, V, x, act, alpha, pooled):
     return gW, gV, Wd, Vd
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(
     st.sampled_from(["linear", "relu", "leaky_relu", "quadratic"]),
     st.integers(0, 10**6),
@@ -63,7 +63,7 @@ def test_lemma6_per_view_misses_autograd_when_views_differ():
     assert (gW - Wd).abs().max() > 1e-3 * gW.abs().max()
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.integers(0, 10**6), st.floats(0.2, 5.0))
 def test_bn_moments_pooled_and_per_view(seed, gain):
     g = torch.Generator().manual_seed(seed)

@@ -45,7 +45,7 @@ def test_linear_uses_absolute_cosine():
     assert matching_scores(W, w, linear=True)[0].item() == pytest.approx(1.0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 1000), st.floats(0.1, 10.0), st.floats(0.2, 5.0))
 def test_scores_are_scale_invariant_and_bounded(seed, scale, zeta):
     w = make_token_worlds([seed], 3, zeta)
@@ -221,7 +221,7 @@ def test_grid_predicates_per_seed_is_grid_predicates_of_each_seed():
     assert grid_predicates_per_seed(fig9.iloc[:0], empty, empty, empty).empty
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 1000), st.sampled_from([1, 3, 5, 10]))
 def test_printed_prefactor_is_the_sum_over_p(seed, P):
     """prefactor='1/P' (Eqs. 16 and 181 as printed): the per-RF sum over the set divided by P, i.e.

@@ -64,7 +64,7 @@ def test_token_step_equals_autograd_for_every_setting(diagonal):
         assert torch.allclose(a, b, atol=1e-10, rtol=1e-9)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(
     st.integers(1, 3),
     st.integers(2, 10),

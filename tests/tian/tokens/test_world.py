@@ -80,7 +80,7 @@ def test_seeded_and_deterministic():
     assert not torch.equal(sample_views(a, 0, 16)[0].index, sample_views(a, 1, 16)[0].index)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(0, 2**31 - 1), st.integers(0, 10_000), st.integers(1, 1000))
 def test_hash_uniform_int_range_and_determinism(seed, step, high):
     s = torch.tensor([seed])
