@@ -11,9 +11,11 @@ this checkout, times it end to end, and writes the record that issue 28 asks for
 * ``cpu_s``: the CPU seconds (``user`` and ``system``) of every process the build ran and waited
   for (chapter kernels, sweep workers, the site build), where the platform reports them;
 * ``speed``: the machine's speed just before and just after the build (:func:`machine_speed`:
-  one-thread matmul GFLOP/s, memory-copy GB/s and small-operator dispatches per second), and the
-  CPU seconds the hypervisor took from this machine during the build (``steal_s``, Linux), so that
-  two records made at different hours can be told apart from two different codes;
+  medians of one-thread matmul GFLOP/s, memory-copy GB/s and small-operator dispatches per
+  second, with their ranges), sampled during it every ``--sample-every`` seconds
+  (:class:`SpeedSampler`: small-operator dispatches per second, its percentiles and series), and
+  the CPU seconds the hypervisor took from this machine during the build (``steal_s``, Linux),
+  so that two records made at different hours can be told apart from two different codes;
 * ``before``: the record this one replaces (its commit, wall time, sum and per-chapter seconds),
   read from the output file before it is overwritten, so each record shows before → after;
 * the commit, date, machine, device and numeric environment
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -44,7 +47,9 @@ from typing import Any
 from nlcl.core.validate import ParameterError
 
 __all__ = [
+    "SpeedSampler",
     "children_cpu",
+    "dispatch_rate",
     "default_output",
     "machine",
     "machine_speed",
@@ -92,19 +97,25 @@ def children_cpu() -> dict[str, float] | None:
     return {"user": used.ru_utime, "system": used.ru_stime}
 
 
-def machine_speed(scale: float = 1.0, repeats: int = 10) -> dict[str, float]:
-    """This machine's speed now, on one thread (best of ``repeats``; about 3 s at ``scale=1``):
-    ``matmul_gflops`` (float32 1024² products: the arithmetic the chapters' large products do),
-    ``copy_gbs`` (a 64 MiB float32 copy, read + write, beyond a 32 MiB L3: memory bandwidth) and
-    ``dispatch_per_s`` (small elementwise operators: the per-call cost of small-tensor steps).
+def machine_speed(scale: float = 1.0, samples: int = 5, repeats: int = 3) -> dict[str, Any]:
+    """This machine's speed now, on one thread: the median over ``samples`` samples (each the best
+    of ``repeats`` timings; about 5 s in all at ``scale=1``) of ``matmul_gflops`` (float32 1024²
+    products: the arithmetic the chapters' large products do), ``copy_gbs`` (a 64 MiB float32
+    copy, read + write, beyond a 32 MiB L3: memory bandwidth) and ``dispatch_per_s`` (small
+    elementwise operators: the per-call cost of small-tensor steps), and ``range``: each one's
+    [lowest, highest] sample.
 
     Times are process CPU time, so time spent descheduled does not count; a slower figure means
-    each cycle did less (a lower clock, or caches and memory shared with other machines).
+    each cycle did less (a lower clock, or caches and memory shared with other machines). Samples
+    are taken a probe after another, so a few seconds' disturbance moves the range, not the median.
     """
+    import statistics
+
     import torch
 
     if not scale > 0:
         raise ParameterError(f"scale must be > 0, got {scale}")
+    samples, repeats = max(1, int(samples)), max(1, int(repeats))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -113,27 +124,110 @@ def machine_speed(scale: float = 1.0, repeats: int = 10) -> dict[str, float]:
         src = torch.ones(max(1 << 16, int((1 << 24) * scale)))
         dst, small = torch.empty_like(src), torch.ones(8)
         calls = max(100, int(20_000 * scale))
+        dispatch = functools.partial(_small_ops, small, calls)
 
         def best(work) -> float:
-            work()
             times = []
-            for _ in range(max(1, int(repeats))):
+            for _ in range(repeats):
                 t0 = time.process_time()
                 work()
                 times.append(time.process_time() - t0)
             return max(min(times), 1e-9)
 
-        def dispatch() -> None:
-            for _ in range(calls):
-                small.add_(0.0)
-
-        return {
-            "matmul_gflops": round(2 * n**3 / best(lambda: a @ b) / 1e9, 1),
-            "copy_gbs": round(2 * src.element_size() * src.numel() / best(lambda: dst.copy_(src)) / 1e9, 2),
-            "dispatch_per_s": round(calls / best(dispatch)),
+        probes = {
+            "matmul_gflops": (2 * n**3 / 1e9, lambda: a @ b, 1),
+            "copy_gbs": (2 * src.element_size() * src.numel() / 1e9, lambda: dst.copy_(src), 2),
+            "dispatch_per_s": (calls, dispatch, 0),
         }
+        for _, work, _ in probes.values():
+            work()  # warm: first-call allocations and library set-up
+        rates: dict[str, list[float]] = {name: [] for name in probes}
+        for _ in range(samples):
+            for name, (amount, work, _) in probes.items():
+                rates[name].append(amount / best(work))
+        speed: dict[str, Any] = {
+            name: _round(statistics.median(r), probes[name][2]) for name, r in rates.items()
+        }
+        speed["range"] = {
+            name: [_round(min(r), probes[name][2]), _round(max(r), probes[name][2])]
+            for name, r in rates.items()
+        }
+        return speed
     finally:
         torch.set_num_threads(threads)
+
+
+def _round(x: float, digits: int) -> float | int:
+    return round(x, digits) if digits else round(x)
+
+
+def _small_ops(t, calls: int) -> None:
+    for _ in range(calls):
+        t.add_(0.0)
+
+
+def dispatch_rate(calls: int = 5_000) -> float:
+    """Small elementwise operators per second of this thread's CPU time (``calls`` of them): the
+    probe :class:`SpeedSampler` takes while a build runs."""
+    import torch
+
+    calls = max(1, int(calls))
+    small = torch.ones(8)
+    small.add_(0.0)
+    t0 = time.thread_time()
+    _small_ops(small, calls)
+    return calls / max(time.thread_time() - t0, 1e-9)
+
+
+class SpeedSampler:
+    """Samples :func:`dispatch_rate` every ``interval_s`` seconds on a background thread while a
+    build runs (``with SpeedSampler() as s: ...``; then ``s.summary()``).
+
+    Each sample costs 12–25 ms of one core, about 0.2% at the default interval. The probe is a few
+    bytes in L1 and is timed in its own thread's CPU time, so the chapters running beside it
+    change it little; a slower machine (its clock, or cores and caches shared with other
+    machines) lowers it. Over a build it tells the machine's hour, where the snapshots before and
+    after (:func:`machine_speed`) tell only their own seconds.
+    """
+
+    def __init__(self, interval_s: float = 10.0, calls: int = 5_000) -> None:
+        import threading
+
+        if not interval_s > 0:
+            raise ParameterError(f"interval_s must be > 0, got {interval_s}")
+        self.interval_s, self.calls = float(interval_s), int(calls)
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nlcl-speed-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.samples.append(dispatch_rate(self.calls))
+
+    def __enter__(self) -> SpeedSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict[str, Any] | None:
+        """``{"interval_s", "samples", "dispatch_per_s": {"p10", "median", "p90"}, "series_k"}`` (the
+        samples in thousands per second, in order); None without samples."""
+        if not self.samples:
+            return None
+        import numpy as np
+
+        p10, median, p90 = (round(float(v)) for v in np.percentile(self.samples, [10, 50, 90]))
+        rates = {"p10": p10, "median": median, "p90": p90}
+        series = [round(v / 1e3) for v in self.samples]
+        return {
+            "interval_s": self.interval_s,
+            "samples": len(series),
+            "dispatch_per_s": rates,
+            "series_k": series,
+        }
 
 
 def steal_seconds() -> float | None:
@@ -239,6 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--target", type=float, default=None, help="wall-time target in seconds, recorded with meets_target"
     )
     ap.add_argument("--notes", default=None, help="a note stored with the record")
+    ap.add_argument(
+        "--sample-every",
+        type=float,
+        default=30.0,
+        help="seconds between the machine-speed samples during the build",
+    )
     ap.add_argument("--allow-dirty", action="store_true", help="benchmark a tree with uncommitted changes")
     ap.add_argument("--build-command", default=None, help=argparse.SUPPRESS)  # tests: another command
     args = ap.parse_args(argv)
@@ -275,9 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"book_bench: {shown}", flush=True)
     speed0, steal0 = machine_speed(), steal_seconds()
     t0, used0 = time.perf_counter(), children_cpu()
-    rc = subprocess.call(command)
+    with SpeedSampler(args.sample_every) as sampler:
+        rc = subprocess.call(command)
     wall, used1 = time.perf_counter() - t0, children_cpu()
     steal1, speed = steal_seconds(), {"before": speed0, "after": machine_speed()}
+    if sampler.summary():
+        speed["during"] = sampler.summary()
     if steal0 is not None and steal1 is not None:
         speed["steal_s"] = round(steal1 - steal0, 1)
     if rc != 0:

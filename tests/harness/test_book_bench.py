@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,11 +77,29 @@ def test_machine_speed_reports_three_positive_rates_and_restores_threads():
     import torch
 
     threads = torch.get_num_threads()
-    speed = book_bench.machine_speed(scale=0.001, repeats=1)
-    assert set(speed) == {"matmul_gflops", "copy_gbs", "dispatch_per_s"} and min(speed.values()) > 0
+    speed = book_bench.machine_speed(scale=0.001, samples=3, repeats=1)
+    rates = {"matmul_gflops", "copy_gbs", "dispatch_per_s"}
+    assert set(speed) == rates | {"range"} and set(speed["range"]) == rates
+    for name in rates:  # the median lies in its samples' range
+        low, high = speed["range"][name]
+        assert 0 < low <= speed[name] <= high
     assert torch.get_num_threads() == threads
     with pytest.raises(ParameterError, match="scale must be > 0, got 0"):
         book_bench.machine_speed(scale=0)
+
+
+def test_speed_sampler_samples_while_the_block_runs():
+    assert book_bench.dispatch_rate(100) > 0
+    with book_bench.SpeedSampler(interval_s=0.01, calls=100) as sampler:
+        time.sleep(0.3)
+    summary = sampler.summary()
+    assert summary["samples"] == len(sampler.samples) >= 2 and summary["interval_s"] == 0.01
+    low, mid, high = (summary["dispatch_per_s"][k] for k in ("p10", "median", "p90"))
+    assert 0 < low <= mid <= high and len(summary["series_k"]) == summary["samples"]
+    assert not sampler._thread.is_alive()  # stopped on leaving the block
+    assert book_bench.SpeedSampler(interval_s=60).summary() is None  # no sample yet
+    with pytest.raises(ParameterError, match="interval_s must be > 0, got 0"):
+        book_bench.SpeedSampler(interval_s=0)
 
 
 def test_steal_seconds_is_a_count_or_none():
@@ -129,12 +148,14 @@ def test_main_times_the_build_and_keeps_the_previous_record_as_before(tmp_path, 
     monkeypatch.setattr(book_bench, "machine_speed", lambda: {"matmul_gflops": 1.0})
     out = tmp_path / "bench.json"
     out.write_text(json.dumps({"commit": "old", "wall_s": 999.0, "chapter_seconds_sum": 1.0, "chapters": {}}))
-    ok = f"{sys.executable} -c pass"
-    assert book_bench.main(["--out", str(out), "--build-command", ok, "--target", "60"]) == 0
+    ok = f"{sys.executable} -c 'import time; time.sleep(0.3)'"
+    args = ["--out", str(out), "--build-command", ok, "--target", "60", "--sample-every", "0.05"]
+    assert book_bench.main(args) == 0
     rec = json.loads(out.read_text())
     assert rec["commit"] == "abc123" and rec["before"]["wall_s"] == 999.0 and rec["meets_target"] is True
     assert set(rec["cpu_s"]) == {"user", "system"} and min(rec["cpu_s"].values()) >= 0.0  # the child's
     assert rec["speed"]["before"] == rec["speed"]["after"] == {"matmul_gflops": 1.0}
+    assert rec["speed"]["during"]["samples"] >= 1  # sampled while the build ran
     assert book_bench.steal_seconds() is None or rec["speed"]["steal_s"] >= 0.0
     assert "was 999.0 s at old" in capsys.readouterr().out
     # a failed build writes nothing
