@@ -336,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--sample-every",
         type=float,
-        default=30.0,
+        default=10.0,
         help="seconds between the machine-speed samples during the build",
     )
     ap.add_argument("--allow-dirty", action="store_true", help="benchmark a tree with uncommitted changes")
