@@ -344,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error(f"--jobs must be >= 1, got {args.jobs}")
+    if not args.sample_every > 0:
+        ap.error(f"--sample-every must be > 0 seconds, got {args.sample_every}")
     commit = git_commit()
     if commit.endswith("+dirty") and not args.allow_dirty:
         print(

@@ -171,3 +171,7 @@ def test_main_refuses_a_dirty_tree_and_bad_jobs(tmp_path, monkeypatch, capsys):
     assert "uncommitted changes" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         book_bench.main(["--jobs", "0"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        book_bench.main(["--sample-every", "0"])
+    assert "--sample-every must be > 0 seconds, got 0.0" in capsys.readouterr().err
