@@ -379,17 +379,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0, used0 = time.perf_counter(), children_cpu()
     with SpeedSampler(args.sample_every) as sampler:
         rc = subprocess.call(command)
-    wall, used1 = time.perf_counter() - t0, children_cpu()
-    steal1, speed = steal_seconds(), {"before": speed0, "after": machine_speed()}
-    if sampler.summary():
-        speed["during"] = sampler.summary()
-    if steal0 is not None and steal1 is not None:
-        speed["steal_s"] = round(steal1 - steal0, 1)
+    wall, used1, steal1 = time.perf_counter() - t0, children_cpu(), steal_seconds()
     if rc != 0:
         print(
             f"book_bench: the build failed (exit {rc}) after {wall:.0f} s; no record written", file=sys.stderr
         )
         return rc
+    speed, during = {"before": speed0, "after": machine_speed()}, sampler.summary()
+    if during:
+        speed["during"] = during
+    if steal0 is not None and steal1 is not None:
+        speed["steal_s"] = round(steal1 - steal0, 1)
     try:
         record = make_record(
             build_dir(),
