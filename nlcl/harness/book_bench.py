@@ -100,10 +100,10 @@ def children_cpu() -> dict[str, float] | None:
 def machine_speed(scale: float = 1.0, samples: int = 5, repeats: int = 3) -> dict[str, Any]:
     """This machine's speed now, on one thread: the median over ``samples`` samples (each the best
     of ``repeats`` timings; about 5 s in all at ``scale=1``) of ``matmul_gflops`` (float32 1024²
-    products: the arithmetic the chapters' large products do), ``copy_gbs`` (a 64 MiB float32
-    copy, read + write, beyond a 32 MiB L3: memory bandwidth) and ``dispatch_per_s`` (small
-    elementwise operators: the per-call cost of small-tensor steps), and ``range``: each one's
-    [lowest, highest] sample.
+    products, :func:`nlcl.core.speed.matmul_peak_gflops`: the arithmetic the chapters' large
+    products do), ``copy_gbs`` (a 64 MiB float32 copy, read + write, beyond a 32 MiB L3: memory
+    bandwidth) and ``dispatch_per_s`` (small elementwise operators: the per-call cost of
+    small-tensor steps), and ``range``: each one's [lowest, highest] sample.
 
     Times are process CPU time, so time spent descheduled does not count; a slower figure means
     each cycle did less (a lower clock, or caches and memory shared with other machines). Samples
@@ -113,6 +113,8 @@ def machine_speed(scale: float = 1.0, samples: int = 5, repeats: int = 3) -> dic
 
     import torch
 
+    from nlcl.core.speed import matmul_peak_gflops
+
     if not scale > 0:
         raise ParameterError(f"scale must be > 0, got {scale}")
     samples, repeats = max(1, int(samples)), max(1, int(repeats))
@@ -120,7 +122,6 @@ def machine_speed(scale: float = 1.0, samples: int = 5, repeats: int = 3) -> dic
     torch.set_num_threads(1)
     try:
         n = max(64, int(1024 * scale ** (1 / 3)))
-        a, b = torch.randn(n, n), torch.randn(n, n)
         src = torch.ones(max(1 << 16, int((1 << 24) * scale)))
         dst, small = torch.empty_like(src), torch.ones(8)
         calls = max(100, int(20_000 * scale))
@@ -135,22 +136,22 @@ def machine_speed(scale: float = 1.0, samples: int = 5, repeats: int = 3) -> dic
             return max(min(times), 1e-9)
 
         probes = {
-            "matmul_gflops": (2 * n**3 / 1e9, lambda: a @ b, 1),
-            "copy_gbs": (2 * src.element_size() * src.numel() / 1e9, lambda: dst.copy_(src), 2),
-            "dispatch_per_s": (calls, dispatch, 0),
+            "copy_gbs": (2 * src.element_size() * src.numel() / 1e9, lambda: dst.copy_(src)),
+            "dispatch_per_s": (calls, dispatch),
         }
-        for _, work, _ in probes.values():
+        for _, work in probes.values():
             work()  # warm: first-call allocations and library set-up
-        rates: dict[str, list[float]] = {name: [] for name in probes}
+        rates: dict[str, list[float]] = {name: [] for name in ("matmul_gflops", *probes)}
         for _ in range(samples):
-            for name, (amount, work, _) in probes.items():
+            rates["matmul_gflops"].append(matmul_peak_gflops(n, repeats=repeats, calls=1))
+            for name, (amount, work) in probes.items():
                 rates[name].append(amount / best(work))
+        digits = {"matmul_gflops": 1, "copy_gbs": 2, "dispatch_per_s": 0}
         speed: dict[str, Any] = {
-            name: _round(statistics.median(r), probes[name][2]) for name, r in rates.items()
+            name: _round(statistics.median(r), digits[name]) for name, r in rates.items()
         }
         speed["range"] = {
-            name: [_round(min(r), probes[name][2]), _round(max(r), probes[name][2])]
-            for name, r in rates.items()
+            name: [_round(min(r), digits[name]), _round(max(r), digits[name])] for name, r in rates.items()
         }
         return speed
     finally:

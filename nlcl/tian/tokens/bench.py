@@ -40,6 +40,7 @@ from pathlib import Path
 import torch
 
 from nlcl.core.device import describe_device, get_device
+from nlcl.core.speed import matmul_peak_gflops
 from nlcl.core.validate import choice, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.tokens.grid import paper_grid, runs_from_table
@@ -62,30 +63,6 @@ def _sync(dev: torch.device) -> None:
     """Wait for the GPU's queued work (timings of CUDA code); nothing on CPU."""
     if dev.type == "cuda":  # pragma: no cover - no GPU in CI
         torch.cuda.synchronize()
-
-
-def matmul_peak_gflops(n: int = 1024, repeats: int = 5, device: torch.device | str = "cpu") -> float:
-    """Best-of-``repeats`` float32 GFLOP/s of an n×n matmul (2n³ FLOPs), the machine's peak proxy.
-
-    On CPU the time is the process CPU time (``time.process_time``), so that time spent
-    descheduled on a shared machine does not count; with T threads it is T × wall time at best,
-    i.e. the per-core peak times T.
-    """
-    n = positive_int("n", n)
-    dev = torch.device(device)
-    a = torch.randn(n, n, device=dev)
-    b = torch.randn(n, n, device=dev)
-    a @ b
-    best = float("inf")
-    clock = time.perf_counter if dev.type == "cuda" else time.process_time
-    for _ in range(positive_int("repeats", repeats)):
-        _sync(dev)
-        t0 = clock()
-        for _ in range(4):
-            a @ b
-        _sync(dev)
-        best = min(best, (clock() - t0) / 4)
-    return 2 * n**3 / best / 1e9
 
 
 def step_flops(
