@@ -53,8 +53,10 @@ __all__ = [
     "mode",
     "apply",
     "cpu_model",
+    "cpu_generation",
     "cpu_isa",
     "mkl_path",
+    "numpy_blas",
     "environment",
     "numbers_key",
     "same_numbers",
@@ -126,6 +128,27 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_generation() -> str | None:
+    """The CPU's vendor, family and model numbers (``/proc/cpuinfo``), e.g. ``AuthenticAMD 25/17``:
+    what tells two generations apart where a virtual machine reports the same model name (``AMD
+    EPYC``) for both, and what numpy's BLAS picks its kernels by. None where it cannot be read."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("vendor_id", "cpu family", "model") and key not in fields:
+                    fields[key] = value.strip()
+                if not line.strip() and fields:
+                    break
+    except OSError:
+        return None
+    if "cpu family" not in fields or "model" not in fields:
+        return None
+    return f"{fields.get('vendor_id', '?')} {fields['cpu family']}/{fields['model']}"
 
 
 def cpu_isa() -> str:
@@ -202,7 +225,7 @@ def mkl_path() -> dict[str, Any]:
     return out
 
 
-def _numpy_blas() -> dict[str, Any]:
+def numpy_blas() -> dict[str, Any]:
     """numpy's BLAS (threadpoolctl): library, version, kernel architecture, threads."""
     try:
         import numpy  # noqa: F401  (loads numpy's BLAS so that threadpoolctl sees it)
@@ -239,7 +262,7 @@ def environment() -> dict[str, Any]:
         "torch_capability": torch.backends.cpu.get_cpu_capability(),
         "torch_threads": torch.get_num_threads(),
         "mkl": mkl,
-        "numpy_blas": _numpy_blas(),
+        "numpy_blas": numpy_blas(),
         "settings": {name: os.environ.get(name) for name in SETTINGS},
     }
     env["portable"] = on_portable_path(env)

@@ -1,8 +1,10 @@
 """nlcl.core.numerics: the numeric environment and the portable path (issue 29)."""
 
 import os
+import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -142,5 +144,13 @@ def test_import_nlcl_applies_the_mode_in_a_fresh_process():
 
 def test_cpu_model_and_mkl_path_read_what_this_process_runs_on():
     assert numerics.cpu_model() and numerics.cpu_isa()
+    generation = numerics.cpu_generation()
+    if Path("/proc/cpuinfo").exists() and platform.machine() == "x86_64":
+        vendor, numbers = generation.split(" ")
+        family, model = numbers.split("/")
+        assert vendor and int(family) > 0 and int(model) >= 0
+    blas = numerics.numpy_blas()
+    assert blas == {} or {"library", "version", "architecture", "threads"} == set(blas)
+    assert numerics.environment()["numpy_blas"] == blas
     mkl = numerics.mkl_path()
     assert mkl == {"available": False} or {"version", "branch", "cnr", "threads"} <= set(mkl)
