@@ -49,6 +49,14 @@ def test_entry_names_time_build_machine_commit_and_date():
     }
 
 
+def test_entry_names_the_cpu_family_where_the_record_has_it():
+    rec = _record({"a": 333.57})
+    rec["machine"]["cpu_generation"] = "AuthenticAMD 26/2"
+    assert run_time.record_run_time(rec, "a", "full")["how"].endswith("on a 2-core AMD EPYC (family 26)")
+    rec["machine"]["cpu_generation"] = None  # not readable there: the model name alone
+    assert run_time.record_run_time(rec, "a", "full")["how"].endswith("on a 2-core AMD EPYC")
+
+
 def test_entry_says_one_chapter_at_a_time_worker_processes_and_a_gpu():
     rec = _record({"a": 40.0}, command="nlcl book --profile ci", workers={"a": 3}, date=None)
     rec["machine"]["device"] = "NVIDIA H200"
