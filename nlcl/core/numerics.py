@@ -247,7 +247,7 @@ def environment() -> dict[str, Any]:
     """The numeric environment of this process, for provenance records.
 
     ``mode`` (``NLCL_NUMERICS``), ``portable`` (whether torch's kernels are on the portable path:
-    MKL's CNR branch AVX2 and ATen's AVX2 kernels), the CPU (model, widest ISA), torch's version,
+    MKL's CNR branch AVX2 and ATen's AVX2 kernels), the CPU (model, generation, widest ISA), torch's version,
     kernel capability and thread count, MKL's path (:func:`mkl_path`), numpy's BLAS, and the
     kernel-choosing variables as set (:data:`SETTINGS`). Imports torch.
     """
@@ -257,6 +257,7 @@ def environment() -> dict[str, Any]:
     env = {
         "mode": mode(),
         "cpu": cpu_model(),
+        "cpu_generation": cpu_generation(),
         "cpu_isa": cpu_isa(),
         "torch": torch.__version__,
         "torch_capability": torch.backends.cpu.get_cpu_capability(),

@@ -74,6 +74,7 @@ def test_environment_names_cpu_torch_mkl_and_settings():
         "mode",
         "portable",
         "cpu",
+        "cpu_generation",
         "cpu_isa",
         "torch",
         "torch_capability",
