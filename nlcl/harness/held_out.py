@@ -16,6 +16,10 @@ seeds 0–4" is true by construction. The **held-out set** is the evidence, like
   at seeds its author has seen (``run --chapters C ...`` re-decides those chapters at a new set and
   keeps the others' verdicts and sets). The set of a run is thereby consumed.
 
+``replay`` re-runs each chapter of the record at its own held-out seeds on this machine and
+compares every row with the record (:func:`compare_rows`): whether the verdicts of record hold
+here. It draws nothing and writes no record; seeds already run are not consumed again.
+
 The verdict of record of a claim at ``ci`` (:func:`claim_verdicts`): ``pass`` when it passes at every
 held-out seed, ``fail`` when a required claim fails (or is invalid) at some seed, else the status it
 has at every seed, or ``mixed`` (with the counts). The reproducibility report's headline reads it
@@ -49,6 +53,7 @@ __all__ = [
     "headline",
     "attach",
     "headline_text",
+    "compare_rows",
     "main",
 ]
 
@@ -263,6 +268,80 @@ def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) ->
     )
 
 
+def compare_rows(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A replay's rows (``new``) against the record's (``old``), matched by (seed, claim): ``rows``,
+    ``status_differs`` (the record's rows whose status differs or that the replay lacks, each with
+    both statuses and values), ``values_differ`` (equal status, another value) and
+    ``max_rel_difference`` over the numeric values of magnitude above 1e-12 (smaller ones are
+    rounding residuals of identities), with the claim it was found at."""
+    replayed = {(int(r["seed"]), r["claim"]): r for r in new}
+    status, values, worst = [], 0, (0.0, None)
+    for row in old:
+        key = (int(row["seed"]), row["claim"])
+        now = replayed.get(key)
+        if now is None or now["status"] != row["status"]:
+            here = [now["status"], now.get("measured")] if now else None
+            status.append(
+                dict(seed=key[0], claim=key[1], record=[row["status"], row.get("measured")], here=here)
+            )
+            continue
+        a, b = row.get("measured"), now.get("measured")
+        if json.dumps(a, default=str) == json.dumps(b, default=str):
+            continue
+        values += 1
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+        if numeric and abs(a) > 1e-12 and abs(a - b) / abs(a) > worst[0]:
+            worst = (abs(a - b) / abs(a), key[1])
+    return {"rows": len(old), "status_differs": status, "values_differ": values, "max_rel_difference": worst}
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from nlcl.harness import seed_sweeps
+    from nlcl.harness.sweep import run_sweep
+
+    record = load_record(Path(args.out))
+    if record is None:
+        print(f"{args.out}: no held-out record")
+        return 1
+    revised = revised_since(record)
+    report: dict[str, Any] = {}
+    for chapter in args.chapters or list(record["chapters"]):
+        rec = record["chapters"].get(chapter)
+        if rec is None or chapter in revised:
+            why = "not in the record" if rec is None else f"revised since the run ({revised[chapter]})"
+            print(f"{chapter}: not replayed: {why}")
+            report[chapter] = {"skipped": why}
+            continue
+        res = run_sweep(
+            chapter,
+            {"seed": list(rec["seeds"])},
+            profile="ci",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
+            progress=not args.quiet,
+        )
+        rows = seed_sweeps.record_from_points(
+            chapter, res.points, chapter_sha256="", commit=None, profile="ci", seconds=0.0
+        )["rows"]
+        report[chapter] = cmp = compare_rows(rec["rows"], rows)
+        rel, at = cmp["max_rel_difference"]
+        same = cmp["rows"] - len(cmp["status_differs"])
+        print(
+            f"{chapter}: {same} of {cmp['rows']} rows with the record's status, {cmp['values_differ']} values "
+            f"differ" + (f" (largest relative difference {rel:.2g}, {at})" if at else ""),
+            flush=True,
+        )
+        for d in cmp["status_differs"]:
+            print(f"  seed {d['seed']} {d['claim']}: record {d['record']}, here {d['here']}")
+    if args.report:
+        from nlcl.core.numerics import environment
+
+        out = {"record_commit": record.get("commit"), "numerics": environment(), "chapters": report}
+        Path(args.report).write_text(json.dumps(out, indent=1, default=str) + "\n")
+    return 1 if any(c.get("status_differs") for c in report.values()) else 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from nlcl.core import numerics
     from nlcl.harness import notebook, provenance, seed_sweeps, sources
@@ -330,10 +409,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nlcl.harness.held_out run [--n 3] [--workers N]`` or ``... check``."""
+    """``python -m nlcl.harness.held_out run [--n 3] [--workers N]``, ``... check`` or ``... replay``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "action", choices=["run", "check"], help="run: a new held-out set; check: revised chapters"
+        "action",
+        choices=["run", "check", "replay"],
+        help="run: a new held-out set; check: revised chapters; replay: the record's seeds again, here",
     )
     parser.add_argument("--n", type=int, default=N_SEEDS, help="seeds in the new held-out set")
     parser.add_argument("--chapters", nargs="*", help="only these chapters (default: every chapter)")
@@ -345,9 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HELD_OUT_DIR))
     parser.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--report", default=None, help="replay: write the comparison as JSON here")
     args = parser.parse_args(argv)
     if args.action == "run":
         return _run(args)
+    if args.action == "replay":
+        return _replay(args)
     record = load_record(Path(args.out))
     if record is None:
         print(f"{args.out}: no held-out record")

@@ -123,3 +123,62 @@ def test_attach_gives_each_claim_its_held_out_verdict(one_chapter_repo):
     assert out[0]["held_out"]["verdict"] == "fail" and out[0]["held_out"]["seeds"] == [11, 22, 33]
     assert out[0]["held_out"]["revised"] and "held_out" not in out[1]
     assert held_out.attach([{"chapter": "ch", "id": "b"}], None) == [{"chapter": "ch", "id": "b"}]
+
+
+def test_compare_rows_matches_seed_and_claim_and_separates_status_from_value():
+    old = _rows("a", {11: "pass", 22: "pass"}) + _rows("b", {11: "fail"}) + _rows("z", {11: "pass"})
+    new = [dict(r) for r in old if r["claim"] != "z"]  # the replay lacks z
+    new[1]["measured"] = 1.0 + 1e-9  # a (22): another value, the same status
+    new[2]["status"] = "pass"  # b (11): another status
+    cmp = held_out.compare_rows(old, new)
+    assert cmp["rows"] == 4 and cmp["values_differ"] == 1
+    assert [(d["seed"], d["claim"], d["record"][0]) for d in cmp["status_differs"]] == [
+        (11, "b", "fail"),
+        (11, "z", "pass"),
+    ]
+    assert cmp["status_differs"][0]["here"] == ["pass", 1.0] and cmp["status_differs"][1]["here"] is None
+    rel, at = cmp["max_rel_difference"]
+    assert rel == pytest.approx(1e-9) and at == "a"
+    # a rounding residual of an identity (|value| ≤ 1e-12) counts as a value change, not in the largest one
+    tiny = [{**old[0], "measured": 1e-15}]
+    assert held_out.compare_rows(tiny, [{**tiny[0], "measured": 3e-15}])["max_rel_difference"] == (0.0, None)
+    assert held_out.compare_rows(old, old) == {
+        "rows": 4,
+        "status_differs": [],
+        "values_differ": 0,
+        "max_rel_difference": (0.0, None),
+    }
+
+
+def test_replay_reruns_the_record_seeds_and_fails_on_a_changed_status(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from nlcl.harness import seed_sweeps, sweep
+
+    rec = _record()
+    (tmp_path / "record.json").write_text(json.dumps(rec))
+    calls = []
+    replayed = [dict(r) for r in rec["chapters"]["ch"]["rows"]]
+
+    def fake_sweep(chapter, grid, **kw):
+        calls.append((chapter, grid["seed"], kw["profile"]))
+        return SimpleNamespace(points=[])
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    monkeypatch.setattr(seed_sweeps, "record_from_points", lambda *a, **k: {"rows": replayed})
+    monkeypatch.setattr(held_out, "revised_since", lambda record, root=None: {})
+    report = tmp_path / "replay.json"
+    assert held_out.main(["replay", "--out", str(tmp_path), "--report", str(report), "--quiet"]) == 0
+    assert calls == [("ch", [11, 22, 33], "ci")]
+    assert "ch: 20 of 20 rows with the record's status, 0 values differ" in capsys.readouterr().out
+    assert json.loads(report.read_text())["chapters"]["ch"]["rows"] == 20
+    replayed[0]["status"] = "fail"
+    assert held_out.main(["replay", "--out", str(tmp_path), "--quiet"]) == 1
+    assert "seed 11 a: record ['pass', 1.0], here ['fail', 1.0]" in capsys.readouterr().out
+    # a chapter revised since the run, or not in the record, is not replayed
+    monkeypatch.setattr(held_out, "revised_since", lambda record, root=None: {"ch": "book/ch.py changed"})
+    assert held_out.main(["replay", "--out", str(tmp_path), "--chapters", "ch", "nope"]) == 0
+    out = capsys.readouterr().out
+    assert "ch: not replayed: revised since the run" in out and "nope: not replayed: not in the record" in out
+    assert len(calls) == 2
+    assert held_out.main(["replay", "--out", str(tmp_path / "none")]) == 1
