@@ -69,19 +69,14 @@ def default_output(profile: str, cuda: bool | None = None) -> Path:
 
 
 def machine() -> dict[str, Any]:
-    """What the record was measured on: platform, the CPU (model name; vendor, family and model
-    numbers, which tell generations apart where a virtual machine names them alike; numpy's BLAS
-    kernels for it), CPU cores, memory (GB) and the CUDA device, if any."""
+    """What the record was measured on: platform, CPU cores, memory (GB) and the CUDA device, if any.
+    The CPU itself (model name, generation, ISA) and numpy's BLAS kernels are in the record's
+    ``numerics`` (:func:`nlcl.core.numerics.environment`)."""
     import torch
-
-    from nlcl.core import numerics
 
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "cpu": numerics.cpu_model(),
-        "cpu_generation": numerics.cpu_generation(),
-        "numpy_blas": numerics.numpy_blas().get("architecture"),
         "cpu_cores": os.cpu_count(),
         "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
     }

@@ -46,8 +46,10 @@ def _machine(record: Mapping[str, Any]) -> str:
         return str(device)
     cores = machine.get("cpu_cores")
     cpu = numerics.get("cpu") or "CPU"
-    # the CPU's family (book_bench's "AuthenticAMD 26/2"): a virtual machine may name two generations alike
-    family = re.fullmatch(r"\S+ (\d+)/\d+", str(machine.get("cpu_generation") or ""))
+    # the CPU's family ("AuthenticAMD 26/2"): a virtual machine may name two generations alike; the
+    # records made between 81fd688 and fb7585a have it in ``machine``, later ones in ``numerics``
+    generation = numerics.get("cpu_generation") or machine.get("cpu_generation")
+    family = re.fullmatch(r"\S+ (\d+)/\d+", str(generation or ""))
     if family:
         cpu = f"{cpu} (family {family.group(1)})"
     return f"a {cores}-core {cpu}" if isinstance(cores, int) and cores > 0 else f"a {cpu}"

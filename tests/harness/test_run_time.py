@@ -55,6 +55,8 @@ def test_entry_names_the_cpu_family_where_the_record_has_it():
     assert run_time.record_run_time(rec, "a", "full")["how"].endswith("on a 2-core AMD EPYC (family 26)")
     rec["machine"]["cpu_generation"] = None  # not readable there: the model name alone
     assert run_time.record_run_time(rec, "a", "full")["how"].endswith("on a 2-core AMD EPYC")
+    rec["numerics"]["cpu_generation"] = "AuthenticAMD 25/17"  # where records made from fb7585a on keep it
+    assert run_time.record_run_time(rec, "a", "full")["how"].endswith("on a 2-core AMD EPYC (family 25)")
 
 
 def test_entry_says_one_chapter_at_a_time_worker_processes_and_a_gpu():
