@@ -15,10 +15,12 @@ import torch
 
 from nlcl.core.validate import positive_int
 
-__all__ = ["matmul_peak_gflops"]
+__all__ = ["synchronize", "matmul_peak_gflops"]
 
 
-def _sync(dev: torch.device) -> None:
+def synchronize(dev: torch.device) -> None:
+    """Wait for the GPU's queued work, so that a clock read after it times the work (CUDA); nothing
+    on CPU, where operators return when done."""
     if dev.type == "cuda":  # pragma: no cover - no GPU in CI
         torch.cuda.synchronize()
 
@@ -44,10 +46,10 @@ def matmul_peak_gflops(
     best = float("inf")
     clock = time.perf_counter if dev.type == "cuda" else time.process_time
     for _ in range(repeats):
-        _sync(dev)
+        synchronize(dev)
         t0 = clock()
         for _ in range(calls):
             a @ b
-        _sync(dev)
+        synchronize(dev)
         best = min(best, (clock() - t0) / calls)
     return 2 * n**3 / max(best, 1e-12) / 1e9

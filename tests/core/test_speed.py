@@ -29,3 +29,11 @@ def test_the_token_bench_and_book_bench_share_the_probe(monkeypatch):
     monkeypatch.setattr(nlcl.core.speed, "matmul_peak_gflops", lambda n, repeats, calls: 42.0)
     speed = book_bench.machine_speed(scale=0.001, samples=2, repeats=1)
     assert speed["matmul_gflops"] == 42.0 and speed["range"]["matmul_gflops"] == [42.0, 42.0]
+
+
+def test_synchronize_is_a_no_op_on_cpu():
+    import torch
+
+    from nlcl.core.speed import synchronize
+
+    assert synchronize(torch.device("cpu")) is None

@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 from nlcl.core.device import describe_device, get_device
-from nlcl.core.speed import matmul_peak_gflops
+from nlcl.core.speed import matmul_peak_gflops, synchronize
 from nlcl.core.validate import choice, positive_int
 from nlcl.tian.losses import LOSSES
 from nlcl.tian.tokens.grid import paper_grid, runs_from_table
@@ -57,12 +57,6 @@ __all__ = [
     "run_benchmark",
     "format_benchmark",
 ]
-
-
-def _sync(dev: torch.device) -> None:
-    """Wait for the GPU's queued work (timings of CUDA code); nothing on CPU."""
-    if dev.type == "cuda":  # pragma: no cover - no GPU in CI
-        torch.cuda.synchronize()
 
 
 def step_flops(
@@ -130,10 +124,10 @@ def time_stack(
         engine=engine,
     )
     train_batched(model, data, warmup, **kw)
-    _sync(dev)
+    synchronize(dev)
     t0, c0 = time.perf_counter(), time.process_time()
     train_batched(model, data, steps, **kw)
-    _sync(dev)
+    synchronize(dev)
     return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
 
 
@@ -192,7 +186,7 @@ def time_reference_steps(
             n_log = len(compile_log())
             t0 = time.perf_counter()
             train_batched(models[e], data, 2, engine=e, **train)
-            _sync(dev)
+            synchronize(dev)
             warm = time.perf_counter() - t0
             log = compile_log()[n_log:]
             entry[e] = dict(
@@ -205,10 +199,10 @@ def time_reference_steps(
             )
         for _ in range(repeats):
             for e in engines:
-                _sync(dev)
+                synchronize(dev)
                 t0, c0 = time.perf_counter(), time.process_time()
                 train_batched(models[e], data, steps, engine=e, **train)
-                _sync(dev)
+                synchronize(dev)
                 scale = 1e3 / (steps * R)
                 entry[e]["ms_cpu"] = min(entry[e]["ms_cpu"], (time.process_time() - c0) * scale)
                 entry[e]["ms_wall"] = min(entry[e]["ms_wall"], (time.perf_counter() - t0) * scale)
