@@ -118,15 +118,29 @@ def apply(value: str | None = None) -> dict[str, str]:
     return set_now
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of ``/proc/cpuinfo`` (``model name``, ``flags``, ``cpu family``,
+    ...); empty where the file cannot be read (not Linux)."""
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+    fields = _cpuinfo()
+    if "model name" in fields:
+        return fields["model name"]
     return platform.processor() or platform.machine() or "unknown"
 
 
@@ -134,18 +148,7 @@ def cpu_generation() -> str | None:
     """The CPU's vendor, family and model numbers (``/proc/cpuinfo``), e.g. ``AuthenticAMD 25/17``:
     what tells two generations apart where a virtual machine reports the same model name (``AMD
     EPYC``) for both, and what numpy's BLAS picks its kernels by. None where it cannot be read."""
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("vendor_id", "cpu family", "model") and key not in fields:
-                    fields[key] = value.strip()
-                if not line.strip() and fields:
-                    break
-    except OSError:
-        return None
+    fields = _cpuinfo()
     if "cpu family" not in fields or "model" not in fields:
         return None
     return f"{fields.get('vendor_id', '?')} {fields['cpu family']}/{fields['model']}"
@@ -154,11 +157,7 @@ def cpu_generation() -> str | None:
 def cpu_isa() -> str:
     """The widest x86 vector extension the CPU reports: ``avx512f``, ``avx2``, ``avx``, ``sse4_2``
     (or the machine name on other architectures, ``unknown`` where flags cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        flags = []
+    flags = _cpuinfo().get("flags", "").split()
     if not flags:
         return platform.machine() or "unknown"
     return next((isa for isa in ("avx512f", "avx2", "avx", "sse4_2") if isa in flags), "sse2")

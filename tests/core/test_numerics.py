@@ -155,3 +155,27 @@ def test_cpu_model_and_mkl_path_read_what_this_process_runs_on():
     assert numerics.environment()["numpy_blas"] == blas
     mkl = numerics.mkl_path()
     assert mkl == {"available": False} or {"version", "branch", "cnr", "threads"} <= set(mkl)
+
+
+def test_cpu_fields_come_from_the_first_processor_and_fall_back_without_cpuinfo(monkeypatch):
+    import io
+
+    text = (
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+        "model name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512f\n\n"
+        "processor\t: 1\nvendor_id\t: Other\ncpu family\t: 1\nmodel\t\t: 9\nmodel name\t: Other\nflags\t\t: sse2\n"
+    )
+    monkeypatch.setattr(numerics, "open", lambda *a, **k: io.StringIO(text), raising=False)
+    assert (numerics.cpu_model(), numerics.cpu_generation(), numerics.cpu_isa()) == (
+        "AMD EPYC",
+        "AuthenticAMD 26/2",
+        "avx512f",
+    )
+
+    def missing(*a, **k):
+        raise OSError("no /proc/cpuinfo")
+
+    monkeypatch.setattr(numerics, "open", missing, raising=False)
+    assert numerics.cpu_generation() is None
+    assert numerics.cpu_model() == (platform.processor() or platform.machine() or "unknown")
+    assert numerics.cpu_isa() == (platform.machine() or "unknown")
