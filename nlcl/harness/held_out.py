@@ -268,6 +268,21 @@ def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) ->
     )
 
 
+def _sweep(chapter: str, seeds: Sequence[int], args: argparse.Namespace):
+    """``nlcl sweep`` of ``chapter``'s ci profile at ``seeds``, as the command line asked."""
+    from nlcl.harness.sweep import run_sweep
+
+    return run_sweep(
+        chapter,
+        {"seed": list(seeds)},
+        profile="ci",
+        workers=args.workers,
+        scheduler=args.scheduler,
+        out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
+        progress=not args.quiet,
+    )
+
+
 def compare_rows(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A replay's rows (``new``) against the record's (``old``), matched by (seed, claim): ``rows``,
     ``status_differs`` (the record's rows whose status differs or that the replay lacks, each with
@@ -297,7 +312,6 @@ def compare_rows(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, An
 
 def _replay(args: argparse.Namespace) -> int:
     from nlcl.harness import seed_sweeps
-    from nlcl.harness.sweep import run_sweep
 
     record = load_record(Path(args.out))
     if record is None:
@@ -312,15 +326,7 @@ def _replay(args: argparse.Namespace) -> int:
             print(f"{chapter}: not replayed: {why}")
             report[chapter] = {"skipped": why}
             continue
-        res = run_sweep(
-            chapter,
-            {"seed": list(rec["seeds"])},
-            profile="ci",
-            workers=args.workers,
-            scheduler=args.scheduler,
-            out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
-            progress=not args.quiet,
-        )
+        res = _sweep(chapter, rec["seeds"], args)
         rows = seed_sweeps.record_from_points(
             chapter, res.points, chapter_sha256="", commit=None, profile="ci", seconds=0.0
         )["rows"]
@@ -345,7 +351,6 @@ def _replay(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from nlcl.core import numerics
     from nlcl.harness import notebook, provenance, seed_sweeps, sources
-    from nlcl.harness.sweep import run_sweep
 
     root = provenance.repo_root()
     commit = provenance.git_commit(root)
@@ -363,15 +368,7 @@ def _run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     per_chapter = {}
     for chapter in chapters:
-        res = run_sweep(
-            chapter,
-            {"seed": seeds},
-            profile="ci",
-            workers=args.workers,
-            scheduler=args.scheduler,
-            out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
-            progress=not args.quiet,
-        )
+        res = _sweep(chapter, seeds, args)
         per_chapter[chapter] = seed_sweeps.record_from_points(
             chapter,
             res.points,
