@@ -8,6 +8,7 @@ threads, MKL's code path: :mod:`nlcl.core.numerics`), date and wall time.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import platform
 import subprocess
@@ -21,6 +22,8 @@ __all__ = [
     "git_commit",
     "library_versions",
     "file_sha256",
+    "code_text",
+    "ledger_text",
     "source_sha256",
     "chapter_sha256",
     "print_stale",
@@ -115,10 +118,42 @@ def file_sha256(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def code_text(path: str | os.PathLike) -> str:
+    """The code a chapter runs: the code cells of a jupytext (py:percent) source, each with its
+    metadata (tags such as ``parameters``), with every markdown cell and the file header left out.
+
+    Prose is what a reader reads, not what computes a number: editing it must not make the
+    chapter's committed records stale, while any change to a code cell (a comment included) does.
+    A file that is not a jupytext notebook is returned as it is.
+    """
+    import jupytext
+
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix != ".py" or "# %%" not in text:
+        return text
+    nb = jupytext.reads(text, fmt="py:percent")
+    cells = [
+        json.dumps(dict(sorted(c.metadata.items())), sort_keys=True) + "\n" + c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+    ]
+    return "\n# --- cell ---\n".join(cells)
+
+
+def ledger_text(path: str | os.PathLike) -> str:
+    """A claims ledger as data (canonical JSON of the parsed YAML): its comments, layout and YAML
+    anchors do not count, every declared value does."""
+    import yaml
+
+    return json.dumps(yaml.safe_load(Path(path).read_text()), sort_keys=True, ensure_ascii=False, default=str)
+
+
 def source_sha256(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
-    """SHA-256 of a chapter's source: the file's bytes, followed by its claims ledger's
-    (``book/claims/<stem>.yaml``) where it has one, so that a change of either makes the chapter's
-    committed records stale. Without a ledger it is :func:`file_sha256` of the file."""
+    """SHA-256 of what a chapter computes with: its code cells (:func:`code_text`), followed by
+    its claims ledger (``book/claims/<stem>.yaml``) as data (:func:`ledger_text`) where it has one,
+    so that a change of either makes the chapter's committed records stale, and an edit of the
+    prose does not."""
     import hashlib
 
     path = Path(path)
@@ -126,9 +161,10 @@ def source_sha256(path: str | os.PathLike, root: str | os.PathLike | None = None
         ledger = repo_root(root) / "book" / "claims" / f"{path.stem}.yaml"
     except FileNotFoundError:
         ledger = None
+    code = code_text(path)
     if ledger is None or not ledger.is_file():
-        return file_sha256(path)
-    return hashlib.sha256(path.read_bytes() + b"\n--- ledger ---\n" + ledger.read_bytes()).hexdigest()
+        return hashlib.sha256(code.encode()).hexdigest()
+    return hashlib.sha256((code + "\n--- ledger ---\n" + ledger_text(ledger)).encode()).hexdigest()
 
 
 def chapter_sha256(chapter: str, root: str | os.PathLike | None = None) -> str | None:

@@ -153,7 +153,7 @@ def test_run_chapter_api(tmp_path, monkeypatch):
         "notebook.ipynb",
     }
     prov = json.loads((res.run_dir / "provenance.json").read_text())
-    assert prov["chapter_sha256"] == provenance.file_sha256(TINY)  # the source that ran
+    assert prov["chapter_sha256"] == provenance.source_sha256(TINY)  # the source that ran
     with pytest.raises(ParameterError, match="profile='paper'"):
         notebook.run_chapter(TINY, profile="paper", root=ROOT)
 

@@ -106,11 +106,29 @@ def test_every_record_names_its_numeric_environment(tmp_path):
 def test_a_ledger_change_makes_the_chapter_source_change(one_chapter_repo):
     """book/claims/<chapter>.yaml is part of the chapter's source hash (records go stale with it)."""
     plain = provenance.chapter_sha256("ch", one_chapter_repo)
-    assert plain == provenance.file_sha256(one_chapter_repo / "book" / "ch.py")
+    assert plain == provenance.source_sha256(one_chapter_repo / "book" / "ch.py", one_chapter_repo)
     (one_chapter_repo / "book" / "claims").mkdir()
     ledger = one_chapter_repo / "book" / "claims" / "ch.yaml"
     ledger.write_text("chapter: ch\nclaims: []\n")
     with_ledger = provenance.chapter_sha256("ch", one_chapter_repo)
-    ledger.write_text("chapter: ch\nclaims: [] # edited\n")
+    ledger.write_text("chapter: ch\nclaims: [] # a comment is not data\n")
+    assert provenance.chapter_sha256("ch", one_chapter_repo) == with_ledger
+    ledger.write_text("chapter: ch\nclaims: [{id: a}]\n")
     assert len({plain, with_ledger, provenance.chapter_sha256("ch", one_chapter_repo)}) == 3
-    assert provenance.source_sha256(one_chapter_repo / "book" / "ch.py", one_chapter_repo) != plain
+
+
+def test_the_source_hash_counts_code_cells_not_prose(tmp_path):
+    """A chapter's records describe what computes its numbers: editing a markdown cell keeps the
+    hash, editing a code cell (or its tags) changes it."""
+    src = tmp_path / "book" / "ch.py"
+    src.parent.mkdir()
+    (tmp_path / ".git").mkdir()
+    cells = ["# %% [markdown]\n# Some prose.\n", "# %% tags=['parameters']\nx = 1\n", "# %%\ny = x + 1\n"]
+    src.write_text("\n".join(cells))
+    first = provenance.source_sha256(src, tmp_path)
+    src.write_text("\n".join(["# %% [markdown]\n# Other prose, $\\alpha$.\n", *cells[1:]]))
+    assert provenance.source_sha256(src, tmp_path) == first
+    src.write_text("\n".join([cells[0], "# %%\nx = 1\n", cells[2]]))
+    assert provenance.source_sha256(src, tmp_path) != first
+    src.write_text("\n".join([*cells[:2], "# %%\ny = x + 2\n"]))
+    assert provenance.source_sha256(src, tmp_path) != first
