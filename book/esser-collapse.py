@@ -178,11 +178,19 @@ gen = torch.Generator().manual_seed(run.seed)
 paper_data = run.at_paper("noise_var", "loss")
 fig2_paper = run.at_paper("noise_var", "loss", "lr", "epochs")
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.losses.make_pairs
+# ```
+
 # %% tags=["hide-input"]
 X_np, _ = make_moons(P.n_points, noise=0.05, random_state=run.seed)
 x, x_pos, x_neg, perm = make_pairs(
     X_np, noise_var=P.noise_var, generator=gen, return_perm=True
 )
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann.eigendecompose nlcl.esser.losses.loss_matrix
+# ```
 
 # %% tags=["hide-input"]
 C = {
@@ -229,6 +237,9 @@ run.show_ledger(
 # **Measuring the identities.** Both losses, computed directly from the outputs and as trace forms,
 # for `n_init` Gaussian initialisations of a two-layer linear model ($h$ = `hidden`, $z = 2$); and
 # $C$ against Tian's $\mathbb C_\alpha$ with $\alpha$ on the negatives.
+#
+# ```{nlcl-source} nlcl.esser.collapse.init_two_layer nlcl.esser.losses.ssl_loss nlcl.esser.collapse.two_layer_output nlcl.esser.losses.trace_loss
+# ```
 
 # %%
 W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 2, kind="gaussian", generator=gen)
@@ -239,6 +250,10 @@ for name in LOSSES:
     rel = (trace_loss(W1, W2, C[name]) - direct).abs() / direct.abs().clamp_min(1e-12)
     errors.append(float(rel.max()))
 run.claim("trace-form").measure(max(errors))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.losses.alpha_cl_loss_matrix
+# ```
 
 # %%
 C_sum = loss_matrix(x, x_pos, x_neg, reduction="sum")
@@ -290,6 +305,9 @@ run.claim("tian-correspondence").measure(float(tian_error))
 # rescaling leaves the direction of every row, hence $\lambda_2/\lambda_1$, unchanged, and it keeps the
 # exponentially growing weights finite. The tolerance is unchanged. Horizons $T$ (model, loss):
 # {glue:text}`prop1-horizons`.
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.collapse_run
+# ```
 
 # %%
 fmap = KernelFeatureMap.fit(2, 100, gamma=1.0, seed=run.seed)
@@ -346,6 +364,10 @@ p1 = pd.DataFrame(
     columns=["model", "loss", "step", "init", "ratio"],
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.prop1_collapse
+# ```
+
 # %%
 plots.prop1_collapse(p1)
 plt.show()
@@ -371,6 +393,9 @@ plt.show()
 # 3. it equals the global optimum $c_1^2 c_2^2 \lambda_{\min}(C)$ (relative error ≤ 1e-3).
 #
 # Each is measured per initialisation (`n_init` of them) and holds only if it holds on every one.
+#
+# ```{nlcl-source} nlcl.esser.constraints.projected_gradient_descent nlcl.esser.collapse.collapse_ratio
+# ```
 
 # %%
 W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 2, generator=gen)
@@ -457,6 +482,9 @@ FORMS = {
 
 # %% [markdown]
 # The random $C$ and its optimum $\sum_{i\le\min(z,l)}\lambda_i$:
+#
+# ```{nlcl-source} nlcl.core.validate.ParameterError
+# ```
 
 # %%
 A0 = torch.randn(P.d_random, P.d_random, generator=gen)
@@ -538,6 +566,9 @@ run.glue(
 # **The expectation of $\tilde C$.** One Monte-Carlo estimate (400 fresh samples of $x$, $x^-$
 # independent half-moon draws, $x^+ = x + \varepsilon$) per seed, the seeds independent of the
 # rest of the chapter; $\mu$ and $\mathbb E[xx^\top]$ come from the 200,000-point pool above.
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.ctilde_monte_carlo
+# ```
 
 # %%
 n_mc, reps = 50, 400
@@ -577,6 +608,10 @@ p3 = pd.DataFrame(
     columns=["formulation", "step", "init", "loss"],
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.prop3_losses
+# ```
+
 # %%
 plots.prop3_losses(p3, optimum, P.d_random, P.z_random)
 plt.show()
@@ -607,6 +642,9 @@ plt.show()
 # output up to sign, $q \to \pm e_1$ ($|\cos| \ge 0.99$ and $\|q\|\ge 0.99$ for all initialisations).
 # Predictions (1) and the fixed point are measured per initialisation and must hold on every one; the
 # spread is itself a statistic over the `n_init` initialisations.
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.eigen_outputs
+# ```
 
 # %%
 W1, W2 = init_two_layer(P.n_init, P.hidden, 2, 1, generator=gen)
@@ -629,10 +667,17 @@ for constraint in CONSTRAINTS_FIG1:
 # %% [markdown]
 # Each claim is measured only if its constraint is among `constraints` (otherwise it is recorded
 # as NaN, and not required).
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.measure_or_nan
+# ```
 
 # %%
 diverged = fig1["none"].diverged if "none" in fig1 else None
 experiments.measure_or_nan(run.claim("fig1-unconstrained-diverges"), diverged)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann.alignment
+# ```
 
 # %%
 if "orthogonal" in fig1:
@@ -644,6 +689,10 @@ else:
     spread, fixed_point = float("nan"), None
 run.claim("fig1-orthogonal-same-loss").measure(spread)
 experiments.measure_or_nan(run.claim("fig1-orthogonal-fixed-point"), fixed_point)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.fig1_constraints
+# ```
 
 # %%
 plots.fig1_constraints(fig1, P.n_init, float(lam[0]))
@@ -721,6 +770,9 @@ plt.show()
 #    ≥ 0.1 (tanh's is below $10^{-3}$ there). Since 2026-11-25 prediction 5 is measured on the mean
 #    gap over many initialisations (below), where the plateau makes the slope close to zero; the
 #    trained slope remains not reproduced.
+#
+# ```{nlcl-source} nlcl.esser.collapse.linearization_gap
+# ```
 
 # %%
 t0 = time.perf_counter()
@@ -747,6 +799,9 @@ last = int(gaps.epoch.max())
 # %% [markdown]
 # One slope per replicate (initialisation index) for each claim; a claim whose activation is not
 # among `activations` is recorded as NaN (and not required).
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.replicate_slopes
+# ```
 
 # %%
 tanh_init = experiments.replicate_slopes(gaps, "tanh", 0) if "tanh" in has else None
@@ -775,6 +830,9 @@ experiments.measure_or_nan(run.claim("thm1-sigmoid-grows-trained"), sigmoid_end)
 # %% [markdown]
 # The per-replicate curves behind the per-replicate slopes: the gap at each width, at
 # initialisation and after training (rows: activation, epoch, initialisation; columns: $h$).
+#
+# ```{nlcl-source} nlcl.core.fits.loglog_slope
+# ```
 
 # %% tags=["hide-input"]
 ends = gaps[gaps.epoch.isin([0, last])]
@@ -814,6 +872,10 @@ run.glue(
     ),
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.fig2_gaps
+# ```
+
 # %%
 plots.fig2_gaps(gaps, ACTS, WIDTHS, last)
 plt.show()
@@ -821,6 +883,9 @@ plt.show()
 # %% [markdown]
 # **At initialisation, over many initialisations.** The mean gap over `n_init_gap` initialisations per
 # width (a forward pass each), with its standard error; this is where predictions 5 and 6 are decided.
+#
+# ```{nlcl-source} nlcl.esser.collapse.initial_linearization_gap
+# ```
 
 # %%
 gap0 = initial_linearization_gap(
@@ -834,6 +899,10 @@ gap0 = initial_linearization_gap(
 gap0 = gap0.assign(block=gap0["init"] % 10)
 sig0 = gap0[gap0.activation == "sigmoid"]
 top = sig0[sig0.h == max(WIDTHS)]
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_experiments.mean_curve_slope
+# ```
 
 # %%
 if "sigmoid" in has:
@@ -856,6 +925,10 @@ run.glue(
         for a in ACTS
     ),
 )
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.initial_gaps
+# ```
 
 # %%
 plots.initial_gaps(gap0, P.n_init_gap)
@@ -935,6 +1008,9 @@ plt.show()
 # $e^2$. Such a network is now kept, not dropped: its distance is $+\infty$ from the step at which it
 # overflowed, it counts as a blow-up below, and the median decides claim 3 (it is infinite, and the
 # claim invalid, if half the networks of a width blow up).
+#
+# ```{nlcl-source} nlcl.esser.ntk.ssl_quadratic_form nlcl.esser.ntk.relu_ntk nlcl.esser.ntk.growth_rate
+# ```
 
 # %%
 NTK_WIDTHS = list(P.ntk_widths)
@@ -947,6 +1023,10 @@ l1_P = torch.cat([torch.cat([l1_x, l1_xp]), torch.ones(2 * P.ntk_points, 1)], di
 l1_B = ntk.ssl_quadratic_form(l1_perm, loss=P.loss)
 l1_K = ntk.relu_ntk(l1_P, l1_P)
 l1_T = 2.0 / ntk.growth_rate(l1_K, l1_B)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.ntk.lemma1_sweep
+# ```
 
 # %%
 kernel_tab, dyn_tab = ntk.lemma1_sweep(
@@ -1026,6 +1106,10 @@ run.glue(
     or "none",
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.lemma1_panels
+# ```
+
 # %%
 plots.lemma1_panels(l1_kernel, dyn_tab, l1_max, NTK_WIDTHS, l1_T / P.ntk_steps)
 plt.show()
@@ -1099,6 +1183,10 @@ r1_lr = 1.0 / float(
     torch.linalg.eigvalsh(ntk.relu_ntk(r1_x, r1_x) / P.remark1_points)[-1]
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.ntk.init_ntk_network nlcl.esser.remarks.regression_decoupling
+# ```
+
 # %%
 r1_rows, r1_kernel_gap, r1_wide = [], 0.0, None
 for h in R1_WIDTHS:
@@ -1128,6 +1216,10 @@ run.claim("remark1-regression-no-collapse").measure_seeds(
 run.glue("remark1-label-ratio", round(float(collapse_ratio(r1_y)), 3))
 run.glue("remark1-gap-narrowest", round(float(r1_mean.iloc[0]), 4))
 run.glue("remark1-lr", round(r1_lr, 3))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.remark1_panels
+# ```
 
 # %%
 plots.remark1_panels(r1, r1_kernel_gap, r1_wide[0], r1_wide[1], r1_y, R1_WIDTHS)
@@ -1191,6 +1283,9 @@ plt.show()
 #    the explanation does not apply and the claim fails;
 # 4. the spectral loss couples: joint/row-wise gap ≥ 0.1 for every initialisation; 5. and does not
 #    collapse: $\lambda_2/\lambda_1 \ge 0.1$ at the end for every initialisation.
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.trace_form nlcl.esser.remarks.infonce_loss nlcl.esser.remarks.spectral_loss
+# ```
 
 # %%
 r2_gen = torch.Generator().manual_seed(run.seed + 20)
@@ -1206,6 +1301,10 @@ r2_losses = {
     ),
 }
 r2_theta0 = 1e-2 * torch.randn(P.n_init, 3, 2, generator=r2_gen)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.remarks.rowwise_training_gap nlcl.esser.collapse.linear_output
+# ```
 
 # %%
 r2 = {}
@@ -1229,6 +1328,9 @@ for name, (fn, n_steps) in r2_losses.items():
 # %% [markdown]
 # The row coupling of the InfoNCE gradient at $\epsilon\Theta_1$ over the grid of scales
 # $\epsilon$, one random direction $\Theta_1$ per initialisation:
+#
+# ```{nlcl-source} nlcl.esser.remarks.gradient_coupling
+# ```
 
 # %%
 eps_grid = np.array([1e-1, 3e-2, 1e-2, 3e-3, 1e-3])
@@ -1244,6 +1346,9 @@ run.claim("remark2-infonce-first-order").measure_seeds(
 # %% [markdown]
 # The explanations' diagnostics: the InfoNCE joint run continued for 10% more steps, the spread
 # of its final $\lambda_2/\lambda_1$ over initialisations, and the row-wise runs' $\lambda_2/\lambda_1$.
+#
+# ```{nlcl-source} nlcl.esser.constraints.gradient_descent
+# ```
 
 # %%
 nce = r2["InfoNCE"]
@@ -1280,6 +1385,10 @@ run.glue(
         for n, v in r2.items()
     ),
 )
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.remark2_panels
+# ```
 
 # %%
 plots.remark2_panels(r2, eps_grid, coupling)
@@ -1350,6 +1459,10 @@ r3_ident = gradient_descent(
     max_norm=1e150,
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_experiments.projector_observables
+# ```
+
 # %%
 r3_runs = {
     name: gradient_descent(
@@ -1369,6 +1482,9 @@ r3_runs = {
 # $[10^{-10}, 10^{-3}]$) against the continuous-time rate, and the late fit of the singular-value
 # ratio (in $[10^{-20}, 10^{-10}]$) against the gradient-descent rate (NaN where $C$ is not
 # negative definite).
+#
+# ```{nlcl-source} nlcl.esser.remarks.projector_collapse_rate nlcl.esser.collapse_experiments.decay_rates
+# ```
 
 # %%
 r3 = {}
@@ -1431,6 +1547,10 @@ run.glue(
     ),
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.remark3_projectors
+# ```
+
 # %%
 plots.remark3_projectors(r3)
 plt.show()
@@ -1484,6 +1604,9 @@ pq_kw = dict(noise_var=P.noise_var, reps=P.mc_reps)
 # %% [markdown]
 # Monte-Carlo seed `rep` of each $(p, q)$ is seeded `seed + 100p + 10q + 1000·rep` (the centred
 # runs one more); the first Monte-Carlo seed is the chapter's earlier single run.
+#
+# ```{nlcl-source} nlcl.esser.collapse_experiments.pq_summary nlcl.esser.remarks.expected_pair_matrix
+# ```
 
 # %%
 pq_seed_rows, pq_centred = [], []
@@ -1529,6 +1652,10 @@ run.claim("pq-indefinite-many-negatives").measure_seeds(
 run.claim("pq-negatives-only-through-mean").measure_seeds(pq_centred)
 pq_rows = pq_all[pq_all.mc_seed == 0].drop(columns="mc_seed").to_dict("records")
 pd.DataFrame(pq_rows).round(3)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.collapse_plots.pq_eigenvalues
+# ```
 
 # %%
 plots.pq_eigenvalues(pq_mu, pq_second, pq_rows)

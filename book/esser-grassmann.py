@@ -152,6 +152,10 @@ from nlcl.esser.semi_orthonormal import (
     max_abs_entries,
 )
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.core.validate.ParameterError
+# ```
+
 # %% tags=["hide-input"]
 WIDTHS3 = [10, 100, 1000] if P.widths_fig3 is None else list(P.widths_fig3)
 WIDTHS4 = list(P.widths_fig4)
@@ -202,6 +206,9 @@ run.show_ledger(paper_fig3=paper_fig3)
 # **Seeds.** Every prediction is decided on the worst case over the `n_init` initialisations per
 # width (3 in `ci`, 10 in `full`) and over the widths: the largest distance or loss gap must meet the
 # tolerance, so each claim holds on every initialisation or fails.
+#
+# ```{nlcl-source} nlcl.esser.losses.make_pairs nlcl.esser.losses.loss_matrix nlcl.esser.grassmann.eigendecompose
+# ```
 
 # %%
 X_np, _ = make_moons(200, noise=0.05, random_state=run.seed)
@@ -215,6 +222,9 @@ run.glue("fig3-eigenvalues", ", ".join(f"{float(v):.3f}" for v in lam))
 # For each width, `nlcl.esser.grassmann_experiments.compare_flows` draws the initialisations, runs
 # both gradient descents and the three discretisations, and returns the largest distances over
 # initialisations and recorded steps (one row per width below).
+#
+# ```{nlcl-source} nlcl.esser.grassmann_experiments.compare_flows
+# ```
 
 # %%
 rec = max(P.steps // 150, 1)
@@ -246,6 +256,10 @@ run.claim("fig3-solver-vs-discretisation").measure(solver_gap)
 run.claim("fig3-euler-first-order").measure(float(gaps.fine_gap.max()) / solver_gap)
 by_width = ", ".join(f"h = {h}: {g:.3f}" for h, g in gaps.traj_gap.items())
 run.glue("fig3-traj-by-width", by_width)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.core.plotting.subplots nlcl.esser.grassmann_plots.fig3_panels
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 2, width=4.8, height=3.8)
@@ -304,6 +318,9 @@ plt.show()
 # longer). The not-reproduced explanation of `thm3-negative-to-e1` applies only where both say "too slow,
 # not a different limit": the bound is below 0.99 **and** every initialisation is within 0.99 of
 # $\pm e_1$ by $t = 500$. A failure with a bound ≥ 0.99, or one that persists at $t = 500$, fails.
+#
+# ```{nlcl-source} nlcl.esser.grassmann_experiments.theorem3_spectra nlcl.esser.collapse.init_two_layer nlcl.esser.grassmann.integrate_output_ode
+# ```
 
 # %%
 d3, n3 = P.d_theorem3, max(P.n_init, 10)
@@ -319,6 +336,9 @@ e1[0] = 1.0
 # %% [markdown]
 # The prediction of the explanation, from $q(0)$ and $\Lambda$ alone, before the claim is measured:
 # the bound at $t = 50$ and the value at $t = 500$.
+#
+# ```{nlcl-source} nlcl.esser.grassmann_experiments.theorem3_diagnostics
+# ```
 
 # %%
 thm3_diag = theorem3_diagnostics(q0_3, lam_b, float(t3[-1]))
@@ -329,11 +349,19 @@ run.glue("thm3-value-at-500", f"{thm3_diag['long']:.4f}")
 run.glue("thm3-gap-b", f"{float(lam_b[1] - lam_b[0]):.3f}")
 run.glue("thm3-spectrum-b", ", ".join(f"{float(v):.2f}" for v in lam_b))
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann.alignment
+# ```
+
 # %%
 end_a, end_b = thm3["A: Λ ≻ 0"][-1], thm3["B: λ₁ < 0"][-1]
 alignment_b = torch.minimum(alignment(end_b, e1), torch.linalg.matrix_norm(end_b))
 run.claim("thm3-positive-to-zero").measure(float(torch.linalg.matrix_norm(end_a).max()))
 run.claim("thm3-negative-to-e1").measure(float(alignment_b.min()))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann_plots.theorem3_panels
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 2, width=4.4)
@@ -376,6 +404,9 @@ plt.show()
 #    against $h$ equals that of the Gaussian reference (the median of the maximum of $hd$ independent
 #    $|\mathcal N(0,1)|/\sqrt h$, about $-0.43$ here: $-\tfrac12$ plus the $\sqrt{\log}$ factor) within 0.05;
 # 4. (a check of our sampler) $\max|Q^\top Q-\mathbb I|\le10^{-10}$ over all draws.
+#
+# ```{nlcl-source} nlcl.esser.semi_orthonormal.max_abs_entries nlcl.esser.semi_orthonormal.gaussian_max_median nlcl.esser.semi_orthonormal.lemma2_scale
+# ```
 
 # %%
 L2_WIDTHS = list(P.lemma2_widths)
@@ -389,6 +420,10 @@ l2_max, l2_orth = max_abs_entries(
 l2_h = np.asarray(L2_WIDTHS, dtype=float)
 l2_scaled = l2_max / lemma2_scale(l2_h)[:, None]
 l2_ref = gaussian_max_median(l2_h, P.lemma2_d)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.semi_orthonormal.loglog_slope
+# ```
 
 # %%
 l2_slope = loglog_slope(l2_h, np.median(l2_max, axis=1))
@@ -416,6 +451,10 @@ pd.DataFrame(
         "fraction ≥ 1": l2_exceed,
     }
 ).round(4)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann_plots.lemma2_panel
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 1, width=5.2, height=3.4)
@@ -453,6 +492,9 @@ plt.show()
 # 3. the ODE step is faster than a gradient step at every width (smallest time ratio > 1);
 # 4. the SVM accuracies on the two embeddings agree within 0.03 at every width, and both are
 #    ≥ 0.8 (chance is 0.5).
+#
+# ```{nlcl-source} nlcl.datasets.mnist.load_mnist
+# ```
 
 # %% tags=["hide-input"]
 data = load_mnist(source=P.mnist_source)
@@ -479,6 +521,9 @@ cv = StratifiedKFold(5, shuffle=True, random_state=run.seed)
 # %% [markdown]
 # For each width, `nlcl.esser.grassmann_experiments.train_fig4_width` trains both ways from the
 # same initialisation, fits the SVMs, and returns the ten-step callables whose time we measure.
+#
+# ```{nlcl-source} nlcl.esser.grassmann_experiments.train_fig4_width
+# ```
 
 # %%
 rows, step_fns = [], {}
@@ -494,6 +539,9 @@ fig4 = pd.DataFrame(rows)
 # %% [markdown]
 # Time per step: all widths and both methods timed in the same repeats, interleaved in random
 # order; the slopes are medians of per-repeat slopes.
+#
+# ```{nlcl-source} nlcl.core.timing.interleaved_timings nlcl.core.timing.per_repeat_slopes
+# ```
 
 # %%
 timings4 = interleaved_timings(step_fns, repeats=P.timing_repeats, seed=run.seed)
@@ -519,6 +567,10 @@ run.claim("fig4-svm-accuracy-level").measure(float(acc_low))
 run.glue("fig4-gd-slope", round(slope["gd"], 2))
 run.glue("fig4-optimum", round(float(lam_m[: P.z_mnist].sum()), 3))
 fig4.round(5)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann_plots.loglog_axes
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 2, width=4.4)
@@ -576,6 +628,9 @@ plt.show()
 # widths: the not-reproduced explanation below expects exactly that (median per-repeat slope
 # between the two narrowest widths in $[0.75, 1.25]$, measured before the claim) and otherwise the claim fails. The slope between each
 # pair of consecutive widths is shown below the figure.
+#
+# ```{nlcl-source} nlcl.esser.grassmann_experiments.gd_step_timer
+# ```
 
 # %%
 TIMING_WIDTHS = list(P.timing_widths)
@@ -624,6 +679,10 @@ run.glue(
 t_median = timings.groupby("key").seconds.median()
 run.glue("fig4-ms-widest", round(1e3 * float(t_median.iloc[-1]), 1))
 run.glue("fig4-ms-narrowest", round(1e3 * float(t_median.iloc[0]), 2))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.esser.grassmann_plots.timing_panel
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 1, width=5.2, height=3.4)

@@ -150,6 +150,9 @@ run.show_ledger()
 # drawn at random once (seeded). The captions and the ten zero-shot prompts are encoded once by the
 # frozen sentence encoder and cached on disk (`nlcl.renli.text.encode_sentences`); the images are encoded by
 # the fixed pixel PCA.
+#
+# ```{nlcl-source} nlcl.datasets.mnist.load_mnist nlcl.renli.text.encoder_version
+# ```
 
 # %% tags=["hide-input"]
 train_set = load_mnist(source=P.mnist_source, split="train")
@@ -158,6 +161,10 @@ run.data_source(train_set.source)  # part of every claim's setting: the verdicts
 print(train_set.description)
 print(f"test split: {len(test_set)} images")
 print("text encoder:", encoder_version())
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.caption_experiments.label_caption_index nlcl.renli.heads.fit_pixel_pca nlcl.renli.heads.pixel_features nlcl.renli.text.caption_sentences nlcl.renli.text.prompt_sentences nlcl.renli.text.encode_sentences
+# ```
 
 # %%
 captions, prompts = caption_sentences(), prompt_sentences()
@@ -190,6 +197,9 @@ pd.DataFrame(
 # With positive pairs only, nothing keeps the embeddings from concentrating on a few directions: a
 # representation that maps half of the digits to $+v$ and the other half to $-v$ already reaches the
 # optimal $L_{NC} = -1$, yet it cannot tell the digits apart.
+#
+# ```{nlcl-source} nlcl.renli.heads.train_heads nlcl.renli.caption_experiments.comparison_table
+# ```
 
 # %%
 result = train_heads(x_train, caption_emb, caption_index, lams, SEEDS * 2, **HEAD_ARGS)
@@ -197,6 +207,10 @@ table, img_emb = comparison_table(
     result, x_test, prompt_emb, y_test, methods, SEEDS * 2, run.device
 )
 display(table.round(3))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.core.plotting.subplots nlcl.renli.caption_plots.comparison_panels
+# ```
 
 # %%
 fig, axes = plotting.subplots(1, 4, width=3.3, height=3.0)
@@ -208,6 +222,9 @@ plt.show()
 # %% [markdown]
 # The spectrum of the image-embedding covariance (median over seeds) shows what the stable rank
 # summarizes: how many directions carry the representation.
+#
+# ```{nlcl-source} nlcl.renli.caption_plots.spectrum_plot
+# ```
 
 # %%
 fig, ax = plt.subplots(figsize=(5.2, 3.2))
@@ -310,6 +327,9 @@ run.glue("renli-real-n-test", len(test_set))
 # *Informational, transient (kept from an earlier version of this chapter):* whether some evaluation is
 # aligned with 1.5 < stable rank ≤ 4.5, and the condition number at the end over its value at the
 # first aligned evaluation (a ratio that also grows through collapse).
+#
+# ```{nlcl-source} nlcl.renli.caption_experiments.stroke_levels nlcl.renli.captions.rich_caption_sentences nlcl.renli.captions.rich_caption_index nlcl.renli.captions.latent_codes nlcl.renli.caption_experiments.tie_fraction
+# ```
 
 # %%
 levels = stroke_levels(
@@ -333,6 +353,9 @@ x_test_dev, y_test_dev = x_test.to(run.device), y_test.to(run.device)
 # %% [markdown]
 # The explanation's first diagnostic, from the frozen features alone, before any training: the gap
 # $\rho_1 - \rho_2$ between the first two canonical correlations on the training pairs.
+#
+# ```{nlcl-source} nlcl.renli.canonical.canonical_correlations
+# ```
 
 # %%
 canon = canonical_correlations(x_train.numpy(), rich_emb[rich_train_idx].numpy())
@@ -341,6 +364,9 @@ run.diagnostic("rich_linear_canonical_gap", float(canon.rho[0] - canon.rho[1]))
 # %% [markdown]
 # Both architectures, both losses, `n_seeds` seeds each, evaluated every `steps`/10 steps on the
 # held-out images (`nlcl.renli.caption_experiments.rich_evaluator`).
+#
+# ```{nlcl-source} nlcl.renli.caption_experiments.rich_evaluator nlcl.renli.caption_experiments.log_table
+# ```
 
 # %%
 evaluate_rich = rich_evaluator(
@@ -357,6 +383,9 @@ rich = pd.concat(rich_logs.values(), ignore_index=True)
 
 # %% [markdown]
 # For comparison, the same metrics of the label-caption heads of the first section.
+#
+# ```{nlcl-source} nlcl.renli.captions.heads_metrics
+# ```
 
 # %%
 label_metrics = heads_metrics(
@@ -374,6 +403,9 @@ label_final = pd.DataFrame({k: v for k, v in label_metrics.items()}).assign(
 # The diagnostics the explanations predict from, measured before the claims: the overlap of the
 # non-contrastive linear embeddings with the first canonical variate, the final stable ranks and
 # the late change of the stable rank.
+#
+# ```{nlcl-source} nlcl.renli.canonical.top_direction_overlap nlcl.renli.caption_experiments.late_srank_change
+# ```
 
 # %%
 final_rich = rich[rich.step == P.steps].assign(captions="rich (360)")
@@ -467,6 +499,9 @@ run.claim("renli-rich-zeroshot-linear").measure(float(zs_gap["linear"]))
 # %% [markdown]
 # The steady-state claims of the non-contrastive linear heads, read from their evaluations
 # (`nlcl.renli.caption_experiments.aligned_course`), and the two informational transient ones.
+#
+# ```{nlcl-source} nlcl.renli.caption_experiments.aligned_course
+# ```
 
 # %%
 course = aligned_course(rich[rich.arch == "linear"], P.steps)
@@ -479,6 +514,10 @@ run.claim("renli-rich-nc-cond-grows-aligned-linear").measure_seeds(
 )
 run.claim("renli-rich-nc-regime-linear").measure_seeds(course["regime_hits"])
 run.claim("renli-rich-nc-cond-grows-linear").measure_seeds(course["grow_ratios"])
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.caption_experiments.rich_summary
+# ```
 
 # %% tags=["hide-input"]
 grow = course["grow_ratios"]
@@ -500,6 +539,10 @@ for arch in ("mlp", "linear"):
 label_nc = summary_rich.loc["label (50)", "mlp", "non-contrastive"]
 run.glue("label-nc-align", f"{label_nc['alignment', 'mean']:.3f}")
 summary_rich.round(3)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.caption_plots.rich_panels
+# ```
 
 # %%
 fig, axes = plotting.subplots(2, 4, width=3.3, height=2.8)

@@ -193,6 +193,9 @@ run.show_ledger(
 # with the same seed and $\kappa$ see the same data and start from the same weights. The table lists
 # the groups: `main` (non-contrastive and contrastive for every $\kappa$), `lambda` (other $\lambda$ at
 # the main $\kappa$), `beta` (other stage-1 $\beta$ at the main $\kappa$).
+#
+# ```{nlcl-source} nlcl.renli.analysis.simulation_configs
+# ```
 
 # %%
 configs = analysis.simulation_configs(
@@ -224,6 +227,9 @@ configs.groupby(["group", "method"]).size().rename("runs").to_frame()
 
 # %% [markdown]
 # All runs are trained together (about a minute in `ci`):
+#
+# ```{nlcl-source} nlcl.renli.simulation.train_configs
+# ```
 
 # %%
 hist = train_configs(
@@ -261,6 +267,9 @@ grow = nc_main.apply(analysis.ratio_after_alignment, include_groups=False)
 # %% [markdown]
 # The four metrics over training at $\kappa$ = `kappa` (one thin line per seed, the dotted line marks
 # the switch from $\beta_1$ to $\beta_2$; the non-contrastive runs use the same steps):
+#
+# ```{nlcl-source} nlcl.renli.plots.fig1_curves
+# ```
 
 # %%
 title = (
@@ -272,6 +281,9 @@ plt.show()
 
 # %% [markdown]
 # The same curves for every $\kappa$ of the sweep (condition number and stable rank; one line per seed):
+#
+# ```{nlcl-source} nlcl.renli.plots.kappa_curves
+# ```
 
 # %%
 plots.kappa_curves(df[df.group == "main"], boundary=S1)
@@ -279,6 +291,9 @@ plt.show()
 
 # %% [markdown]
 # **Verdicts.** Claims 1–3, per seed: alignment of both methods,
+#
+# ```{nlcl-source} nlcl.renli.analysis.seed_values
+# ```
 
 # %%
 run.claim("renli-align-nc").measure_seeds(analysis.seed_values(nc_final, "alignment"))
@@ -340,6 +355,10 @@ nsr_end = nsr_at[TOTAL].loc[failing_nsr]
 nsr_late = nsr_at[late_step].loc[failing_nsr]
 failing_methods = main_all_final.loc[failing_nsr, "method"]
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.analysis.fraction
+# ```
+
 # %%
 nsr_main_max = float(nsr_ratio[main_all_final.kappa == P.kappa].max())
 run.diagnostic("nsr_main_kappa_max", nsr_main_max)
@@ -382,6 +401,9 @@ run.glue("renli-c-srank-median", float(c_final.stable_rank.median()))
 # **increases with $\beta_1$** (every seed); and it shrinks with $\beta_1$ at least half as fast as the
 # linear prediction: $\delta(0.01)/\delta(0.05)$ **≤ 0.5** (linear: 0.2; the margin leaves room for the
 # $\beta$-independent batch-noise term of order $\lambda/n$; on ≥ 80% of the seeds).
+#
+# ```{nlcl-source} nlcl.renli.analysis.stage1_deviations
+# ```
 
 # %%
 dev = analysis.stage1_deviations(hist, P.kappa, P.lam)
@@ -392,6 +414,9 @@ dev.pivot(index="seed", columns="beta1", values="delta").round(4)
 # %% [markdown]
 # The condition-number trajectories during stage 1 (same seeds), and their largest relative gap to
 # the non-contrastive run:
+#
+# ```{nlcl-source} nlcl.renli.analysis.condition_gap_table nlcl.renli.plots.stage1_figure
+# ```
 
 # %%
 s1 = df[(df.kappa == P.kappa) & (df.step <= S1) & (df.lam.isin([0.0, P.lam]))]
@@ -409,6 +434,9 @@ plt.show()
 # **Verdicts.** The deviation, with its explanation's diagnostics: the relative condition-number
 # gap between the contrastive and the non-contrastive run at the non-contrastive run's first
 # evaluation with alignment ≥ 0.95, and at the end of stage 1,
+#
+# ```{nlcl-source} nlcl.renli.analysis.alignment_gaps
+# ```
 
 # %%
 gap_align, gap_end = analysis.alignment_gaps(s1, piv, lam=P.lam, beta1=P.beta1, end=S1)
@@ -472,6 +500,10 @@ lam_final = (
 t_bal_named = t_bal.rename("stage-2 steps to κ(U_A) ≤ 1.5")
 pd.concat([lam_final, t_bal_named], axis=1).round(3)
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.plots.sweep_figure
+# ```
+
 # %%
 lam_curves = df[(df.kappa == P.kappa) & (df.beta1 == P.beta1)]
 plots.sweep_figure(sweep_k, lam_curves, boundary=S1, r=P.r)
@@ -492,6 +524,9 @@ run.claim("renli-kappa-c-balanced").measure_seeds(c_worst_seed.tolist())
 
 # %% [markdown]
 # and a larger $\lambda$ balances no slower:
+#
+# ```{nlcl-source} nlcl.renli.analysis.non_increasing
+# ```
 
 # %%
 t_bal_seed = lam_runs.groupby(["seed", "lam"]).apply(
@@ -521,6 +556,9 @@ run.glue("renli-kappa-c-max", c_worst)
 # tie at ∞ steps, and the old test (`np.diff` of two infinities is NaN) counted the tie as a violation;
 # corrected (see its revision). Whether that was the cause at the held-out seeds is not checked here
 # (we do not run them).
+#
+# ```{nlcl-source} nlcl.renli.analysis.stage2_times
+# ```
 
 # %%
 stage2_time = analysis.stage2_times(df, S1)
@@ -605,6 +643,9 @@ stage2_time.round(3)
 #    $z$ to the scalar $\sum_k 2^{k-1}z_k$ along one direction, $\kappa(U_A) = \infty$): alignment equal to
 #    the fraction of distinct-latent pairs (≥ 0.99) and stable rank 1 (≤ 1.01). Lemma 4.4's condition
 #    fails here, yet the model is aligned: the conditions are sufficient, not necessary.
+#
+# ```{nlcl-source} nlcl.renli.model.make_data nlcl.renli.analysis.lemma_states nlcl.renli.lemmas.balance_kappa_threshold
+# ```
 
 # %%
 l_gen = torch.Generator().manual_seed(run.seed + 50)
@@ -632,6 +673,9 @@ lemmas = analysis.lemma_states(
 
 # %% [markdown]
 # The paper's example, an aligned but unbalanced model (binary code along one direction):
+#
+# ```{nlcl-source} nlcl.renli.lemmas.binary_code_maps nlcl.renli.analysis.example_state
+# ```
 
 # %%
 example = binary_code_maps(P.r, P.r_xi, P.width)
@@ -724,6 +768,10 @@ run.glue("lemma-s1-align-min", round(float(s1.alignment.min()), 4))
 lemma_columns = ["kappa", "kappa_bound", "holds_44", "alignment", "holds_45", "srank"]
 lemmas.groupby(["stage", "method"])[lemma_columns].agg(["min", "max"]).round(3)
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.plots.lemma_figure
+# ```
+
 # %%
 plots.lemma_figure(lemmas, kstar, P.r)
 plt.show()
@@ -793,6 +841,9 @@ plt.show()
 # 2026-11-25, after a ci sweep over base seeds had failed prediction 5 at three of five base seeds (numbers in
 # the claim's note): 8. (informational) the infinite-width stage 1 run at $\kappa/2$, $\kappa$ and $2\kappa$
 # gives a log-log slope of $\kappa_\infty$ against $\kappa$ in $[0.7, 1.3]$ (mean over seeds).
+#
+# ```{nlcl-source} nlcl.renli.tracking.gram_trajectory nlcl.renli.tracking.infinite_width_gram nlcl.renli.tracking.initial_gram nlcl.renli.tracking.input_scales
+# ```
 
 # %%
 TRACK_WIDTHS = list(P.track_widths)
@@ -820,6 +871,9 @@ t_steps, G_all = tracking.gram_trajectory(
 # %% [markdown]
 # Per width and seed, the largest distance to the infinite-width run in each stage, and the
 # largest relative error of $\kappa(U_A)$ (`nlcl.renli.analysis.tracking_table`):
+#
+# ```{nlcl-source} nlcl.renli.tracking.gram_condition_number nlcl.renli.analysis.tracking_table
+# ```
 
 # %%
 # (T, 1 + widths, seeds, ·, ·)
@@ -839,6 +893,9 @@ rate_tables = {
 # %% [markdown]
 # **Verdicts.** The rates, per seed; the condition number's explanation predicts the slope
 # without the smallest width:
+#
+# ```{nlcl-source} nlcl.renli.analysis.loglog_slopes
+# ```
 
 # %%
 slopes_s1 = analysis.loglog_slopes(rate_tables["stage1"])
@@ -853,6 +910,10 @@ run.claim("tracking-stage1-rate").measure_seeds(slopes_s1)
 run.claim("tracking-stage2-rate").measure_seeds(slopes_s2)
 run.claim("tracking-condition-rate").measure_seeds(slopes_cond)
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.analysis.slope_spread
+# ```
+
 # %% tags=["hide-input"]
 run.glue("tracking-stage1-spread", analysis.slope_spread(slopes_s1))
 run.glue("tracking-stage2-spread", analysis.slope_spread(slopes_s2))
@@ -860,6 +921,9 @@ run.glue("tracking-condition-spread", analysis.slope_spread(slopes_cond))
 
 # %% [markdown]
 # The learner itself against the recursion, at the smallest width:
+#
+# ```{nlcl-source} nlcl.renli.tracking.train_population
+# ```
 
 # %%
 G0_small, (Wa0, Wb0) = tracking.initial_gram(t_data, TRACK_WIDTHS[0])
@@ -879,6 +943,9 @@ run.claim("tracking-learner-is-gram").measure(
 # The infinite-width dynamics at the end of stage 1: alignment (cosines of matching signal
 # columns), and $\kappa_\infty$ when the pair first aligns (all cosines ≥ 0.99; the end of stage 1
 # if it never does):
+#
+# ```{nlcl-source} nlcl.renli.tracking.normalized_gram nlcl.renli.analysis.signal_cosines
+# ```
 
 # %%
 i1 = int(np.flatnonzero(t_steps == P.track_steps)[0])
@@ -923,6 +990,9 @@ kappa_end1 = torch.stack(kappa_end1)  # (κ values, seeds)
 # **Verdicts**: the slope of $\kappa_\infty$ against $\kappa$ (also the diagnostic of the
 # existential claim's explanation) and the existential claim, per seed
 # $|\log_2(\kappa_\infty/\kappa)|$:
+#
+# ```{nlcl-source} nlcl.core.fits.loglog_slope
+# ```
 
 # %%
 grid = np.array(kappa_grid)
@@ -941,6 +1011,9 @@ run.glue("infinite-stage1-by-kappa", "; ".join(by_kappa))
 # %% [markdown]
 # The end of stage 2 (the explanation's diagnostic: whether every seed still above 1.05 is still
 # falling over the last five records) and the noise-to-signal ratio:
+#
+# ```{nlcl-source} nlcl.renli.tracking.gram_noise_to_signal
+# ```
 
 # %%
 bad_end = kappa_inf[-1] > 1.05
@@ -959,6 +1032,10 @@ run.glue("infinite-kappa-end-max", float(kappa_inf[-1].max()))
 run.glue("infinite-stage1-kappa", ", ".join(f"{float(v):.2f}" for v in kappa_inf[i1]))
 widest_stage2 = track[track.m == max(TRACK_WIDTHS)].stage2.mean()
 run.glue("tracking-widest-stage2", round(float(widest_stage2), 4))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.plots.tracking_figure
+# ```
 
 # %%
 plots.tracking_figure(
@@ -1035,6 +1112,9 @@ plt.show()
 #    batch error;
 # 4. (informational) that batch error falls like $n^{-1/2}$: at infinite width, the error with $4n$ pairs
 #    over the error with $n$ pairs in [0.35, 0.65] (mean over seeds).
+#
+# ```{nlcl-source} nlcl.renli.minibatch.linear_response
+# ```
 
 # %%
 rec_every = max(P.track_steps // 30, 1)
@@ -1068,6 +1148,9 @@ remainder = torch.linalg.matrix_norm(dG - e_lin).max(0).values / norm_dG.max(0).
 # %% [markdown]
 # The finite-batch runs (`nlcl.renli.analysis.batch_stream`): the same batches for every width of
 # a data seed (`track_batch` pairs per step), and at infinite width with four times as many pairs.
+#
+# ```{nlcl-source} nlcl.renli.analysis.batch_stream nlcl.renli.minibatch.gram_batch_trajectory
+# ```
 
 # %%
 stream = dict(n_seeds=S_t, r=TR["r"], r_xi=TR["r_xi"])
@@ -1077,6 +1160,10 @@ _, G_batch = gram_batch_trajectory(G_batch_starts, D_batch, batches, **kw_t)
 G_batch = G_batch.reshape(len(t_steps), n_w + 1, S_t, *G_batch.shape[-2:])
 batches4 = analysis.batch_stream(run.seed + 77, 4 * P.track_batch, 1, **stream)
 _, G_batch4 = gram_batch_trajectory(G_inf0, D_t, batches4, **kw_t)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.tracking.tracking_error
+# ```
 
 # %%
 # (1 + widths, seeds) and (seeds,)
@@ -1135,6 +1222,10 @@ growth_range = f"{float(gram_growth.min()):.0f}–{float(gram_growth.max()):.0f}
 run.glue("tracking-gram-growth", growth_range)
 run.glue("tracking-batch-error-inf", ", ".join(f"{float(v):.3f}" for v in batch_err[0]))
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.renli.plots.amplification_figure
+# ```
+
 # %%
 plots.amplification_figure(
     t_steps,
@@ -1179,6 +1270,9 @@ plt.show()
 # is **≤ 1%** of its initial value (an approximate stationary point; every seed), and (2) at that point
 # the representation is not balanced: stable rank of $\mathrm{Cov}\,f_A$ (from $G_{AA}$) **< 0.85 r**
 # (result 1's balance criterion; every seed).
+#
+# ```{nlcl-source} nlcl.renli.tracking.stationarity
+# ```
 
 # %%
 _, G_nc = tracking.gram_trajectory(
@@ -1200,6 +1294,9 @@ srank_nc = ev_nc.sum(-1) / ev_nc[..., -1]
 
 # %% [markdown]
 # **Verdicts**:
+#
+# ```{nlcl-source} nlcl.renli.tracking.population_loss
+# ```
 
 # %%
 run.claim("thm43a-stationary").measure_seeds((stat[-1] / stat[0]).tolist())

@@ -171,6 +171,9 @@ f1, f2 = f[:, 0], f[:, 1]
 # %% [markdown]
 # InfoNCE is summed over the trials (each trial's gradient sees only its own loss); the InfoNCE
 # α is detached (the stop-gradient) and plugged into the α-CL loss.
+#
+# ```{nlcl-source} nlcl.tian.contrastive.infonce_alpha nlcl.tian.alpha_cl.relative_difference_per_trial nlcl.tian.losses.info_nce nlcl.tian.losses.alpha_cl_loss
+# ```
 
 # %%
 loss_nce = info_nce(f1, f2, P.tau, P.eps).sum()
@@ -182,12 +185,19 @@ rel_grad = relative_difference_per_trial(g_nce, g_acl)
 
 # %% [markdown]
 # The constant: the surrogate against $2N^2\mathcal{E}_\alpha$ (Eq. 3).
+#
+# ```{nlcl-source} nlcl.tian.contrastive.half_sq_dists nlcl.tian.contrastive.energy nlcl.tian.contrastive.stack_views
+# ```
 
 # %%
 d_ij, d_i = half_sq_dists(f1.detach()), 0.5 * ((f1 - f2).detach() ** 2).sum(-1)
 surrogate = (a_nce * (d_ij - d_i[..., None])).sum((-1, -2))
 two_n2_e = 2 * N**2 * energy(stack_views(f1.detach(), f2.detach()), a_nce)
 rel_const = ((surrogate - two_n2_e).abs() / surrogate.abs()).numpy()
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.alpha_cl_plots.plot_infonce_identity
+# ```
 
 # %%
 plot_infonce_identity(g_nce, g_acl, rel_grad, rel_const, tau=P.tau, eps=P.eps, n=N)
@@ -211,6 +221,9 @@ run.claim("alphacl-energy-constant").measure(float(rel_const.max()))
 # $e^{s}$), so the truncation error must match this prediction to $10^{-12}$ for every $K$, and
 # (c) at the order $K^\star$ where the predicted error first drops below $10^{-10}$ the measured
 # error is $\le 10^{-8}$.
+#
+# ```{nlcl-source} nlcl.tian.contrastive.gaussian_alpha
+# ```
 
 # %%
 n_lemma1 = 48
@@ -224,11 +237,18 @@ eig = np.linalg.eigvalsh(alpha_g)
 # %% [markdown]
 # The truncation error at every order $K$ up to $K^\star$, measured and predicted by the
 # Poisson tail (`nlcl.tian.alpha_cl.truncation_errors`).
+#
+# ```{nlcl-source} nlcl.tian.alpha_cl.truncation_errors
+# ```
 
 # %%
 k_star, ks, measured_err, predicted = truncation_errors(g0, P.tau)
 dev = np.abs(measured_err - predicted).max()
 run.glue("lemma1-k-star", k_star)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.alpha_cl_plots.plot_lemma1
+# ```
 
 # %%
 plot_lemma1(ks, measured_err, predicted, eig, tau=P.tau)
@@ -284,6 +304,9 @@ run.claim("lemma1-feature-map").measure(float(np.abs(measured_err[-1]).max()))
 # The InfoNCE α has no kernel structure: with `alpha = "infonce"` the study uses the Gaussian α.
 # Each seed's study (`nlcl.tian.alpha_cl.lemma2_study`) draws a new mixture, feature map and
 # batches from its own stream (stream 2: Lemma 2 only).
+#
+# ```{nlcl-source} nlcl.tian.alpha_cl.lemma2_study
+# ```
 
 # %%
 lemma2_family = P.alpha if P.alpha in ("uniform", "gaussian") else "gaussian"
@@ -297,12 +320,19 @@ studies = [
 # %% [markdown]
 # Per seed: the law-of-total-variance gap, the RMS error per $N$ with its log–log fit
 # (rows [slope, intercept]), and the bias at the largest $N$ in standard errors.
+#
+# ```{nlcl-source} nlcl.tian.alpha_cl.bias_z
+# ```
 
 # %%
 ltv_gaps = np.array([st[0] for st in studies])
 rms_all = np.stack([st[1] for st in studies])  # (seeds, len(ns))
 fits = np.array([np.polyfit(np.log(ns), np.log(r), 1) for r in rms_all])
 z_all = np.array([bias_z(st[2], st[3]) for st in studies])
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.alpha_cl_plots.plot_lemma2
+# ```
 
 # %%
 plot_lemma2(
@@ -343,6 +373,9 @@ run.claim("lemma2-rms-largest-n").measure_seeds(rms_all[:, -1])
 # **Prediction and tolerance.** On a random augmented batch with the chosen α family and 64 random
 # unit $\mathbf{w}$ ("monomial" is $x^3$ here, "quadratic" $x^2$), autograd's projected gradient and $p\,P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w}$ agree to relative $10^{-10}$
 # for every homogeneous activation, and differ by more than 1 % for sigmoid and tanh.
+#
+# ```{nlcl-source} nlcl.tian.contrastive.make_alpha
+# ```
 
 # %%
 n3 = P.batch_n
@@ -355,6 +388,9 @@ w3 = rng.standard_normal((64, 4))
 
 # %% [markdown]
 # The gap for every activation ("monomial" as $x^3$: a degree other than 1 and 2).
+#
+# ```{nlcl-source} nlcl.tian.alpha_cl.lemma3_relative_error nlcl.core.activations.get_activation
+# ```
 
 # %%
 rel3 = {
@@ -363,6 +399,10 @@ rel3 = {
     )
     for name in ACTIVATIONS
 }
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.alpha_cl_plots.plot_lemma3
+# ```
 
 # %%
 acts = list(ACTIVATIONS) if P.activations is None else list(P.activations)

@@ -148,6 +148,9 @@ run.show_ledger(two_grid_steps=2 * grid_step)
 # `nlcl.tian.landscape.energy_on_circle` evaluates $\mathcal{E}_\alpha(\theta)$ for all grid angles at
 # once (uniform $\alpha$, no augmentation); `periodic_local_maxima` finds the maxima on the periodic
 # grid.
+#
+# ```{nlcl-source} nlcl.tian.latent_data.points_on_circle nlcl.tian.landscape.energy_on_circle nlcl.tian.landscape.periodic_local_maxima
+# ```
 
 # %%
 x = points_on_circle(data_angles)
@@ -160,6 +163,9 @@ maxima = {act: thetas[periodic_local_maxima(e)] for act, e in energies.items()}
 # The linear prediction: the top principal direction $\pm\boldsymbol{\phi}_1$, by
 # eigendecomposition of the data covariance, and the largest angular distance of a linear
 # maximum from it.
+#
+# ```{nlcl-source} nlcl.tian.circle_landscape.angular_distance
+# ```
 
 # %%
 cov = np.cov(x.T, bias=True)
@@ -203,6 +209,9 @@ run.glue("fig8-min-prominence", float(prominence.min()))
 #
 # Both curves are scaled so that their maximum is 1, as in the paper; dotted vertical lines mark
 # the data points. The right panel shows the same maxima as directions in the plane.
+#
+# ```{nlcl-source} nlcl.tian.circle_landscape.plot_circle_landscape
+# ```
 
 # %%
 plot_circle_landscape(energies, maxima, thetas, x, data_angles)

@@ -150,6 +150,9 @@ from nlcl.tian.tokens.training import train_batched
 # %% [markdown]
 # The sizes of App. E.3 and the optimizer of Sec. 5, and the data (the source actually used is
 # part of every claim's setting: a verdict on a subset says so).
+#
+# ```{nlcl-source} nlcl.datasets.mnist.load_mnist
+# ```
 
 # %% tags=["hide-input"]
 K, RF, D = 4, 14, 196
@@ -177,6 +180,9 @@ run.show_ledger()
 # $0, \dots, S-1$ without augmentation, runs $S, \dots, 2S-1$ with it, run $s$ and $S + s$ sharing
 # seed and data order. `RFViewSampler` adapts the MNIST images to the trainer's `data(step)`
 # interface (4 RFs × 196 pixels per view).
+#
+# ```{nlcl-source} nlcl.tian.rf_network.TwoLayerRF nlcl.tian.mnist_filters.RFViewSampler
+# ```
 
 # %%
 S = P.n_seeds
@@ -197,6 +203,10 @@ W_init = model.filters().cpu().clone()
 sampler = RFViewSampler(
     data.images, P.batch_size, augmented, seeds, rf=RF, device=run.device
 )
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.training.train_batched
+# ```
 
 # %%
 t0 = time.perf_counter()
@@ -223,6 +233,9 @@ print(
 #
 # The filters $\mathbf{w}_{km}$ of the first seed, one panel per RF, each filter scaled by its own
 # maximum $|w|$ (red positive, blue negative).
+#
+# ```{nlcl-source} nlcl.tian.plots.plot_mnist_filters
+# ```
 
 # %%
 title = f"Fig. 12 analog: no augmentation (seed {seeds[0]}, {P.steps} minibatches)"
@@ -239,6 +252,9 @@ plt.show()
 #
 # The high-frequency fraction $\eta$ of every filter, and the mean pairwise $|\cos|$ per RF; the
 # random initialization is shown for reference (dashed).
+#
+# ```{nlcl-source} nlcl.tian.mnist_filter_tables.cos_to_init nlcl.tian.mnist_filter_tables.filter_table nlcl.tian.mnist_filters.high_frequency_fraction nlcl.tian.mnist_filters.mean_pairwise_abs_cos nlcl.tian.mnist_filters.filters_to_images
+# ```
 
 # %%
 eta = high_frequency_fraction(filters_to_images(W, RF), P.cutoff).numpy()  # (2S, K, M)
@@ -248,6 +264,10 @@ moved = cos_to_init(
     W.numpy(), W_init.numpy()
 )  # (2S, K, M): how far training moved them
 table = filter_table(eta, cos, moved, augmented, seeds)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.mnist_filter_tables.plot_smoothness_diversity
+# ```
 
 # %%
 plot_smoothness_diversity(table, eta0.mean())
@@ -263,6 +283,9 @@ summary
 # The `full` profile (50,000 minibatches, 5 seeds) takes several minutes, so its per-RF table and
 # the filters of its first seed are committed under `results/` (`nlcl.harness.results`) and shown here
 # next to the live run; a run with `--profile full` rewrites them.
+#
+# ```{nlcl-source} nlcl.tian.mnist_filter_tables.weight_columns nlcl.tian.mnist_filter_tables.weight_table
+# ```
 
 # %% tags=["hide-input"]
 weight_cols = weight_columns(D)
@@ -279,6 +302,10 @@ art_w = run.artifact(
 )
 if art_w is None:
     art = None
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.mnist_filter_tables.filters_from_weight_table
+# ```
 
 # %%
 if art is not None:

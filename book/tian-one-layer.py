@@ -180,6 +180,9 @@ run.show_ledger(
 # A Monte Carlo $A(\mathbf{u}_m)$ for every pattern at once, in both latent models, and the exact
 # $A(\mathbf{u}_m)$ of the latent summation model from its $2^M$ atoms. With $d > M$ the identity
 # of Eq. 9 is $UU^\top$, the identity on the span of the patterns.
+#
+# ```{nlcl-source} nlcl.tian.latent_data.nearly_orthonormal_basis nlcl.tian.latent_data.latent_categorical nlcl.tian.landscape.gate_matrix nlcl.tian.latent_data.latent_summation nlcl.tian.latent_data.latent_summation_support nlcl.tian.landscape.population_gate_matrix nlcl.tian.contrastive.stack_views
+# ```
 
 # %%
 U = nearly_orthonormal_basis(d, M, rng=rng)
@@ -199,12 +202,19 @@ a_exact = population_gate_matrix(atoms, atom_p, U.T, act)
 # (its Rayleigh quotient minus the top eigenvalue on its orthogonal complement, exact $A$) is
 # computed; $q^\star$ is the root of the margin where it changes sign
 # (`nlcl.tian.one_layer_study.lme_threshold`).
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.lme_threshold nlcl.tian.one_layer_study.relative_frobenius_error
+# ```
 
 # %%
 q_grid = np.linspace(0.02, 0.9, 89)
 lme_flags, margins, q_star = study.lme_threshold(U, act, q_grid)
 err_cat = study.relative_frobenius_error(a_cat, eq8)
 err_sum = study.relative_frobenius_error(a_sum, eq9)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_eq9_threshold
+# ```
 
 # %%
 plots.plot_eq9_threshold(q_grid, margins, Q_STAR, err_cat, err_sum, act, P.n_samples)
@@ -264,6 +274,9 @@ run.glue("eq9-lme-grid-consistent", bool(np.all(lme_flags == (margins > 0))))
 # The data of this section: `n_train` noisy latent summation samples, with $A(\mathbf{w})$ under
 # uniform α and under the Gaussian α of Corollary 2 evaluated at $\mathbf{w}$ on the
 # un-augmented samples.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.noisy_latent_summation nlcl.tian.one_layer_study.gate_fn nlcl.tian.one_layer_study.gaussian_alpha_fn
+# ```
 
 # %%
 x6 = study.noisy_latent_summation(P.n_train, U, P.q, 0.2, rng)
@@ -275,6 +288,9 @@ a_gaussian = study.gate_fn(v6, act, study.gaussian_alpha_fn(x6, act, P.tau))
 # Theorem 1 on its own, larger sample (`n_stab`): ρ is a large-batch quantity (Theorem 2 takes
 # $N \to \infty$). The LMEs by power iteration from each $\mathbf{u}_m$, their gap and roughness,
 # and $z_0(\alpha_g)$ there.
+#
+# ```{nlcl-source} nlcl.tian.landscape.is_lme nlcl.tian.landscape.eigengap nlcl.tian.landscape.local_roughness nlcl.tian.one_layer_study.z0 nlcl.tian.landscape.power_iteration
+# ```
 
 # %%
 xs = study.noisy_latent_summation(P.n_stab, U, P.q, 0.2, rng)
@@ -290,6 +306,9 @@ z0 = study.z0(w_star, xs, act, P.tau)
 # filter), at the critical points of the Gaussian-α dynamics started from the LMEs of this
 # subsample. The unnormalized $\alpha_g \le 1$ also shrinks $A(\mathbf{w})$ as a whole;
 # $\rho/\lambda_1$ does not change when α is rescaled.
+#
+# ```{nlcl-source} nlcl.tian.local_theory.gaussian_alpha_roughness nlcl.tian.one_layer_study.scale_free_ratio nlcl.tian.one_layer_study.raw_ratio
+# ```
 
 # %%
 xr = xs[: P.n_train]
@@ -303,6 +322,9 @@ run.glue("cor2-n-critical", f"{int(ok6.sum())} of {len(ok6)}")
 # %% [markdown]
 # Stability: each LME perturbed by 0.1 rad in 16 random tangent directions, the dynamics run for
 # `steps` steps; a perturbation decays when it ends below half its size.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.perturbation_distances
+# ```
 
 # %%
 dist0, dist1 = study.perturbation_distances(a_stab, w_star, 16, 0.1, P.steps, rng)
@@ -314,6 +336,9 @@ frac_stable = float(decayed[:, sufficient].mean()) if sufficient.any() else floa
 # Counting optima from the same `n_init` random initializations with each α. The dynamics are
 # scale-free: the Gaussian $A$ is smaller overall, and dividing the step by $\lambda_1$ changes
 # time, not optima (`nlcl.tian.one_layer_study.stable_optima`).
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.stable_optima
+# ```
 
 # %%
 w_init = rng.standard_normal((P.n_init, d))
@@ -325,6 +350,10 @@ run.glue("cor2-settled-gaussian", len(kept_g))
 run.glue("cor2-count-uniform", count_u)
 run.glue("cor2-count-gaussian", count_g)
 run.glue("thm1-n-sufficient", int(sufficient.sum()))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_theorem1
+# ```
 
 # %%
 plots.plot_theorem1(rho_u, gap, sufficient, dist0, dist1, counts, P.steps, P.n_init)
@@ -393,6 +422,9 @@ run.claim("cor2-roughness-ratio").measure(rough6)
 # Every data seed at once (`nlcl.tian.one_layer_study.theorem2_study`): the LMEs, both bounds,
 # the Gaussian-α critical points and their roughness ratios, and the same in the $z_0 \ll 1$
 # setting (data shifted by $\sum_m \mathbf{u}_m$, $\tau = 0.02$).
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.theorem2_study
+# ```
 
 # %%
 b2 = study.theorem2_study(U, P.q, act, P.tau, P.n_train, P.n_theory_seeds, run.seed)
@@ -409,6 +441,10 @@ run.glue("cor2-cp-top-cos", f"{cp_top_cos.max():.3f}" if cp_top_cos.size else "n
 run.glue("cor2-uniform-lme-top-cos", f"{min(uni_top_cos):.3f}–{max(uni_top_cos):.3f}")
 run.glue("thm2-raw-ratio-max", f"{max(b2['raw']):.3f}")
 run.glue("cor2-small-z0-mean", f"{np.nanmean(b2['small_z0']):.3f}")
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_theorem2
+# ```
 
 # %%
 plots.plot_theorem2(b2)
@@ -473,6 +509,9 @@ run.claim("cor2-small-z0-roughness").measure_seeds(b2["small"])
 # %% [markdown]
 # `n_cases` random cases (`nlcl.tian.one_layer_study.theorem1_two_sided`): one row per critical
 # point, counted by side of $\lambda_{\mathrm{gap}} = \rho$ and by stability.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.theorem1_two_sided nlcl.tian.one_layer_study.two_sided_counts
+# ```
 
 # %%
 t1 = study.theorem1_two_sided(run.seed, P.n_cases)
@@ -485,6 +524,10 @@ print(
     f" (unstable: {int((~is_l & ~stable).sum())} )"
 )
 run.glue("thm1-two-sided-n", int(is_l.sum()))
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_two_sided
+# ```
 
 # %%
 plots.plot_two_sided(t1, P.n_cases, 4)
@@ -523,6 +566,9 @@ run.claim("thm1-two-sided-unstable").measure(frac_t1u)
 # Power iteration for 200 steps from each $\mathbf{u}_m$, for each ε
 # (`nlcl.tian.one_layer_extensions.power_iteration_near_patterns`; a seeded $U$ per ε, the same in
 # every Theorem 3 study below).
+#
+# ```{nlcl-source} nlcl.tian.one_layer_extensions.power_iteration_near_patterns nlcl.tian.one_layer_plots.plot_power_iteration
+# ```
 
 # %%
 final_step, closeness, pi_steps = ext.power_iteration_near_patterns(
@@ -562,6 +608,9 @@ run.claim("thm3-fixed-point-near-um").measure(near_um)
 # %% [markdown]
 # $L$, $\kappa$ and $\sup_{B_\gamma}\omega$ for every $(\varepsilon, m)$ and γ of the grid
 # (`nlcl.tian.one_layer_extensions.eq11_quadratic`), and power iteration for 1000 steps.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_extensions.eq11_quadratic
+# ```
 
 # %%
 gammas11 = np.linspace(0.05, 0.95, 19)
@@ -617,6 +666,9 @@ run.claim("thm3-eq11-holds").measure(float(holds11.mean()))
 # %% [markdown]
 # For each $(\varepsilon, m)$ (`nlcl.tian.one_layer_extensions.theorem3_tanh`): whether Eq. 11 holds
 # for some γ of the grid, and whether power iteration ends at a critical point inside $B_\gamma$.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_extensions.theorem3_tanh
+# ```
 
 # %%
 t3 = ext.theorem3_tanh(d, M, P.q, eps_values, run.seed, gammas11)
@@ -674,6 +726,9 @@ run.claim("thm3-converges-where-eq11").measure(conv3)
 # The data (pattern strengths from 1 down to 0.6) and `k_max` initial filters per seed; the
 # $K$-filter networks are the first $K$ filters, $K$ a power of 2 up to `k_max`
 # (`nlcl.tian.one_layer_extensions.more_nodes` trains both activations from the same filters).
+#
+# ```{nlcl-source} nlcl.tian.one_layer_extensions.more_nodes
+# ```
 
 # %%
 strength = np.linspace(1.0, 0.6, M)
@@ -683,6 +738,10 @@ w0_8 = rng.standard_normal((P.n_seeds, P.k_max, d))
 ks = np.unique(np.r_[2 ** np.arange(int(np.log2(P.k_max)) + 1), P.k_max])
 nodes = ext.more_nodes(x8, w0_8, U, act, P.alpha, P.tau, ks, P.steps)
 recovered = nodes["recovered"]
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_more_nodes
+# ```
 
 # %%
 title8 = f"{P.alpha} α, q = {P.q}, mean ± sd over {P.n_seeds} seeds"
@@ -745,6 +804,9 @@ run.claim("nodes-relu-grows").measure_seeds(gain)
 # %% [markdown]
 # The energy of Eq. 105 on the θ grid for 13 values of β from 0 to π
 # (`nlcl.tian.one_layer_extensions.rotation_sweep`), and its local maxima.
+#
+# ```{nlcl-source} nlcl.tian.latent_data.points_on_circle nlcl.tian.one_layer_extensions.rotation_sweep nlcl.tian.landscape.periodic_local_maxima
+# ```
 
 # %%
 x9 = points_on_circle(FIG8_ANGLES)
@@ -759,6 +821,10 @@ n_max9 = [
 ]
 e_full = curves[betas[-1]]
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_rotation_sweep
+# ```
+
 # %%
 plots.plot_rotation_sweep(thetas, curves, betas[[0, 3, 6, 12]], n_max9, act)
 plt.show()
@@ -772,6 +838,9 @@ plt.show()
 # %% [markdown]
 # The cyclic groups (`nlcl.tian.one_layer_extensions.cyclic_study`): orbits of local maxima,
 # invariance error and range, each relative to the un-augmented scale.
+#
+# ```{nlcl-source} nlcl.tian.one_layer_extensions.cyclic_study
+# ```
 
 # %%
 cyclic = ext.cyclic_study(x9, w9, act, e_scale, P.n_grid)
@@ -819,6 +888,9 @@ run.claim("b5-full-rotation-maxima").measure(int(n_max9[-1]))
 # The energy on the sphere grid without and with SO(2) augmentation; the orbits of maxima with
 # augmentation are the local maxima of the profile over the polar angle
 # (`nlcl.tian.one_layer_extensions.profile_maxima`).
+#
+# ```{nlcl-source} nlcl.tian.augmentation.sphere_grid nlcl.tian.augmentation.rotation_augmented_energy nlcl.tian.augmentation.grid_strict_maxima nlcl.tian.one_layer_extensions.profile_maxima
+# ```
 
 # %%
 x_b5 = np.c_[points_on_circle(FIG8_ANGLES), np.linspace(-0.5, 0.5, len(FIG8_ANGLES))]
@@ -830,6 +902,10 @@ strict_plain = grid_strict_maxima(e_plain, tol=1e-12 * scale_b5)
 n_strict_plain = int(strict_plain.sum())
 prof = e_so2.mean(1)  # E depends on θ only (Eqs. 107-108)
 orbits = ext.profile_maxima(prof)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.one_layer_plots.plot_sphere_energy
+# ```
 
 # %%
 plots.plot_sphere_energy(th_b5, ph_b5, e_plain, e_so2, scale_b5, strict_plain)

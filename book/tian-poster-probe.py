@@ -124,6 +124,9 @@ from nlcl.tian.simclr_probe import (
 # %% [markdown]
 # The data (the source actually used is part of every claim's setting: a verdict on a subset
 # says so) and InfoNCE's $\epsilon$ (Eq. 1): 1 puts the positive pair in the denominator.
+#
+# ```{nlcl-source} nlcl.datasets.mnist.load_mnist
+# ```
 
 # %% tags=["hide-input"]
 EPS = 1.0
@@ -152,6 +155,9 @@ run.show_ledger()
 # share their seed. Before training, the same encoders (random initialization) and the raw pixels
 # are probed as baselines (one probe per seed: the runs of
 # a seed start equal).
+#
+# ```{nlcl-source} nlcl.tian.simclr_probe.EnsembleEncoder nlcl.tian.simclr_probe.probe_accuracies nlcl.tian.simclr_probe.linear_probe
+# ```
 
 # %%
 S = P.n_seeds
@@ -162,6 +168,10 @@ acc_init = probe_accuracies(encoder, train, test, runs=range(S))
 pixels_train = train.images.reshape(len(train), -1)
 pixels_test = test.images.reshape(len(test), -1)
 acc_pixels = linear_probe(pixels_train, train.labels, pixels_test, test.labels)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.simclr_probe.train_simclr
+# ```
 
 # %%
 t0 = time.perf_counter()
@@ -186,11 +196,18 @@ print(
 # %% [markdown]
 # The training losses (left: InfoNCE, middle: quadratic; the two have different scales) and the
 # probe accuracies of every run:
+#
+# ```{nlcl-source} nlcl.tian.poster_probe.probe_table nlcl.tian.poster_probe.plot_training_and_probes
+# ```
 
 # %%
 table = probe_table(seeds, losses, acc, acc_init, acc_pixels)
 plot_training_and_probes(history, losses, table)
 plt.show()
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.poster_probe.accuracy_summary
+# ```
 
 # %%
 accuracy_summary(table)

@@ -211,6 +211,9 @@ from nlcl.tian.tokens.world import make_token_worlds
 # and in the full profile the committed extra seeds that join this run's own grid. A claim on a
 # figure is required when this run is in the paper's setting and that figure's table is the
 # complete paper grid.
+#
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.load_artifact
+# ```
 
 # %% tags=["hide-input"]
 seeds = [run.seed + i for i in range(P.n_seeds)]
@@ -229,6 +232,10 @@ sens_artifacts = {
     for fig in FIGURES
 }
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.load_extra_for_live
+# ```
+
 # %% tags=["hide-input"]
 extra_live = {
     fig: paper_scale.load_extra_for_live(results, fig, P.lr, P.steps, seeds)
@@ -239,6 +246,10 @@ extra_live = {
 claim_source = {
     fig: "artifact" if artifacts[fig] is not None else "live" for fig in FIGURES
 }
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.describe nlcl.tian.tokens.paper_scale.is_complete
+# ```
 
 # %% tags=["hide-input"]
 complete = {
@@ -275,6 +286,9 @@ run.show_ledger(
 # initialization depend only on its own seed, so the stacking changes the results only through
 # float rounding (which a few sigmoid runs amplify over 5000 steps: re-trained in other stacks,
 # 2 of the 240 Fig. 9 runs end at a visibly different $\bar\chi_+$).
+#
+# ```{nlcl-source} nlcl.tian.tokens.grid.paper_grid nlcl.tian.tokens.grid.train_token_runs nlcl.tian.tokens.grid.runs_from_table
+# ```
 
 # %%
 grid = paper_grid(
@@ -301,6 +315,9 @@ print(
 # %% [markdown]
 # In the full profile the live grid is the paper-scale grid: it is saved as the artifacts
 # `results/tian-tokens-full-<figure>.json` that the `ci` profile reads.
+#
+# ```{nlcl-source} nlcl.tian.tokens.grid.grid_parameters
+# ```
 
 # %% tags=["hide-input"]
 if run.profile == "full":
@@ -327,6 +344,9 @@ if run.profile == "full":
 # $\bar\chi_+$ (top) and $\bar\chi_-$ (bottom) against $\beta$, one line per $P$, mean ± std over
 # seeds; sigmoid is the non-homogeneous control. First the live run, then (in the `ci` profile)
 # the paper-scale artifact.
+#
+# ```{nlcl-source} nlcl.tian.tokens.figures.beta_curves
+# ```
 
 # %%
 title = f"Fig. 9, InfoNCE — live {run.profile} run"
@@ -367,6 +387,9 @@ if artifacts["fig10"] is not None:
 #
 # One column per $(\zeta, \text{BN})$; "vanilla" BatchNorm backpropagates through both batch
 # statistics.
+#
+# ```{nlcl-source} nlcl.tian.tokens.figures.fig11_curves
+# ```
 
 # %%
 figures.fig11_curves(live_table, f"Fig. 11 — live {run.profile} run")
@@ -381,6 +404,9 @@ if artifacts["fig11"] is not None:
 #
 # Columns: backprop through $\mu_k$ (yes/no) × through $\sigma_k^2$ (yes/no). Each cell shows our
 # mean ± std, the paper's value, and the difference (ours − paper).
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.table1
+# ```
 
 # %%
 live_t1, live_t1_wide = tokens.table1(live_table)
@@ -401,6 +427,9 @@ if artifacts["table1"] is not None:
 # {glue:text}`tokens-fig5-steps` minibatches. The paper states $\eta = 2\times10^{-3}$; its released
 # configuration uses $10^{-2}$, so we train both and show both (the first seed of the training-curve runs
 # below: one stack).
+#
+# ```{nlcl-source} nlcl.tian.tokens.grid.TokenRun
+# ```
 
 # %%
 fig5_lrs = list(dict.fromkeys([P.lr, SENSITIVITY_LR]))
@@ -413,6 +442,10 @@ curve_runs = [
 ]
 # Fig. 5 shows the first seed
 fig5_index = [i for i, r in enumerate(curve_runs) if r.seed == run.seed]
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.world.make_token_worlds
+# ```
 
 # %%
 CURVE_EVERY = max(1, P.fig5_steps // 50)
@@ -442,6 +475,10 @@ for tag, lr_value in (("lr1", P.lr), ("lr2", SENSITIVITY_LR)):
             f"tokens-fig5-{act_name}-{tag}-chi-minus", round(float(row.chi_minus), 3)
         )
 run.glue("tokens-fig5-lr1", f"{P.lr:g}")
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.plots.plot_filters
+# ```
 
 # %%
 for i in fig5_index:
@@ -482,6 +519,10 @@ curves = fig5.curves.merge(
 curves["η"] = curves.lr.map(lambda v: f"{v:g}")
 curves["activation"] = curves.activation.map({"relu": "ReLU", "linear": "linear"})
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.figures.training_curves
+# ```
+
 # %%
 run.glue("tokens-curve-seeds", P.curve_seeds)
 run.glue("tokens-curve-every", CURVE_EVERY)
@@ -492,6 +533,9 @@ plt.show()
 # Per activation and learning rate (means over seeds): $\bar\chi_+$ untrained, at the last
 # record before the final fifth of training and at the end, the share of the $\bar\chi_+$
 # gain made in that last fifth, and the loss at the start and at the end.
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.curve_summary
+# ```
 
 # %% tags=["hide-input"]
 T = P.fig5_steps
@@ -636,6 +680,9 @@ if sens_artifacts["table1"] is not None:
 # 3. Scored with the book's cosine, nlcl's $\bar\chi_-$ exceeds the oracle's in those five cells by
 #    at least 0.02 on average: the gap of issue 18 is the scoring.
 # 4. Over the whole grid, under the released normaliser, at least 90% of the 20 cells agree.
+#
+# ```{nlcl-source} nlcl.tian.tokens.oracle_tables.oracle_cells nlcl.tian.tokens.figures.oracle_bars nlcl.tian.tokens.oracle_tables.oracle_table
+# ```
 
 # %%
 oracle_record = results.records("tian-tokens-oracle").get("tian-tokens-oracle")
@@ -716,6 +763,9 @@ if oracle_record is not None:
 # rule, in a score that differed in the record, with the same sign. Prediction (an informational
 # check): none replicates, i.e. the differences are what 20 cells × 2 scores compared at about two
 # standard errors give by chance.
+#
+# ```{nlcl-source} nlcl.tian.tokens.oracle_tables.replication_rows nlcl.tian.tokens.oracle_tables.cell_name
+# ```
 
 # %%
 replication = results.records("tian-tokens-oracle-replication").get(
@@ -769,6 +819,9 @@ else:
 # at $\eta = 10^{-2}$ they are read from the committed grid in every profile. The diagnostics that the
 # explanations' predictions test are given first (`run.diagnostic`), then the claims are measured;
 # the table after the claims lists each prediction, its diagnostic and whether it held.
+#
+# ```{nlcl-source} nlcl.tian.tokens.metrics.grid_predicates_per_seed nlcl.tian.tokens.paper_scale.table_for nlcl.tian.tokens.metrics.grid_predicates
+# ```
 
 # %% tags=["hide-input"]
 main_tables = [
@@ -782,6 +835,10 @@ sens_tables = [
 main_values, sens_values = grid_predicates(*main_tables), grid_predicates(*sens_tables)
 main_per_seed = grid_predicates_per_seed(*main_tables)
 sens_per_seed = grid_predicates_per_seed(*sens_tables)
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.computed_text nlcl.tian.tokens.paper_scale.computed_main_text nlcl.tian.tokens.paper_scale.artifact_files
+# ```
 
 # %% tags=["hide-input"]
 main_files = {
@@ -803,6 +860,9 @@ run.glue("tokens-computed-main", paper_scale.computed_main_text(texts))
 # %% [markdown]
 # The diagnostics the explanations' predictions test: on the claims' own grid at
 # $\eta = $ {glue:text}`tokens-fig5-lr1`, and on the same grid at $\eta = 10^{-2}$.
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.rounded
+# ```
 
 # %%
 for key in ("linear_beta_span_signed", "relu_chi_minus_rank", "table1_minus_paper"):
@@ -822,6 +882,9 @@ run.diagnostic("lr0_01_table1_vs_paper", tokens.rounded(sens_values["table1_vs_p
 # %% [markdown]
 # The claims at $\eta = $ {glue:text}`tokens-fig5-lr1` (`tokens-*`) and at $\eta = 10^{-2}$
 # (`tokens-lr0.01-*`):
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.grid_measurements
+# ```
 
 # %%
 main = tokens.grid_measurements(main_values, main_per_seed, main_files)
@@ -856,6 +919,9 @@ run.claim("tokens-lr0.01-table1-vs-paper").measure(**sens["table1-vs-paper"])
 # %% [markdown]
 # Every claim's quantity at both learning rates side by side, then each prediction of the
 # explanations at $\eta = $ {glue:text}`tokens-fig5-lr1`, its diagnostic and whether it held.
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.grid_checks
+# ```
 
 # %%
 ledger_claims = read_ledger(ledger_path("tian-tokens")).claims
@@ -873,6 +939,10 @@ side_by_side = pd.DataFrame(
 ).set_index("claim")
 display(side_by_side)
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.chapter.prediction_rows
+# ```
+
 # %%
 grid_ids = [f"tokens-{cid}" for cid in checks]
 sens_ids = [f"tokens-lr0.01-{cid}" for cid in checks]
@@ -889,6 +959,9 @@ display(pd.DataFrame(predictions).set_index(["claim", "quantity"]))
 # cells. "holds on" counts the seeds whose own grid satisfies the predicate; "margin < spread"
 # marks a decided value whose distance to the threshold is smaller than the standard deviation
 # over seeds: with so few seeds, such a verdict (pass or not) is not settled by these runs.
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.spread_rows
+# ```
 
 # %%
 spread = pd.DataFrame(
@@ -952,6 +1025,10 @@ if run.profile == "full":
         f"live {run.profile}, η = {P.lr:g}"
     ]  # the paper-scale grid is the live run
 
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.chapter.scoring_comparison
+# ```
+
 # %%
 OTHER_SCORINGS = ("released", "sign-symmetric", "printed")
 scoring_table, same = tokens.scoring_comparison(grids, checks, OTHER_SCORINGS)
@@ -979,6 +1056,10 @@ differs = "; ".join(
     if "differs" in str(r[sc])
 )
 run.glue("tokens-scoring-differs", differs or "none")
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.chapter.scoring_cell
+# ```
 
 # %% tags=["hide-input"]
 for tag, lr_value in (("lr1", P.lr), ("lr2", SENSITIVITY_LR)):
@@ -1036,6 +1117,9 @@ for tag, lr_value in (("lr1", P.lr), ("lr2", SENSITIVITY_LR)):
 # explanation of its per-view counterpart (it describes the same grid: filters unconverged at
 # 2e-3), with the same prediction tested on the pooled grids (its bet on η = 1e-2 on the pooled grid
 # at 1e-2), and fails where that prediction does not hold; the pooled claims at 1e-2 carry none.
+#
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.load_pooled
+# ```
 
 # %% tags=["hide-input"]
 pooled_arts = {
@@ -1050,6 +1134,10 @@ pooled_arts = {
         for fig in ("fig11", "table1")
     },
 }
+
+# %% [markdown]
+# ```{nlcl-source} nlcl.tian.tokens.chapter.pooled_grids
+# ```
 
 # %% tags=["hide-input"]
 pooled = {
@@ -1066,6 +1154,9 @@ pooled = {
 # %% [markdown]
 # The claims' quantities on the pooled grids, and on the per-view grids restricted to the same
 # seeds for a like-for-like comparison:
+#
+# ```{nlcl-source} nlcl.tian.tokens.chapter.pooled_rows
+# ```
 
 # %%
 POOLED_LR = {"bnpooled": 2e-3, "lr0.01-bnpooled": SENSITIVITY_LR}
@@ -1141,6 +1232,9 @@ else:
 # Verdicts that differ between per-view and pooled moments: {glue:text}`tokens-pooled-differs`.
 # Table 1 cell by cell: the mean $\bar\chi_+$ over the same seeds with pooled moments minus that
 # with per-view moments (rows $(\beta, P)$, columns the four backprop variants):
+#
+# ```{nlcl-source} nlcl.tian.tokens.figures.pooled_table1_diff
+# ```
 
 # %%
 if pooled_t1:
@@ -1157,6 +1251,9 @@ else:
 # table engine, one worker process per core, the whole grid) and, for comparison,
 # `results/tian-tokens-bench-cpu-autograd.json` (the per-sample network differentiated by autograd,
 # three stacks, `--quick`) — then this build's live run and the timing notes of the artifacts.
+#
+# ```{nlcl-source} nlcl.tian.tokens.paper_scale.bench_summary
+# ```
 
 # %%
 benches, bench_glue = paper_scale.bench_summary(results)

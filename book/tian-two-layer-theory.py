@@ -125,6 +125,9 @@ gen = torch.Generator().manual_seed(run.seed)
 # on a random batch with InfoNCE's $\alpha$, the closed forms equal autograd's gradients to
 # float64 round-off: the largest relative difference is at most $10^{-10}$, for linear and for
 # {glue:text}`theory-activation`.
+#
+# ```{nlcl-source} nlcl.tian.contrastive.split_views nlcl.tian.contrastive.infonce_alpha nlcl.tian.two_layer_theory.lemma4_dynamics nlcl.tian.two_layer_theory.energy_two_layer nlcl.tian.two_layer_theory.hidden_two_layer
+# ```
 
 # %%
 K, M, d, N, d_out = 4, 3, 5, 32, 6
@@ -174,6 +177,9 @@ run.claim("lemma4-closed-form").measure(float(max(errs.values())))
 # Theorem 4 (1) on a batch of 512 two-view samples of the token task, with the top layer at the
 # top eigenvector $\mathbf{s}$ of $\mathbb{C}_\alpha[\mathbf{f}_1]$ (`top_direction`) and the
 # filter gradients of `filter_gradient`:
+#
+# ```{nlcl-source} nlcl.tian.tokens.world.make_token_worlds nlcl.tian.tokens.world.sample_views nlcl.tian.two_layer_study.filter_gradient nlcl.tian.two_layer_study.same_rf_pair_cos nlcl.tian.two_layer_study.top_direction
+# ```
 
 # %%
 world = make_token_worlds([run.seed], 3)
@@ -201,6 +207,9 @@ run.claim("thm4-nonlinear-not-colinear").measure(median_cos)
 # $\mathbf{a}_k$ from a generator of their own), and the critical point nearest to it with mean
 # output 1 (`nearest_critical_point`). The path ends at $W_{\mathrm{same}}$, the midpoint of $W^*$
 # and its swap: identical filters.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.nearest_critical_point
+# ```
 
 # %%
 s_sym = torch.repeat_interleave(torch.rand(Kt, generator=gen) + 0.5, 2)
@@ -223,6 +232,9 @@ run.glue("thm4-start-distance", float((W_star - W_init).norm() / W_init.norm()))
 
 # %% [markdown]
 # The gradient norm along the path, relative to its norm at a random $W$ (one per activation):
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.critical_path_norms
+# ```
 
 # %%
 cs = torch.linspace(0, 1, 21)
@@ -281,6 +293,9 @@ plt.show()
 # eigenvector ($|\cos| \ge 0.999$); the predicted $\dot{\mathbf{w}}$ matches autograd to a relative
 # error $\le 0.05$ (the gap is the finite-sample violation of conditional independence); every
 # $\delta_k \ge 0$.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_theory.binary_latent_tokens nlcl.tian.two_layer_theory.theorem5_prediction nlcl.tian.two_layer_theory.top_mode_velocity
+# ```
 
 # %%
 run.glue("theory-n-samples", P.n_samples)
@@ -312,6 +327,9 @@ run.claim("thm5-delta-nonnegative").measure(bool((pred["delta"] >= 0).all()))
 # p_0p_1\Delta\Delta^\top\|_F/\|\mathbb{V}[\tilde{\mathbf{x}}]\|_F$ vanishes like sampling noise: its log-log slope in $N$
 # lies in $[-0.7, -0.3]$ (rate $N^{-1/2}$), on ≥ 80% of seeds. (b) A check that the test can fail: with
 # the shared vector the residual at the largest $N$ is ≥ 10 times the conditionally independent one.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_theory.lemma5_decomposition
+# ```
 
 # %%
 n_grid5 = np.unique(np.geomspace(1000, P.n_samples, 5).astype(int))
@@ -378,6 +396,9 @@ run.claim("lemma5-control-fails").measure(control)
 # $\mathbf{u}_1$. **Predictions:** the fraction increases monotonically with $c\in\{0, 0.25, 0.5, 1\}$,
 # and the increase from $c=0$ to $c=1$ is at least 0.1. (Without modulation each of the $d$ positive
 # directions is equally likely; App. C.3 estimates $\mathbb{P} = 1/d$.)
+#
+# ```{nlcl-source} nlcl.tian.two_layer_theory.modulated_basin_fractions
+# ```
 
 # %%
 run.glue("theory-n-init", P.n_init)
@@ -423,6 +444,9 @@ plt.show()
 # %% [markdown]
 # Eq. 146 integrated numerically (`eq146_runs`), and the closed form of Eq. 147 against the
 # integrated trajectory from $y(0) = 0.2$, $b = 1.5$, up to $0.9\,t^*$:
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.eq146_runs nlcl.tian.two_layer_theory.eq147_solution nlcl.tian.two_layer_theory.blowup_time
+# ```
 
 # %%
 b_grid, y_pos, y_neg = [0.5, 1.5, 2.5], [0.05, 0.2, 1.0, 3.0], [-0.05, -1.0, -2.0, -3.0]
@@ -436,6 +460,9 @@ run.glue("eq146-closed-form-vs-ode", f"{ode_gap:.1e}")
 # The winner rule against the normalized dynamics (`winner_rule_agreement`), `n_seeds` seeds of
 # `n_init`/2 initializations for each $c$; for each run, how close the two smallest $t_l^*$ were
 # (their ratio):
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.winner_rule_agreement
+# ```
 
 # %%
 win_frac, miss_close, hit_close = [], [], []
@@ -533,6 +560,9 @@ run.claim("cor3-dbn-uniform").measure(round(ratio_dbn, 3))
 # %% [markdown]
 # The speeds per RF (autograd, `top_mode_velocity`) without and with mean-backprop BatchNorm, and
 # the factor $\lambda^{bn} - d_k^{bn}$ in closed form (`corollary3_prediction`, $\epsilon = 10^{-5}$):
+#
+# ```{nlcl-source} nlcl.tian.two_layer_theory.corollary3_prediction
+# ```
 
 # %%
 speed_plain = top_mode_velocity(Ws, xs, P.activation)[0].norm(dim=-1)
@@ -551,6 +581,9 @@ run.glue("cor3-no-bn-gap-ratio", f"{float(gap_plain.max() / gap_plain.min()):.3g
 # tested with the relative difference at three BatchNorm $\epsilon$ (`bn_scale_gap`): at
 # $10^{-12}$, relative to the measured difference, and the ratio of the differences at $10^{-6}$
 # and $10^{-5}$.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.bn_scale_gap
+# ```
 
 # %%
 x_unit = xs / torch.as_tensor(scales)[None, :, None]
@@ -631,6 +664,9 @@ plt.show()
 # seeds whose eigengap $\lambda^{bn} - \max_k d_k^{bn}$ is small (a ci sweep over base seeds; numbers in the claims'
 # notes): there they are declared *not reproduced* in ci, and only if every failing seed has a smaller
 # eigengap than every passing one, the explanation's own prediction.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.corollary3_seed
+# ```
 
 # %%
 c3 = {"p1": [], "p2": [], "p3": []}
@@ -645,6 +681,9 @@ print({k: np.round(v, 4).tolist() for k, v in c3.items()})
 # %% [markdown]
 # The verdicts. The explanations of parts (2) and (3) apply only if some data seed fails and every
 # failing seed has a smaller eigengap (part 1) than every passing one (`fails_at_smallest_gaps`).
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.fails_at_smallest_gaps
+# ```
 
 # %%
 fails2 = fails_at_smallest_gaps(c3["p1"], [v >= 0.999 for v in c3["p2"]])
@@ -700,6 +739,9 @@ run.claim("cor3-part3-dynamics").measure_seeds(c3["p3"])
 
 # %% [markdown]
 # Lemma 6 against autograd on one batch of $N = 64$ two-view samples:
+#
+# ```{nlcl-source} nlcl.tian.two_view_bn.two_view_binary_tokens nlcl.tian.two_view_bn.energy_bn nlcl.tian.two_view_bn.lemma6_dynamics
+# ```
 
 # %%
 g6 = torch.Generator().manual_seed(30_000 + run.seed)
@@ -728,6 +770,9 @@ run.claim("lemma6-per-view-control").measure(
 # %% [markdown]
 # Corollary 3 and the speeds, `n_seeds` data seeds of `n_samples` two-view samples
 # (`two_view_seed`: pooled and per-view moments; exchangeable views, $\gamma = 1$, for contrast):
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.two_view_seed
+# ```
 
 # %%
 rows, scale_no_bn, sig_ratio = [], [], []
@@ -744,6 +789,9 @@ display(pd.DataFrame(cor2v).round(4).rename_axis("data seed"))
 # The verdicts, with the diagnostics the explanations test: whether per-view moments are closer
 # than pooled ones on every seed (`per_view_closer`), the smallest share of the view term, and the
 # smallest effect of the input scale on an RF's BatchNorm speed.
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.per_view_closer
+# ```
 
 # %%
 run.claim("bn2v-pooled-differs").measure(round(min(sig_ratio), 3))
@@ -805,6 +853,9 @@ run.glue("cor3-2view-scale-effect-no-bn", f"{min(scale_no_bn):.1e}")
 # of $d$: $\mathbb{P}[\mathbf{w}\to\mathbf{u}_1]$ at $d = 32$ is at least half of that at $d = 4$ (a $1/d$ law would give $1/8$). (d) Negative
 # modulation, exponentially small: $d\,\mathbb{P}[\mathbf{w}\to\mathbf{u}_1]$ at $d = 32$ is at most half of that at $d = 4$ (without
 # modulation $d\,\mathbb{P} = 1$ at every $d$, by symmetry).
+#
+# ```{nlcl-source} nlcl.tian.basin_probability.eq155_probability nlcl.tian.basin_probability.basin_event_mc
+# ```
 
 # %%
 rng155 = np.random.default_rng(50_000 + run.seed)
@@ -823,6 +874,9 @@ run.claim("eq155-closed-form").measure(
 # Eqs. 156 and 157 on the 27 modulation vectors (`eq156_test_eps`, the same random generator), in
 # standard errors of the Monte Carlo (`eq156_157_violations`); the explanation of
 # `eq156-lower-bound` tests the violations among gaps $\le 1$ and those of the capped bound:
+#
+# ```{nlcl-source} nlcl.tian.two_layer_study.eq156_157_violations nlcl.tian.two_layer_study.eq156_test_eps
+# ```
 
 # %%
 viol = eq156_157_violations(eq156_test_eps(rng155), n_mc, rng155)

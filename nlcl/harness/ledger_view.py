@@ -10,7 +10,7 @@ from typing import Any
 
 from nlcl.harness.checks import to_plain
 
-__all__ = ["claim_calls", "ledger_markdown"]
+__all__ = ["claim_calls", "ledger_markdown", "ledger_summary"]
 
 
 def _cell(text: Any) -> str:
@@ -22,31 +22,43 @@ def _value(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else repr(value)
 
 
+def ledger_summary(led: Any, claims: Mapping[str, Any]) -> str:
+    """The ledger's one-line summary: how many claims, how many required, of which kinds."""
+    n = len(claims)
+    required = sum(1 for c in claims.values() if c.required)
+    kinds: dict[str, int] = {}
+    for c in claims.values():
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    parts = ", ".join(f"{k} {kind}{'s' if k != 1 else ''}" for kind, k in sorted(kinds.items()))
+    return f"The claims of this chapter: {n} declared ({parts}), {required} required"
+
+
 def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, Any]) -> str:
     """The ledger as a markdown table (declared claims ``claims``: id → :class:`~nlcl.harness.claims.Claim`),
-    with the values the checks use and the not-reproduced explanations declared in advance."""
+    with the values the checks use, the not-reproduced explanations declared in advance and the
+    revisions, in a block collapsed by default whose summary line counts the claims."""
     rows = [
-        f"**Claims of this chapter, declared before anything is measured** (`{led.label}`)",
+        "<details class=\"nlcl-ledger\">",
+        f"<summary>{ledger_summary(led, claims)}. Declared before anything is measured, in "
+        f"<code>{led.label}</code>.</summary>",
         "",
-        "| claim | statement | source | check | decided by | required · kind | revisions |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| claim | statement | source | check | decided by | required · kind |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    notes = []
+    notes, revisions = [], []
     for cid, c in claims.items():
         paper = None if c.paper is None or str(c.paper) == c.check.description else c.paper
         check = c.check.description + ("" if paper is None else f" (paper: {paper})")
         rule = c.decide.description if c.decide is not None else "one measurement"
         required = ("required" if c.required else "reported, not required") + f" · {c.kind}"
-        revisions = "; ".join(
-            f"{r['from']} → {r['to']}" + (f" ({r['date']})" if r.get("date") else "") + f": {r['reason']}"
+        revisions += [
+            f"- `{cid}`: {r['from']} → {r['to']}"
+            + (f" ({r['date']})" if r.get("date") else "")
+            + f": {r['reason']}"
             for r in c.revised
-        )
+        ]
         rows.append(
-            "| "
-            + " | ".join(
-                _cell(x) for x in (f"`{cid}`", c.statement, c.source, check, rule, required, revisions or "—")
-            )
-            + " |"
+            "| " + " | ".join(_cell(x) for x in (f"`{cid}`", c.statement, c.source, check, rule, required)) + " |"
         )
         nr = c.not_reproduced
         if nr is not None:
@@ -62,6 +74,9 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
         rows += ["", f"Values the checks use: {used}."]
     if notes:
         rows += ["", "Not-reproduced explanations, declared with what they predict:", "", *notes]
+    if revisions:
+        rows += ["", "Revisions of the ledger (the reasons recorded with each):", "", *revisions]
+    rows += ["", "</details>"]
     return "\n".join(rows)
 
 

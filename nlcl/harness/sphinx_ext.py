@@ -8,6 +8,8 @@
   what to install (:class:`MathJaxMissing`); a ``mathjax_path`` that names a URL is refused.
   Pages whose math is in raw HTML (the claims table of the reproducibility page writes
   ``\\(…\\)``) are marked as having equations, so MathJax is loaded there too.
+* **The book's directives** (:mod:`nlcl.harness.directives`): ``nlcl-source`` shows the package's
+  code on the page from its source file, ``nlcl-claims`` a claim's declaration from the ledger.
 * **Identical page scripts once.** With Sphinx 7.4, sphinx-thebe 0.3.1 (part of jupyter-book
   1.0.4) registers its inline configuration script twice, so each page declares
   ``const THEBE_JS_URL`` twice and the browser logs "Identifier 'THEBE_JS_URL' has already been
@@ -166,4 +168,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("doctree-read", mark_raw_math)
     app.connect("build-finished", copy_mathjax)
     app.connect("html-page-context", unique_scripts, priority=900)
+    from nlcl.harness import directives
+
+    directives.setup(app)  # nlcl-source, nlcl-claims
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -339,9 +339,11 @@ def test_show_ledger_shows_the_table_before_any_measurement(runs_dir, tmp_path, 
     run = nlcl.start("unit", device="cpu", params={"act": "relu", "n": 8}, run_dir=tmp_path / "r")
     run.show_ledger(ledger=write(tmp_path, FULL), tol=0.1, scale=2.0, c6_required=False)
     out = capsys.readouterr().out
-    assert "declared before anything is measured" in out and "`book/claims/unit.yaml`" in out
+    assert "Declared before anything is measured" in out and "<code>book/claims/unit.yaml</code>" in out
+    assert out.lstrip().startswith('<details class="nlcl-ledger">') and out.rstrip().endswith("</details>")
+    assert "<summary>The claims of this chapter: " in out and " required." in out  # collapsed, counted
     assert "| `c2` | The ratio is one. | Paper, Eq. 3 | 1 ± 0.1 | holds on ≥ 100% of seeds |" in out
-    assert "1 ± 0.05 → 1 ± 0.1 (2026-01-02): the ci grid is coarser" in out
+    assert "- `c2`: 1 ± 0.05 → 1 ± 0.1 (2026-01-02): the ci grid is coarser" in out
     assert "predicts measured ≤ 0 and slope ≤ 1.25" in out and "`tol` = 0.1 (the tolerance of c2)" in out
     assert "| reported, not required · reproduction |" in out  # c6 with c6_required false
     led = ledger.read_ledger(tmp_path / "book" / "claims" / "unit.yaml")
