@@ -314,7 +314,8 @@ if (!mj || !mj.startup || !mj.startup.promise) { done("no MathJax"); return; }
 mj.startup.promise.then(function () { done("typeset"); }, function (e) { done("error: " + e); });
 """
 
-#: Text on the page (code and MathJax's own output aside) that still reads as TeX: \( or \[.
+#: Text on the page (code and MathJax's own output aside) that still reads as TeX: \( or \[, or a
+#: TeX command such as \frac or \mathbb.
 _RAW_TEX = r"""
 var root = document.querySelector('article') || document.body;
 var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -322,7 +323,7 @@ var found = [];
 while (walker.nextNode()) {
   var node = walker.currentNode, el = node.parentElement;
   if (!el || el.closest('pre, code, script, style, textarea, mjx-container, .highlight')) continue;
-  var i = node.data.search(/\\[(\[]/);
+  var i = node.data.search(/\\(?:[(\[]|[A-Za-z]{2,})/);
   if (i >= 0) found.push(node.data.slice(Math.max(0, i - 40), i + 40));
 }
 return found;
@@ -331,7 +332,8 @@ return found;
 
 def _math_problems(driver, server: str) -> list[str]:
     """MathJax comes from this site, and where the page has math it is typeset: every math
-    element holds MathJax's output (``mjx-container``) and no raw ``\\(`` / ``\\[`` is left."""
+    element holds MathJax's output (``mjx-container``) and no raw ``\\(`` / ``\\[`` or TeX command
+    (``\\frac``, ``\\mathbb`` …) is left as text outside code."""
     problems = []
     sources = driver.execute_script(
         "return Array.from(document.scripts).map(function(s){ return s.src; })"
@@ -447,7 +449,83 @@ def _chapter_checks(driver, chapter: str) -> list[str]:
     ]
     if missing:
         problems.append(f"claims without an anchor (#claim-<id>): {missing}")
+    problems += _references_problems(driver, chapter)
+    problems += _source_block_problems(driver, chapter)
+    problems += _ledger_fit_problems(driver)
     return problems
+
+
+#: The arXiv id of each paper a chapter reproduces (its prefix names the paper).
+PAPER_ARXIV = {"tian": "2206.01342", "esser": "2309.02011", "renli": "2304.03717"}
+
+
+def _references_problems(driver, chapter: str) -> list[str]:
+    """The chapter's References section renders: its citations link into the bibliography page
+    (where the anchor exists, checked with every internal link) and it links the paper itself."""
+    refs = driver.execute_script(
+        "var s = document.querySelector('section#references');"
+        "return s ? Array.from(s.querySelectorAll('a[href]')).map(function(a){ return a.href; }) : null;"
+    )
+    if refs is None:
+        return ["no References section (section#references)"]
+    problems = []
+    if not any("/references.html#" in h for h in refs):
+        problems.append("the References section has no citation linked to the bibliography page")
+    arxiv = PAPER_ARXIV[chapter.split("-")[0]]
+    if not any(f"arxiv.org/abs/{arxiv}" in h for h in refs):
+        problems.append(f"the References section does not link the paper (arxiv.org/abs/{arxiv})")
+    return problems
+
+
+def _source_block_problems(driver, chapter: str) -> list[str]:
+    """Every nlcl-source name of the chapter's source is on the page as a block holding its code."""
+    from nlcl.harness import page as chapter_page
+
+    names = [
+        n
+        for s in chapter_page.sections(ROOT / "book" / f"{chapter}.py")
+        for md in s.markdown
+        for n in chapter_page.shown_names(md)
+    ]
+    blocks = driver.execute_script(
+        "return Array.from(document.querySelectorAll('details.nlcl-source')).map(function(d){"
+        " var pre = d.querySelector('pre'); return [d.dataset.object, pre ? pre.textContent.length : 0]; })"
+    )
+    shown = {name: n for name, n in blocks}
+    problems = [f"source block of {n} missing on the page" for n in names if n not in shown]
+    problems += [f"source block of {n} is empty" for n, length in shown.items() if length < 10]
+    return problems
+
+
+_LEDGER_FIT = """
+var d = document.querySelector('details.nlcl-ledger');
+if (!d) return 'missing';
+if (d.open) return 'open by default';
+d.open = true;
+var col = (d.closest('article') || document.body).getBoundingClientRect();
+var t = d.querySelector('table'), s = d.querySelector('summary');
+var out = [];
+[['table', t], ['summary', s]].forEach(function (p) {
+  if (!p[1]) { out.push(p[0] + ' missing'); return; }
+  var r = p[1].getBoundingClientRect();
+  if (r.right > col.right + 1 || r.left < col.left - 1) out.push(p[0] + ' ' + Math.round(r.left) + '..' + Math.round(r.right) + ' outside the column ' + Math.round(col.left) + '..' + Math.round(col.right));
+});
+if (t && t.scrollWidth > t.clientWidth + 1) out.push('table content cut off (' + t.scrollWidth + ' > ' + t.clientWidth + ')');
+d.open = false;
+return out.join('; ');
+"""
+
+
+def _ledger_fit_problems(driver) -> list[str]:
+    """The ledger at the top of the chapter is collapsed by default, and opened at a 1280-pixel window
+    its summary line and table fit the content column."""
+    size = driver.get_window_size()
+    driver.set_window_size(1280, size["height"])
+    try:
+        result = driver.execute_script(_LEDGER_FIT)
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+    return [f"the ledger table at 1280 px: {result}"] if result else []
 
 
 def _records_with_paper_scale() -> list[dict]:
