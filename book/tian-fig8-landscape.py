@@ -11,15 +11,15 @@
 # %% [markdown]
 # # Nonlinearity creates local optima: the landscape on a circle (Tian 2023, Fig. 8)
 #
-# **Overview.** Tian (2023) argues that a *linear* contrastive learner can only find one pattern
-# (the top principal direction), while a *nonlinear* one sees a landscape with many local optima,
-# one per pattern in the data (Sec. 3; App. E.1). The smallest experiment that shows it is a single
-# unit-norm filter $\mathbf{w} = (\cos\theta, \sin\theta)^\top$ on nine points of the unit circle:
-# plot the energy $\mathcal{E}_\alpha(\theta)$ and count its local maxima.
+# **Overview.** {cite:t}`tian2023nonlinearity` argues that a *linear* contrastive learner can only
+# find one pattern (the top principal direction), while a *nonlinear* one sees a landscape with many
+# local optima, one per pattern in the data (Sec. 3; App. E.1). The smallest experiment that shows it
+# is a single unit-norm filter $\mathbf{w} = (\cos\theta, \sin\theta)^\top$ on nine points of the unit
+# circle: plot the energy $\mathcal{E}_\alpha(\theta)$ and count its local maxima.
 #
-# **Prerequisites.** Tian 2023 Sec. 2 (the contrastive covariance, Eq. 3) and Sec. 3 (Eq. 5);
-# Appendix E.1 for this experiment. The chapter
-# {doc}`tian-one-layer` develops the theory (LMEs, Lemma 3, Theorems 1–3) behind it.
+# **Prerequisites.** Sec. 2 of the paper (the contrastive covariance, Eq. 3) and Sec. 3 (Eq. 5);
+# Appendix E.1 for this experiment. The chapter {doc}`tian-one-layer` develops the theory (LMEs,
+# Lemma 3, Theorems 1–3) behind it.
 #
 # **Expected run time.** {glue:text}`run-time`
 
@@ -27,7 +27,7 @@
 # ## The result
 #
 # With per-filter normalization $\|\mathbf{w}\|_2 = 1$, the one-layer network $f = h(\mathbf{w}^\top\mathbf{x})$
-# maximizes (Tian 2023, Eq. 5)
+# maximizes (Eq. 5)
 #
 # $$\mathcal{E}_\alpha(\mathbf{w}) = \tfrac12\, \mathbb{C}_\alpha\big[h(\mathbf{w}^\top \mathbf{x})\big],\qquad
 # \mathbb{C}_\alpha[a] = \frac{1}{2N^2}\sum_{i,j}\alpha_{ij}\big[(a[i]-a[j])^2 - (a[i]-a[i'])^2\big]
@@ -48,26 +48,22 @@
 # ## What it predicts, and how we check it
 #
 # On the paper's nine data points at angles $\{-\tfrac{4\pi}{5}, -\tfrac{\pi}{2}, -\tfrac{2\pi}{5},
-# -\tfrac{\pi}{6}, 0, \tfrac{\pi}{5}, \tfrac{2\pi}{5}, \tfrac{3\pi}{5}, \tfrac{4\pi}{5}\}$, the paper reports:
+# -\tfrac{\pi}{6}, 0, \tfrac{\pi}{5}, \tfrac{2\pi}{5}, \tfrac{3\pi}{5}, \tfrac{4\pi}{5}\}$, the ReLU
+# landscape has more local maxima than all PCA directions together could give in 2-D ($2\times 2 = 4$),
+# and they are not mutually orthogonal, unlike eigenvectors of one matrix; the linear landscape has
+# only the pair $\pm\boldsymbol{\phi}_1$, which we compare with an eigendecomposition of the
+# covariance:
 #
-# 1. ReLU: **at least 8** local maxima — more than the $2\times 2 = 4$ that all PCA directions
-#    together could give in 2-D.
-# 2. Linear: **exactly 2** local maxima, at $\pm\boldsymbol{\phi}_1$. We check the count, and that both
-#    maxima lie within **two grid steps** of $\pm\boldsymbol{\phi}_1$ computed by an eigendecomposition.
-# 3. The ReLU maxima are **not mutually orthogonal** (unlike PCA directions, whose pairs are either
-#    orthogonal or antipodal). We count the pairs of ReLU maxima that are neither orthogonal nor
-#    (anti)parallel, $0.05 < |\cos\angle(\mathbf{w}_a, \mathbf{w}_b)| < 0.95$, and expect **at least one**.
+# ```{nlcl-claims} fig8-relu-maxima fig8-linear-maxima fig8-linear-at-pca fig8-relu-not-orthogonal
+# ```
 #
 # Local maxima are counted on a periodic grid of $\theta$ with `scipy.signal.find_peaks` (a plateau
 # counts once).
 #
-# **Seeds.** This experiment is **deterministic**: the data are the paper's nine fixed points,
-# $\alpha$ is uniform, there is no augmentation and the energy is evaluated exactly on a fixed grid.
-# Nothing is drawn at random, so each claim is one measurement and there is no seed spread to
-# report (the `seed` parameter is unused; the same run gives the same numbers on any machine up to
-# floating-point round-off). Its robustness check is a different grid instead: the count on a
-# grid ten times coarser is reported below. The claims are required in the paper's setting (ReLU, the nine angles); with other
-# parameters they are still measured and reported, but not required.
+# **Seeds.** The experiment is deterministic: the nine points are fixed, $\alpha$ is uniform, there is
+# no augmentation and the energy is evaluated exactly on a grid, so each claim is one measurement (the
+# `seed` parameter is unused). Its robustness check is a grid ten times coarser instead. The claims
+# are required in the paper's setting (ReLU, the nine angles) and reported otherwise.
 
 # %% tags=["parameters", "hide-cell"]
 profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (finer grid)
@@ -237,16 +233,58 @@ run.claim("fig8-relu-not-orthogonal").measure(n_oblique)
 # matrix. The count does not depend on the grid: a grid ten times coarser finds
 # {glue:text}`fig8-n-coarse` maxima. Some maxima are shallow (the smallest rises
 # {glue:text}`fig8-min-prominence:.1e` of the maximum energy above its surroundings) but they are genuine
-# kinks of the piecewise-quadratic energy, not grid noise. Each maximum of the ReLU curve sits between two consecutive normals of data points, where the
-# gated covariance $\mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ is constant and its top eigenvector is a
-# fixed point of the dynamics (a *locally maximal eigenvector*, Definition 3).
-#
-# Try it yourself: `nlcl run tian-fig8-landscape -p activation linear` makes both curves linear;
-# `-p activation leaky_relu` or `-p angles "[0, 1, 2, 3]"` explore other landscapes (the claims are then
-# reported but not required).
+# kinks of the piecewise-quadratic energy, not grid noise. Each maximum of the ReLU curve sits
+# between two consecutive normals of data points, where the gated covariance
+# $\mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ is constant and its top eigenvector is a fixed point
+# of the dynamics (a *locally maximal eigenvector*, Definition 3).
 #
 # **What's next.** {doc}`tian-one-layer` explains *why*: Lemma 3's dynamics, locally maximal
 # eigenvectors and when they are stable.
 
 # %%
 run.finish()
+
+# %% [markdown]
+# ## Try it yourself
+#
+# 1. Give the filter a leaky ReLU, which is still piecewise linear but keeps a small slope (0.05) on
+#    the negative side:
+#    `nlcl run tian-fig8-landscape -p activation leaky_relu`. Does the gating argument (a new matrix
+#    each time $\mathbf{w}$ crosses a normal) still produce many oblique maxima in Figure 8?
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `fig8-relu-maxima` = 8 (pass),
+#    `fig8-linear-maxima` = 2 (pass), `fig8-linear-at-pca` = 7.5e-4 rad (pass) and
+#    `fig8-relu-not-orthogonal` = 25 oblique pairs (pass); the claims are reported, not required,
+#    outside the paper's setting. A leaky ReLU still changes slope at each normal, so the landscape
+#    keeps one maximum per region, as with ReLU.
+#    :::
+#
+# 2. Take the even nonlinearity $h(x) = x^2$: `nlcl run tian-fig8-landscape -p activation quadratic`.
+#    The energy is then a quartic form in $\mathbf{w}$, smooth everywhere: how many maxima does it
+#    have, and are they oblique?
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `fig8-relu-maxima` = 4 (fail against
+#    ≥ 8, not required) and `fig8-relu-not-orthogonal` = 0 (fail, not required); the linear claims
+#    pass as before (2 maxima, 7.5e-4 rad from $\pm\boldsymbol{\phi}_1$). Without kinks there are no
+#    regions to hold extra maxima: the smooth quartic has two antipodal pairs, orthogonal to each
+#    other, as a PCA-like landscape would.
+#    :::
+#
+# 3. Take a smooth, odd, saturating nonlinearity: `nlcl run tian-fig8-landscape -p activation tanh`.
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `fig8-relu-maxima` = 2 (fail against
+#    ≥ 8, not required) and `fig8-relu-not-orthogonal` = 0 (fail, not required); the linear claims
+#    pass. On projections $\mathbf{w}^\top\mathbf{x} \in [-1, 1]$, $\tanh$ is smooth, odd and
+#    monotone, and its landscape keeps the linear one's single pair of maxima: the many local optima
+#    come from the kinks of a gating nonlinearity.
+#    :::
+
+# %% [markdown]
+# ## References
+#
+# - {cite:t}`tian2023nonlinearity` ([arXiv:2206.01342](https://arxiv.org/abs/2206.01342),
+#   [OpenReview](https://openreview.net/forum?id=s130rTE3U_X)): the energy $\mathcal{E}_\alpha$ (Eqs. 3, 5,
+#   6), the nine-point experiment of App. E.1 and Figure 8, and the claims this chapter checks.
