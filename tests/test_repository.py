@@ -1,14 +1,18 @@
 """Repository-level invariants: layout, TOC ↔ chapters, dependency lists, chapter conventions."""
 
+import contextlib
 import importlib
 import inspect
+import io
 import json
+import os
 import pkgutil
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import tomllib
@@ -95,6 +99,75 @@ def test_readme_starts_with_the_two_commands_and_ci_calls_them():
     assert "make test" in ci and "make book" in ci
 
 
+# ---------------------------------------------------------------------------------------------
+# The front door and the manual: README is one screen that links to the "Using this book" page
+# (book/using.md), which documents the command line, the make targets and the environment
+# variables as the code defines them. README, the manual and results/PERFORMANCE.md state the
+# current state, not a diary.
+# ---------------------------------------------------------------------------------------------
+
+USING = ROOT / "book" / "using.md"
+README_MAX_LINES = 80
+
+
+def test_readme_is_one_screen_and_links_to_the_manual():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= README_MAX_LINES
+    assert "](book/using.md)" in readme, "README links to the 'Using this book' page"
+    assert "book/using" in notebook.toc_files(ROOT), "the manual is a page of the book"
+    assert USING.read_text().startswith("# Using this book\n")
+
+
+@pytest.mark.parametrize("path", ["README.md", "book/using.md", "results/PERFORMANCE.md"])
+def test_docs_state_the_current_state_not_a_diary(path):
+    text = (ROOT / path).read_text()
+    assert not re.findall(r"\bstop \d+", text, re.I), f"{path}: work-session mentions ('stop N')"
+
+
+def _cli_help(*argv: str) -> str:
+    """What ``nlcl ARGV --help`` prints, from the entry point pyproject.toml declares."""
+    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["nlcl"]
+    module, _, func = target.partition(":")
+    main = getattr(importlib.import_module(module), func)
+    out = io.StringIO()
+    wide = mock.patch.dict(os.environ, {"COLUMNS": "1000"})  # argparse wraps help at the terminal's width
+    with wide, contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_:
+        main([*argv, "--help"])
+    assert exit_.value.code == 0
+    return out.getvalue()
+
+
+def test_the_manual_documents_every_command_option_and_exit_code():
+    manual = USING.read_text()
+    top = _cli_help()
+    commands = re.findall(r"^    (\S+)\s{2,}\S", top.split("exit codes:")[0], re.M)
+    assert {"run", "book", "list", "sweep"} <= set(commands), commands
+    missing = []
+    for command in commands:  # each in a section of its own, which names each of its options
+        section = re.search(rf"^### `nlcl {re.escape(command)}`\n(.*?)(?=^##)", manual, re.M | re.S)
+        if section is None:
+            missing.append(f"a section '### `nlcl {command}`'")
+            continue
+        options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", _cli_help(command))) - {"--help"}
+        missing += [f"nlcl {command} {o}" for o in sorted(options) if o not in section.group(1)]
+    codes = re.findall(r"^\s+(\d+)\s{2,}", top.split("exit codes:")[1], re.M)
+    assert {"0", "1", "2", "130"} <= set(codes), codes
+    missing += [f"exit code {c}" for c in codes if f"\n| {c} |" not in manual]
+    assert "--version" in top and "nlcl --version" in manual
+    assert missing == [], f"book/using.md does not document: {missing}"
+
+
+def test_the_manual_documents_every_make_target_and_environment_variable():
+    manual = USING.read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    missing = [f"make {t}" for t in phony if f"`make {t}" not in manual]
+    source = "\n".join(p.read_text() for p in (ROOT / "nlcl").rglob("*.py"))
+    names = set(re.findall(r"\bNLCL_[A-Z_]+\b", source))
+    assert {"NLCL_DEVICE", "NLCL_NUMERICS", "NLCL_RUNS_DIR"} <= names
+    missing += [n for n in sorted(names) if f"`{n}`" not in manual]
+    assert missing == [], f"book/using.md does not document: {missing}"
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_chapter_conventions(path):
     from nlcl.harness import spec
@@ -167,7 +240,7 @@ def test_public_functions_have_docstrings():
 
 
 # ---------------------------------------------------------------------------------------------
-# The layout shows the architecture (README "Layout"): the harness, shared core, datasets and one
+# The layout shows the architecture (book/using.md, "Repository layout"): the harness, shared core, datasets and one
 # subpackage per paper; paper code never imports the harness; no import circles; small modules.
 # ---------------------------------------------------------------------------------------------
 
