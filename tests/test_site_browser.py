@@ -110,7 +110,7 @@ def driver():
     found = find_browser()
     if not found:
         _unavailable(
-            "no Chromium/Chrome with chromedriver: apt-get install chromium chromium-driver (see README)"
+            "no Chromium/Chrome with chromedriver: apt-get install chromium chromium-driver (see book/using.md, CI)"
         )
     binary, chromedriver = found
     options = webdriver.ChromeOptions()

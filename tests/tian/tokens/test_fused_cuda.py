@@ -1,4 +1,4 @@
-"""The fused token step on CUDA (skipped without a GPU; run on a lent GPU, records in README).
+"""The fused token step on CUDA (skipped without a GPU; run on a lent GPU, records in results/PERFORMANCE.md).
 
 On the GPU: the batch drawn in the step is bitwise the CPU sampler's (integer arithmetic); the
 eager ``tables`` step equals the CPU's in float64; the fused loop does not wait for the GPU between
