@@ -217,6 +217,7 @@ class NlclClaims(SphinxDirective):
 
 
 def setup(app: Any) -> dict[str, Any]:
+    """Register ``nlcl-source`` and ``nlcl-claims`` (called by :mod:`nlcl.harness.sphinx_ext`)."""
     app.add_directive("nlcl-source", NlclSource)
     app.add_directive("nlcl-claims", NlclClaims)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -38,7 +38,7 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
     with the values the checks use, the not-reproduced explanations declared in advance and the
     revisions, in a block collapsed by default whose summary line counts the claims."""
     rows = [
-        "<details class=\"nlcl-ledger\">",
+        '<details class="nlcl-ledger">',
         f"<summary>{ledger_summary(led, claims)}. Declared before anything is measured, in "
         f"<code>{led.label}</code>.</summary>",
         "",
@@ -58,7 +58,9 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
             for r in c.revised
         ]
         rows.append(
-            "| " + " | ".join(_cell(x) for x in (f"`{cid}`", c.statement, c.source, check, rule, required)) + " |"
+            "| "
+            + " | ".join(_cell(x) for x in (f"`{cid}`", c.statement, c.source, check, rule, required))
+            + " |"
         )
         nr = c.not_reproduced
         if nr is not None:

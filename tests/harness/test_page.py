@@ -115,3 +115,25 @@ def test_claim_declarations_come_from_the_ledger():
     with pytest.raises(directives.ClaimNotFound, match="declares no claim"):
         directives.claim_declarations("tian-alpha-cl", ["no-such-claim"])
     assert directives._statement("{alpha} α, Σ_{{j≠i}}") == "<em>alpha</em> α, Σ_{j≠i}"
+
+
+def test_called_names_maps_imports_and_module_aliases():
+    source = "from nlcl.tian.contrastive import energy\nimport nlcl.tian.alpha_cl as ac\nenergy(x)\nac.lemma2_study(y)\nprint(z)\n"
+    names = page.called_names(source, page._imports(__import__("ast").parse(source)))
+    assert names == ["nlcl.tian.contrastive.energy", "nlcl.tian.alpha_cl.lemma2_study"]
+
+
+def test_ledger_summary_counts_claims_and_required():
+    from types import SimpleNamespace
+
+    from nlcl.harness.ledger_view import ledger_summary
+
+    claims = {
+        "a": SimpleNamespace(required=True, kind="reproduction"),
+        "b": SimpleNamespace(required=False, kind="check"),
+        "c": SimpleNamespace(required=True, kind="reproduction"),
+    }
+    assert (
+        ledger_summary(None, claims)
+        == "The claims of this chapter: 3 declared (1 check, 2 reproductions), 2 required"
+    )

@@ -132,3 +132,18 @@ def test_the_source_hash_counts_code_cells_not_prose(tmp_path):
     assert provenance.source_sha256(src, tmp_path) != first
     src.write_text("\n".join([*cells[:2], "# %%\ny = x + 2\n"]))
     assert provenance.source_sha256(src, tmp_path) != first
+
+
+def test_file_code_and_ledger_text(tmp_path):
+    """file_sha256 hashes bytes; code_text keeps code cells and their tags only; ledger_text is the
+    ledger as data."""
+    import hashlib
+
+    src = tmp_path / "ch.py"
+    src.write_text("# %% [markdown]\n# prose\n\n# %% tags=['parameters']\nx = 1\n")
+    assert provenance.file_sha256(src) == hashlib.sha256(src.read_bytes()).hexdigest()
+    code = provenance.code_text(src)
+    assert "prose" not in code and "x = 1" in code and "parameters" in code
+    led = tmp_path / "l.yaml"
+    led.write_text("# a comment\nb: &x {c: 1}\na: *x\n")
+    assert provenance.ledger_text(led) == '{"a": {"c": 1}, "b": {"c": 1}}'
