@@ -11,9 +11,9 @@
 # %% [markdown]
 # # Positive pairs align, negative pairs balance: the linear simulation (Ren & Li 2023, Fig. 1)
 #
-# **Overview.** Ren & Li (2023) train two linear encoders, one per modality, on pairs that share a
-# latent signal whose directions have *unequal* strengths (condition number $\kappa$). Their
-# Theorem 4.3 says: the non-contrastive loss (positive pairs only) aligns the two modalities but
+# **Overview.** {cite:t}`renli2023importance` train two linear encoders, one per modality, on pairs
+# that share a latent signal whose directions have *unequal* strengths (condition number $\kappa$).
+# Their Theorem 4.3 says: the non-contrastive loss (positive pairs only) aligns the two modalities but
 # leaves the representation *unbalanced* (the condition number of $U_A = W_A M_A$ stays of order
 # $\kappa$ and even grows), while the contrastive loss, run in two stages (small inverse temperature
 # $\beta$, then $\beta = O(1)$), first behaves like the non-contrastive one (stage 1) and then uses
@@ -27,10 +27,10 @@
 # ($m = 512$, batch 512, 1500 + 1500 steps).
 #
 # ```{important}
-# **This chapter implements a reconstruction.** The stored copy of the paper lost every formula, so
-# the model, the losses and the metrics below are reconstructed from the paper's prose and one
-# surviving sentence of its ICLR submission (`shared/papers/ren-li-setup.md`). We test the paper's
-# *qualitative* claims, not its lost constants. The reconstructed choices are:
+# **This chapter implements a reconstruction.** The copy of the paper this book works from lacks its
+# formulas, so the model, the losses and the metrics below are reconstructed from the paper's prose
+# and one sentence of its ICLR submission ({doc}`appendix-renli-setup`). We test the paper's
+# *qualitative* claims, not its constants. The reconstructed choices are:
 #
 # 1. **Data model** (Eq. 1): $x_A = M_A z + H_A\xi_A$, $x_B = M_B z + H_B\xi_B$ in $\mathbb{R}^d$ with
 #    $z\in\{\pm1\}^r$ shared by a positive pair and independent noises $\xi_A,\xi_B\in\{\pm1\}^{r_\xi}$,
@@ -42,9 +42,11 @@
 # 4. **Learners** (Eq. 2): $f_A(x) = W_A x/\sqrt{\mathrm{mean}_{\rm batch}\|W_A x\|^2}$ (one scalar per
 #    batch: unit *expected* norm), $W_A, W_B\in\mathbb{R}^{m\times d}$ with i.i.d. $N(0, 1/d)$ entries.
 # 5. **Losses** (Eqs. 3–4): $L_{NC} = -\mathbb{E}\langle f_A(x_A), f_B(x_B)\rangle$ and, with
-#    $S_{ij} = \langle f_A(x_{A,i}), f_B(x_{B,j})\rangle$,
-#    $L_C = L_{NC} + \frac{\lambda}{\beta}\cdot\frac12\Big[\mathbb{E}_i\log\mathrm{mean}_{j\ne i}e^{\beta S_{ij}}
-#    + \mathbb{E}_j\log\mathrm{mean}_{i\ne j}e^{\beta S_{ij}}\Big]$.
+#    $S_{ij} = \langle f_A(x_{A,i}), f_B(x_{B,j})\rangle$, an InfoNCE-type loss
+#    ({cite:t}`oord2018representation`) over both modalities, as in CLIP ({cite:t}`radford2021learning`):
+#
+#    $$L_C = L_{NC} + \frac{\lambda}{\beta}\cdot\frac12\Big[\mathbb{E}_i\log\mathrm{mean}_{j\ne i}e^{\beta S_{ij}} + \mathbb{E}_j\log\mathrm{mean}_{i\ne j}e^{\beta S_{ij}}\Big].$$
+#
 # 6. **Training** (Alg. 3.1): plain SGD (learning rate 2) on fresh batches; contrastive runs use
 #    $\beta_1 = 0.05$ for stage 1 and $\beta_2 = 2$ for stage 2; non-contrastive runs
 #    ($\lambda = 0$, which makes $L_C = L_{NC}$ exactly) take the same number of steps.
@@ -56,7 +58,7 @@
 #    $\Sigma = \mathrm{Cov}(W_A x_A) = U_AU_A^\top + V_AV_A^\top$, $V_A = W_AH_A$ (the scalar
 #    normalization does not change it); the noise-to-signal ratio is $\|W_AH_A\|_F/\|W_AM_A\|_F$.
 # 8. **Sizes** of the `full` profile: $d = 64$, $r = r_\xi = 8$, $m = 512$, batch 512, 1500 + 1500
-#    steps (those of the reconstruction's prototype; the paper's own sizes are lost).
+#    steps (those of the reconstruction's prototype; the paper does not give its sizes).
 # ```
 
 # %% tags=["parameters", "hide-cell"]
@@ -142,14 +144,12 @@ from nlcl.renli.model import make_data
 from nlcl.renli.simulation import train_configs
 
 # %% [markdown]
-# Every tensor of this chapter is small ($k\times k$ Gram matrices, $n\times n$ similarities with
-# $k = r + r_\xi$): one CPU thread is enough, and on a busy machine two threads that wait for each
-# other are many times slower (measured at the `ci` sizes: 11 ms against 470 ms of CPU time per SGD
-# step). One thread also makes the numbers independent of the machine's core count (no effect on a
-# GPU's kernels). The sweeps: $\kappa$ = `kappas`, $\lambda$ = `lams`, stage-1 $\beta$ = `beta1s`
-# (defaults around the main values); seed $s$ of a configuration is `seed` + $k$. The claims are
-# required in the reconstruction's setting (the prototype of `ren-li-setup.md`); with other
-# parameters they are measured and reported but not required.
+# The sweeps: $\kappa$ = `kappas`, $\lambda$ = `lams`, stage-1 $\beta$ = `beta1s` (defaults around
+# the main values); run $k$ of a configuration uses seed `seed` + $k$. Every tensor is small
+# ($k\times k$ Gram matrices and $n\times n$ similarities, $k = r + r_\xi$), so the chapter runs on
+# one CPU thread, which also makes its numbers independent of the machine's core count. The claims
+# are required in the reconstruction's setting ({doc}`appendix-renli-setup`); with other parameters
+# they are measured and reported but not required.
 
 # %% tags=["hide-input"]
 torch.set_num_threads(1)
@@ -168,10 +168,9 @@ print(f"κ sweep {KAPPAS}, λ sweep {LAMS}, stage-1 β {BETA1S}, seeds {SEEDS}")
 print(f"paper setting: {run.paper_setting}")
 
 # %% [markdown]
-# The claims, declared before anything is measured. They live in the chapter's claims ledger,
-# `book/claims/renli-simulation.yaml` (statement, source, check, the paper's value, when they are
-# required, revisions, and the explanations of claims not reproduced with the diagnostics their
-# predictions test). The checks that depend on the parameters: $r/2$ and $0.85\,r$ (result 1),
+# The claims, declared before anything is measured, from the chapter's claims ledger (statement,
+# source, check, the paper's value, and the explanations of claims not reproduced with the
+# diagnostics they predict). Some checks depend on the parameters: $r/2$ and $0.85\,r$ (result 1),
 # $2\lambda\beta_1$ (result 2), $0.85\cdot4$ for the tracking section's $r = 4$; result 2's claims
 # are required only when the stage-1 sweep contains $\beta_1 = 0.01$.
 
@@ -206,27 +205,21 @@ configs.groupby(["group", "method"]).size().rename("runs").to_frame()
 # %% [markdown]
 # ## Result 1: both losses align; only the negative pairs balance (their Fig. 1)
 #
-# **Prediction** (Thm. 4.3, Lemmas 5.1 and 5.3; claims 1–4 of the reconstruction), at $\kappa$ =
-# `kappa` and $\lambda$ = `lam`. Every claim of this chapter is measured on each of the `n_seeds`
-# seeds (3 in `ci`, 5 in `full`; seed $s$ draws its own data model, initialisation and batches) and
-# the report shows the mean, the spread and the fraction of seeds on which it holds. **Seed rule:** a
-# claim that was stated for the worst seed ("smallest/largest over seeds") must hold **on every
-# seed**; a claim stated for the median must hold on **≥ 80% of the seeds** (stricter than the
-# median it replaces):
+# **Prediction** (Thm. 4.3, Lemmas 5.1 and 5.3), at $\kappa$ = `kappa` and $\lambda$ = `lam`: both
+# losses align the modalities; with positive pairs only, the condition number of $U_A$ keeps growing
+# after alignment and the representation stays unbalanced; the negative pairs of stage 2 bring the
+# condition number to $\approx 1$ and the stable rank close to $r$ (not above it by much: the noise
+# directions carry little variance); and the noise-to-signal ratio falls in every run. With $r = 8$ a
+# negative pair shares the anchor's $z$ with probability $2^{-8}$, which caps the alignment score just
+# below 1. Every claim is measured on each of the `n_seeds` seeds (each draws its own data model,
+# initialisation and batches); a claim about the worst seed must hold on every seed, one about a
+# typical seed on at least 80% of them.
 #
-# 1. both methods align: final alignment score **≥ 0.95** (with $r = 8$ a negative pair shares the
-#    anchor's $z$ with probability $2^{-8}$, which caps the score just below 1);
-# 2. non-contrastive: the condition number of $U_A$ **grows after alignment** (final / value at the
-#    first evaluation with alignment ≥ 0.95 is **> 1**), and the representation is **not balanced**:
-#    final stable rank **≤ r/2**;
-# 3. contrastive, end of stage 2: condition number **≤ 1.25** ("≈ 1") and stable rank **≥ 0.85 r**
-#    (it cannot exceed $r$ by much: the noise directions carry little variance);
-# 4. the noise-to-signal ratio **decreases** over training in every run of both methods
-#    (final / initial **< 1**; per seed, the largest ratio over its main runs of every $\kappa$ and
-#    both methods).
+# ```{nlcl-claims} renli-align-nc renli-align-c renli-nc-cond-grows renli-nc-unbalanced renli-c-cond renli-c-srank renli-nsr-decreases
+# ```
 
 # %% [markdown]
-# All runs are trained together (about a minute in `ci`):
+# The training loop, plain SGD on fresh batches for all runs at once:
 #
 # ```{nlcl-source} nlcl.renli.simulation.train_configs
 # ```
@@ -290,7 +283,7 @@ plots.kappa_curves(df[df.group == "main"], boundary=S1)
 plt.show()
 
 # %% [markdown]
-# **Verdicts.** Claims 1–3, per seed: alignment of both methods,
+# **Verdicts**, per seed: the alignment of both methods,
 #
 # ```{nlcl-source} nlcl.renli.analysis.seed_values
 # ```
@@ -317,7 +310,7 @@ run.claim("renli-c-cond").measure_seeds(c_cond)
 run.claim("renli-c-srank").measure_seeds(analysis.seed_values(c_final, "stable_rank"))
 
 # %% [markdown]
-# Claim 4, the noise-to-signal ratio: final over initial per main run, every $\kappa$ and both
+# The noise-to-signal ratio: final over initial per main run, every $\kappa$ and both
 # methods (per seed the largest),
 
 # %%
@@ -356,6 +349,8 @@ nsr_late = nsr_at[late_step].loc[failing_nsr]
 failing_methods = main_all_final.loc[failing_nsr, "method"]
 
 # %% [markdown]
+# The fraction of the failing runs with each property:
+#
 # ```{nlcl-source} nlcl.renli.analysis.fraction
 # ```
 
@@ -385,22 +380,29 @@ run.glue("renli-c-srank-median", float(c_final.stable_rank.median()))
 # %% [markdown]
 # ## Result 2: stage 1 ≈ non-contrastive
 #
-# For small $\beta$, $\frac{\lambda}{\beta}\log\mathrm{mean}_j e^{\beta S_{ij}} = \lambda\,\mathrm{mean}_j S_{ij}
-# + \frac{\lambda\beta}{2}\mathrm{Var}_j S_{ij} + O(\lambda\beta^2)$, and the first term averages to
-# $\approx 0$ because the outputs have zero mean. So stage 1 follows the non-contrastive dynamics up to
-# a perturbation of relative size $O(\lambda\beta_1)$ (Sec. 5.3, Lemma B.9). We quantify the distance
-# between a contrastive and a non-contrastive run with the same seed, data, batches and initialization
-# by the relative deviation of the weights at the end of stage 1,
+# For small $\beta$,
+#
+# $$\frac{\lambda}{\beta}\log\mathrm{mean}_j e^{\beta S_{ij}} = \lambda\,\mathrm{mean}_j S_{ij} + \frac{\lambda\beta}{2}\mathrm{Var}_j S_{ij} + O(\lambda\beta^2),$$
+#
+# and the first term averages to $\approx 0$ because the outputs have zero mean. So stage 1 follows
+# the non-contrastive dynamics up to a perturbation of relative size $O(\lambda\beta_1)$ (Sec. 5.3,
+# Lemma B.9). We quantify the distance between a contrastive and a non-contrastive run with the same
+# seed, data, batches and initialization by the relative deviation of the weights at the end of
+# stage 1,
 #
 # $$\delta(\beta_1) = \frac{\|W^{C}(t_1) - W^{NC}(t_1)\|_F}{\|W^{NC}(t_1) - W(0)\|_F},\qquad W = [W_A, W_B],$$
 #
 # (how far the two runs part, relative to how far the non-contrastive run travelled).
 #
-# **Prediction**, at $\kappa$ = `kappa`, per seed: $\delta(\beta_1 = 0.05)$ **≤ 0.1**
-# ($2\lambda\beta_1$: the first-order size with a factor-2 margin; on ≥ 80% of the seeds); $\delta$
-# **increases with $\beta_1$** (every seed); and it shrinks with $\beta_1$ at least half as fast as the
-# linear prediction: $\delta(0.01)/\delta(0.05)$ **≤ 0.5** (linear: 0.2; the margin leaves room for the
-# $\beta$-independent batch-noise term of order $\lambda/n$; on ≥ 80% of the seeds).
+# **Prediction**, at $\kappa$ = `kappa`, per seed: $\delta(\beta_1)$ is at most $2\lambda\beta_1$, the
+# first-order size with a factor-2 margin; it increases with $\beta_1$; and it shrinks with $\beta_1$
+# about linearly, $\delta(0.01)/\delta(\beta_1) \approx 0.01/\beta_1$ (the check's margin leaves room
+# for the $\beta$-independent batch-noise term of order $\lambda/n$).
+#
+# ```{nlcl-claims} renli-stage1-deviation renli-stage1-monotone renli-stage1-scaling
+# ```
+#
+# The deviations per seed and $\beta_1$:
 #
 # ```{nlcl-source} nlcl.renli.analysis.stage1_deviations
 # ```
@@ -465,12 +467,15 @@ run.glue("renli-stage1-cond-gap", gap[P.beta1])
 # ## Result 3: how the final balance depends on $\kappa$ and $\lambda$
 #
 # **Prediction.** Without negative pairs the final condition number is of order $\kappa$ (Thm. 4.3(a):
-# there are inputs for which it stays $\Theta(\kappa)$): it **increases with $\kappa$** (per seed, on
-# ≥ 80% of the seeds). With negative pairs, stage 2 brings it to $\approx 1$ whatever $\kappa$: **≤ 1.25
-# for every $\kappa$ of the sweep** (per seed the largest over $\kappa$; every seed). The balancing force
-# of stage 2 is proportional to $\lambda$ (the gradient of the second term of $L_C$), so a larger
-# $\lambda$ balances faster: the number of stage-2 steps until $\kappa(U_A) \le 1.5$ is
-# **non-increasing in $\lambda$** (per seed, on ≥ 80% of the seeds).
+# there are inputs for which it stays $\Theta(\kappa)$), so it increases with $\kappa$. With negative
+# pairs, stage 2 brings it to $\approx 1$ whatever $\kappa$. The balancing force of stage 2 is
+# proportional to $\lambda$ (the gradient of the second term of $L_C$), so a larger $\lambda$ balances
+# no slower: the number of stage-2 steps until $\kappa(U_A) \le 1.5$ is non-increasing in $\lambda$.
+#
+# ```{nlcl-claims} renli-kappa-nc-increasing renli-kappa-c-balanced renli-lambda-speed
+# ```
+#
+# The final condition number and stable rank per method and $\kappa$ (medians over seeds):
 
 # %%
 sweep_k = final[final.group == "main"]
@@ -501,6 +506,8 @@ t_bal_named = t_bal.rename("stage-2 steps to κ(U_A) ≤ 1.5")
 pd.concat([lam_final, t_bal_named], axis=1).round(3)
 
 # %% [markdown]
+# The final balance against $\kappa$, and the stage-2 condition number for each $\lambda$:
+#
 # ```{nlcl-source} nlcl.renli.plots.sweep_figure
 # ```
 
@@ -540,22 +547,16 @@ run.glue("renli-kappa-nc-increasing-median", nc_increasing)
 run.glue("renli-kappa-c-max", c_worst)
 
 # %% [markdown]
-# **Held-out findings (issue 26), investigated at the development seeds only.** At two held-out base
-# seeds `renli-kappa-c-balanced` measured 1.59 and 1.62, and `lemma44-final-contrastive` failed with it;
-# at the development seeds the largest final $\kappa(U_A)$ is about 1.15. The measured quantity is the
-# condition number after a *fixed* stage 2 (500 steps in `ci`), and how long stage 2 needs depends on
-# where stage 1 left it. The table gives, for every contrastive main run, $\kappa(U_A)$ at the end of
-# stage 1, the stage-2 steps until $\kappa(U_A)\le1.25$ and the final value; the fitted line below
-# says how many steps each e-fold of the stage-1 condition number costs. A data seed or initialisation
-# that leaves stage 1 with a condition number far above the development seeds' (the infinite-width
-# section shows stage-1 condition numbers that vary by a factor of several across data seeds) ends
-# stage 2 before it has balanced. The claim measures what it states (the end of a stage of fixed
-# length; Lemma 5.3's length is "polynomially many" steps with lost constants), so it is left as it is,
-# and its held-out failures stand as findings. `renli-lambda-speed` had a measurement error that makes
-# it fail in exactly this situation: two $\lambda$ whose runs both miss $\kappa(U_A)\le1.5$ within stage 2
-# tie at ∞ steps, and the old test (`np.diff` of two infinities is NaN) counted the tie as a violation;
-# corrected (see its revision). Whether that was the cause at the held-out seeds is not checked here
-# (we do not run them).
+# **How long stage 2 needs.** The balance claims measure the condition number after a stage 2 of
+# *fixed* length (`steps_stage2` steps), while Lemma 5.3 allows "polynomially many" steps whose
+# constants are not given. How long stage 2 needs depends on where stage 1 left the run: the table
+# gives, for every contrastive main run, $\kappa(U_A)$ at the end of stage 1, the stage-2 steps until
+# $\kappa(U_A)\le1.25$ and the final value, and the fitted line says how many steps each e-fold of the
+# stage-1 condition number costs. A data seed or initialisation that leaves stage 1 with a much larger
+# condition number (the infinite-width section shows stage-1 condition numbers that vary by a factor
+# of several across data seeds) ends a fixed stage 2 before it has balanced. Two $\lambda$ whose runs
+# both miss $\kappa(U_A)\le1.5$ within stage 2 tie at ∞ steps, which `renli-lambda-speed` counts as
+# non-increasing.
 #
 # ```{nlcl-source} nlcl.renli.analysis.stage2_times
 # ```
@@ -576,8 +577,8 @@ stage2_time.round(3)
 # Each e-fold of $\kappa(U_A)$ at the end of stage 1 costs about {glue:text}`renli-stage2-efold-steps`
 # stage-2 steps to reach 1.25; extrapolated, a run would miss 1.25 at the end of this stage 2 from a
 # stage-1 condition number of about {glue:text}`renli-stage2-kappa1-limit` (the largest here:
-# {glue:text}`renli-stage2-kappa1-max`). That extrapolation is far outside the development data, so it
-# locates the sensitivity rather than explaining the held-out values.
+# {glue:text}`renli-stage2-kappa1-max`). That extrapolation is far outside the measured range, so it
+# locates the sensitivity rather than predicting any one seed.
 
 # %% [markdown]
 # ## Lemmas 4.4 and 4.5: sufficient conditions for alignment and for balance
@@ -586,7 +587,7 @@ stage2_time.round(3)
 # both modalities, $U_A\approx U_B$, and the condition number of $U_A$ is bounded ("so that the smallest
 # singular value of $U_A$ is still large after normalization"), the representations are aligned.
 # **Lemma 4.5**: if the model is aligned and the condition number of $U_A$ is close to 1, the
-# representations are balanced. Their constants are lost with the formulas, so the lemmas cannot be
+# representations are balanced. Their constants are not available, so the lemmas cannot be
 # tested as printed; we test the closest faithful versions, with constants we derive for the
 # reconstructed model (population normalisation $s_A^2 = \|U_A\|_F^2 + \|V_A\|_F^2$, $\tilde U = U/s$,
 # $\tilde V = V/s$, so $f_A(x) = \tilde U_Az + \tilde V_A\xi_A$; `nlcl.renli.lemmas`):
@@ -605,44 +606,34 @@ stage2_time.round(3)
 #   ($\kappa^*\approx 1.10$ for $r = 8$).
 #
 # Both implications are inequalities of our own derivation: on every state we evaluate they are
-# **checks** of that derivation (claims 1–2). What can fail, and what the paper says, is whether
-# training *reaches* the lemmas' hypotheses — Lemma 5.1 says the end of stage 1 satisfies the
-# conditions that, "by Lemma 4.4", make the model aligned; Lemma 5.3 says stage 2 brings the condition
-# number close to 1 — and whether the hypotheses matter. States: the main runs (every $\kappa$ of the
-# sweep, `n_seeds` seeds, both methods) at initialisation, at the end of stage 1 and at the end;
-# alignment measured on `lemma_pairs` fresh pairs with the population normalisation.
+# **checks** of that derivation. What can fail, and what the paper says, is whether training
+# *reaches* the lemmas' hypotheses (Lemma 5.1: the end of stage 1 satisfies the conditions that, "by
+# Lemma 4.4", make the model aligned; Lemma 5.3: stage 2 brings the condition number close to 1), and
+# whether the hypotheses matter: the paper says that "a condition-number-reducing stage is necessary"
+# (after Lemma 4.5). States: the main runs (every $\kappa$ of the sweep, `n_seeds` seeds, both
+# methods) at initialisation, at the end of stage 1 and at the end; alignment is measured on
+# `lemma_pairs` fresh pairs with the population normalisation.
 #
-# **Predictions.**
+# **Predictions.** The end of stage 1 and the end of stage 2 satisfy the explicit lemmas; no state
+# without a condition-number-reducing stage (initialisation, end of non-contrastive training)
+# satisfies Lemma 4.5's condition or is balanced. At initialisation the third condition ($U_A\approx U_B$) fails without being made to: $W_A$ and
+# $W_B$ are independent, and since $W_B\mapsto-W_B$ leaves their distribution unchanged and reverses
+# every cross term $\langle f_A, f_B\rangle$, a positive pair is ranked first about as often as a
+# negative one (alignment $\approx\frac12$; the symmetry fixes the mean over initialisations, not each
+# one's score, so that bound is informational). And the paper's own example of an aligned but
+# unbalanced model (our reading of it: both modalities map $z$ to the scalar $\sum_k 2^{k-1}z_k$ along
+# one direction, $\kappa(U_A) = \infty$) fails Lemma 4.4's condition yet is aligned: the conditions are
+# sufficient, not necessary.
 #
-# 1. (check) every state that satisfies the explicit Lemma 4.4 has alignment ≥ its fraction of pairs
-#    with distinct latents; 2. (check) every state has $\operatorname{srank}$ ≥ the Lemma 4.5 bound;
-# 3. Lemma 5.1 + 4.4: at the end of stage 1 every run satisfies the explicit Lemma 4.4. Few do (an
-#    exploratory `ci` run: 1 of 12): the worst-case noise terms $\varepsilon$ exceed the normalised
-#    $\sigma_{\min}(\tilde U_A)$ although every run is aligned (score 0.998). Declared not reproduced; the
-#    explanation predicts that every failing run is aligned (score ≥ 0.95) and satisfies the condition
-#    with its noise terms removed ($\kappa(U_A) < \|\tilde U_A\|_F/(\sqrt r\,\delta)$), so the noise, not the
-#    misalignment, is what breaks it;
-# 4. Lemma 5.3 + 4.4: at the end of stage 2 every contrastive run satisfies the explicit Lemma 4.4;
-# 5. Lemma 5.3 + 4.5: at the end of stage 2 every contrastive run satisfies $\kappa(U_A)\le\kappa^*(0.15)$.
-#    The exploratory `ci` run found 4 of 6 (the others end at $\kappa\approx1.11$–$1.13$ after 500
-#    stage-2 steps while already balanced, srank ≥ 7.2); declared not reproduced in `ci`, predicting
-#    that every failing run is balanced (srank ≥ 0.85 r) with $\kappa(U_A) \le 1.25$;
-# 6. "a condition-number-reducing stage is necessary" (after Lemma 4.5): no state at initialisation or
-#    at the end of non-contrastive training satisfies $\kappa(U_A)\le\kappa^*(0.15)$, and none of them is
-#    balanced (fraction 0);
-# 7. a case where the third condition ($U_A\approx U_B$) fails without being made to, and the conclusion
-#    with it: the initial states. $W_A$ and $W_B$ are independent, so $\delta$ is large; and since
-#    $W_B\mapsto-W_B$ leaves their distribution unchanged and reverses every cross term
-#    $\langle f_A, f_B\rangle$, a positive pair is ranked first about as often as a negative one: alignment
-#    **≤ 0.6** on every run (≈ ½; the margin is for the finite width and the `lemma_pairs` pairs;
-#    informational since the first run measured 0.603 on one state: the symmetry fixes the mean over
-#    initialisations, not each one's score), and, required, **< 0.95** (not aligned) with the condition
-#    failing on every run (a run where it held would count as a failure). (Until 2026-11-26 this case
-#    was a hand-made sign flip $\tilde U_B\to-\tilde U_B$ of trained states.)
-# 8. the paper's own example of an aligned but unbalanced model (our reading of it: both modalities map
-#    $z$ to the scalar $\sum_k 2^{k-1}z_k$ along one direction, $\kappa(U_A) = \infty$): alignment equal to
-#    the fraction of distinct-latent pairs (≥ 0.99) and stable rank 1 (≤ 1.01). Lemma 4.4's condition
-#    fails here, yet the model is aligned: the conditions are sufficient, not necessary.
+# ```{nlcl-claims} lemma44-implies-aligned lemma45-bound lemma44-stage1-holds lemma44-final-contrastive lemma45-final-contrastive lemma45-reducing-stage-necessary lemma44-init-fails lemma44-init-chance renli-example-aligned renli-example-unbalanced
+# ```
+#
+# The explicit Lemma 4.4 uses worst-case noise terms $\varepsilon$, which can exceed the normalised
+# $\sigma_{\min}(\tilde U_A)$ of a run that is aligned (its explanation's diagnostic: the condition
+# with the noise terms removed, $\kappa(U_A) < \|\tilde U_A\|_F/(\sqrt r\,\delta)$); and a fixed stage 2
+# can end slightly above $\kappa^*(0.15)$ with the run already balanced.
+#
+# The data models, the states and the threshold $\kappa^*$:
 #
 # ```{nlcl-source} nlcl.renli.model.make_data nlcl.renli.analysis.lemma_states nlcl.renli.lemmas.balance_kappa_threshold
 # ```
@@ -769,6 +760,8 @@ lemma_columns = ["kappa", "kappa_bound", "holds_44", "alignment", "holds_45", "s
 lemmas.groupby(["stage", "method"])[lemma_columns].agg(["min", "max"]).round(3)
 
 # %% [markdown]
+# Condition number against the two lemmas' thresholds, per state:
+#
 # ```{nlcl-source} nlcl.renli.plots.lemma_figure
 # ```
 
@@ -792,7 +785,8 @@ plt.show()
 # (largest score {glue:text}`lemma44-init-align-max:.3f`, about the ½ of an unrelated pair of maps),
 # and the paper's example is aligned ({glue:text}`renli-example-aligned:.3f`) with stable rank
 # {glue:text}`renli-example-unbalanced:.2f` although its condition number is infinite.
-#
+
+# %% [markdown]
 # ## Finite width tracks infinite width (Lemmas 5.1–5.3)
 #
 # The proofs follow the *infinite-width* dynamics and then show that a polynomially wide network tracks
@@ -809,7 +803,8 @@ plt.show()
 #   $G$ by the closed recursion $G\leftarrow T^\top GT$, $T = I - \eta(S+S^\top)D$, $S = \partial\mathcal L/\partial G$,
 #   $D = \mathrm{diag}(\sigma^2, \nu^2)$: the width enters only through $G(0) = D/d + O(m^{-1/2})$, and its
 #   limit $D/d$ (orthogonal columns, the paper's Eq. 7) starts the infinite-width dynamics.
-#
+
+# %% [markdown]
 # **Setting.** $d = 16$, $r = r_\xi = 4$ (so that the $2^8$ sign vectors can be enumerated), $\kappa$ =
 # `kappa`, $\nu$ = `nu`, $\lambda$ = `lam`, $\beta$: `beta1` → `beta2`, step `lr`, `track_steps` steps per
 # stage, widths `track_widths`, `track_seeds` seeds (each with its own data model, and the infinite-width
@@ -817,30 +812,23 @@ plt.show()
 # matrices (the quantities the loss sees) of the width-$m$ run and the infinite-width run, maximised over
 # each stage; $\kappa(U_A)$ is compared the same way.
 #
-# **Predictions** (our rate: $G(0)$ fluctuates like $m^{-1/2}$, and a tracking error that does not blow up
-# keeps that rate):
+# **Predictions.** Our rate: $G(0)$ fluctuates like $m^{-1/2}$, and a tracking error that does not
+# blow up keeps that rate, so the log-log slope of the largest error against $m$ is about
+# $-\tfrac12$ in stage 1 (Lemma 5.1), in stage 2 (Lemma 5.3) and for the condition number. The Gram
+# recursion is checked against gradient descent on $W$ itself at the smallest width. The
+# infinite-width dynamics should do what the lemmas say: align the signal columns of the two
+# modalities by the end of stage 1, balance by the end of stage 2, and lower the noise-to-signal
+# ratio. Lemma 5.1's last sentence and Lemma B.17 are existential ("there exists a [data model] such
+# that ... the condition number is $\Theta(\kappa)$"), so *some* data seed should end stage 1 with
+# $\kappa/2\le\kappa_\infty\le2\kappa$ (the infinite-width run sees a data seed only through the
+# permutation that maps $\sigma_A$ to $\sigma_B$, so two data seeds can give the same run). Since a
+# window at one $\kappa$ does not test $\Theta(\kappa)$, an informational claim fits the slope of
+# $\kappa_\infty$ against $\kappa$ over $\kappa/2$, $\kappa$, $2\kappa$ (1 for $\Theta(\kappa)$).
 #
-# 1. (check) the Gram recursion is the learner: gradient descent on $W$ at width `track_widths[0]` and the
-#    recursion from its $G(0)$ agree to $10^{-9}$;
-# 2. stage 1 (Lemma 5.1): log-log slope of the largest error against $m$ in $[-0.7, -0.3]$ (slope per seed,
-#    the check applied to the mean over seeds);
-# 3. stage 2 (Lemma 5.3): the same, in $[-0.7, -0.3]$; 4. the condition number: slope of
-#    $\max_t|\kappa_m-\kappa_\infty|/\kappa_\infty$ in $[-0.7, -0.3]$ (*failed in our first run* at −0.74,
-#    slightly too fast; kept, with the numbers in its note);
-# 5. the infinite-width dynamics do what the lemmas say: at the end of stage 1 the signal columns of the
-#    two modalities are aligned (smallest cosine ≥ 0.99), and — Lemma 5.1's last sentence and Lemma B.17
-#    are existential ("there exists a [data model] such that ... the condition number is Θ(κ)") — *some*
-#    data seed has $\kappa/2\le\kappa_\infty\le2\kappa$ (until 2026-11-26 we required it of every seed,
-#    a universal reading that issue 27 corrected; B.17's own construction is lost). Note that the
-#    infinite-width dynamics see a data seed only through $D$, i.e. through the permutation that maps
-#    $\sigma_A$ to $\sigma_B$ (24 of them for $r = 4$), so two data seeds can give the same infinite-width
-#    run (data seeds 1 and 2 do); 6. at the end of stage 2, $\kappa_\infty\le1.05$;
-#    7. the noise-to-signal ratio ends below its initial value.
+# ```{nlcl-claims} tracking-learner-is-gram tracking-stage1-rate tracking-stage2-rate tracking-condition-rate infinite-stage1-aligned infinite-stage1-condition infinite-stage2-balanced infinite-noise-decreases infinite-stage1-kappa-scaling
+# ```
 #
-# A window at one $\kappa$ does not test $\Theta(\kappa)$, whose constants the paper leaves open. Added on
-# 2026-11-25, after a ci sweep over base seeds had failed prediction 5 at three of five base seeds (numbers in
-# the claim's note): 8. (informational) the infinite-width stage 1 run at $\kappa/2$, $\kappa$ and $2\kappa$
-# gives a log-log slope of $\kappa_\infty$ against $\kappa$ in $[0.7, 1.3]$ (mean over seeds).
+# The Gram recursion, its infinite-width and finite-width starting points, and the input scales $D$:
 #
 # ```{nlcl-source} nlcl.renli.tracking.gram_trajectory nlcl.renli.tracking.infinite_width_gram nlcl.renli.tracking.initial_gram nlcl.renli.tracking.input_scales
 # ```
@@ -911,6 +899,8 @@ run.claim("tracking-stage2-rate").measure_seeds(slopes_s2)
 run.claim("tracking-condition-rate").measure_seeds(slopes_cond)
 
 # %% [markdown]
+# The spread of the slopes over seeds:
+#
 # ```{nlcl-source} nlcl.renli.analysis.slope_spread
 # ```
 
@@ -1034,6 +1024,8 @@ widest_stage2 = track[track.m == max(TRACK_WIDTHS)].stage2.mean()
 run.glue("tracking-widest-stage2", round(float(widest_stage2), 4))
 
 # %% [markdown]
+# The errors against the width, and the condition number of the width-$m$ and infinite-width runs:
+#
 # ```{nlcl-source} nlcl.renli.plots.tracking_figure
 # ```
 
@@ -1084,8 +1076,9 @@ plt.show()
 # around the infinite-width trajectory, whose growth Lemma 5.2's comparative Gronwall bound controls),
 # and (ii) a second, width-independent error from finite batches ("polynomially many samples at each
 # step", Thm. 4.3).
-#
-# **Amplification.** Lemma 5.2's bound is lost with its formula; what it bounds is the growth of the
+
+# %% [markdown]
+# **Amplification.** Lemma 5.2's formula is not available; what it bounds is the growth of the
 # first-order error $e_t = J_{t-1}\cdots J_0\,\Delta G(0)$, $J_s$ the Jacobian of the step map along the
 # infinite-width trajectory. We compute $e_t$ exactly to first order (a central difference of two
 # trajectories, `nlcl.renli.minibatch.linear_response`) and compare it with the measured error
@@ -1095,23 +1088,20 @@ plt.show()
 # (`gram_batch_trajectory`), the same batches for every width of a data seed, compared with the
 # *population* infinite-width run.
 #
-# **Predictions** (thresholds set after an exploratory run at data seeds 0–2 in the `ci` setting, which
-# measured the ratios 1.02, 0.98, 1.03 for prediction 1; see the revisions):
+# **Predictions.** The error is the amplified first-order error: at the widest width the measured
+# amplification $\max_t\|\Delta G_t\|/\|\Delta G_0\|$ is close to the first-order one
+# $\max_t\|e_t\|/\|e_0\|$; the rest is of higher order, so the remainder
+# $\max_t\|\Delta G_t - e_t\|/\max_t\|\Delta G_t\|$ shrinks with the width (second order: slope
+# $-\tfrac12$ against $m$, informational). With finite batches the width no longer matters: the
+# widest width is about as far from the population infinite-width run as infinite width with the same
+# batches (a data seed with a slow stage 2 can amplify the width's own error beyond the batch error;
+# the diagnostic below measures that share). The batch error itself should fall like $n^{-1/2}$
+# (informational).
 #
-# 1. the error is the amplified first-order error: at the widest width the measured amplification
-#    $\max_t\|\Delta G_t\|/\|\Delta G_0\|$ over the first-order one $\max_t\|e_t\|/\|e_0\|$ lies in
-#    **[0.9, 1.1]** (every seed);
-# 2. the rest is of higher order: the remainder $\max_t\|\Delta G_t - e_t\|/\max_t\|\Delta G_t\|$ is
-#    **smaller at the widest width than at the narrowest** (every seed); its log-log slope against $m$
-#    (second order: $-\tfrac12$) in [−0.7, −0.3] is informational;
-# 3. with finite batches the width no longer matters: the largest distance to the population
-#    infinite-width run at the widest width over the same at infinite width (same batches) lies in
-#    **[0.8, 1.25]** (every seed). At `ci` size (widest width 4096) this failed at development base seeds 3
-#    and 4 on data seed 4, whose slow stage 2 amplifies the width's own error; declared not reproduced in
-#    `ci`, predicting that on every failing seed the batch-free width error is at least a quarter of the
-#    batch error;
-# 4. (informational) that batch error falls like $n^{-1/2}$: at infinite width, the error with $4n$ pairs
-#    over the error with $n$ pairs in [0.35, 0.65] (mean over seeds).
+# ```{nlcl-claims} tracking-first-order-amplification tracking-remainder-shrinks tracking-remainder-rate tracking-batch-width-free tracking-batch-noise-scaling
+# ```
+#
+# The first-order error, by a central difference of two trajectories:
 #
 # ```{nlcl-source} nlcl.renli.minibatch.linear_response
 # ```
@@ -1162,6 +1152,8 @@ batches4 = analysis.batch_stream(run.seed + 77, 4 * P.track_batch, 1, **stream)
 _, G_batch4 = gram_batch_trajectory(G_inf0, D_t, batches4, **kw_t)
 
 # %% [markdown]
+# The distance of each finite-batch run to the population infinite-width run:
+#
 # ```{nlcl-source} nlcl.renli.tracking.tracking_error
 # ```
 
@@ -1223,6 +1215,9 @@ run.glue("tracking-gram-growth", growth_range)
 run.glue("tracking-batch-error-inf", ", ".join(f"{float(v):.3f}" for v in batch_err[0]))
 
 # %% [markdown]
+# The measured and first-order errors over training, the remainder against the width, and the
+# finite-batch errors:
+#
 # ```{nlcl-source} nlcl.renli.plots.amplification_figure
 # ```
 
@@ -1266,10 +1261,12 @@ plt.show()
 # $\|\partial L/\partial X\,D^{1/2}\|_F\,\|X\|_F$ (`nlcl.renli.tracking.stationarity`; the loss is invariant
 # under $G\to c^2G$, so this does not depend on the weights' free scale).
 #
-# **Predictions** (declared before this section's first run): per seed, (1) the gradient norm at the end
-# is **≤ 1%** of its initial value (an approximate stationary point; every seed), and (2) at that point
-# the representation is not balanced: stable rank of $\mathrm{Cov}\,f_A$ (from $G_{AA}$) **< 0.85 r**
-# (result 1's balance criterion; every seed).
+# **Predictions.** Per seed, the gradient norm at the end is a small fraction of its initial value (an
+# approximate stationary point), and at that point the representation is not balanced by result 1's
+# criterion (stable rank of $\mathrm{Cov}\,f_A$, from $G_{AA}$, below $0.85\,r$).
+#
+# ```{nlcl-claims} thm43a-stationary thm43a-stationary-unbalanced
+# ```
 #
 # ```{nlcl-source} nlcl.renli.tracking.stationarity
 # ```
@@ -1293,7 +1290,7 @@ ev_nc = torch.linalg.eigvalsh(G_nc[-1, :, :K_t, :K_t])
 srank_nc = ev_nc.sum(-1) / ev_nc[..., -1]
 
 # %% [markdown]
-# **Verdicts**:
+# **Verdicts**, and the loss at the end (the population loss of the Gram matrix):
 #
 # ```{nlcl-source} nlcl.renli.tracking.population_loss
 # ```
@@ -1348,11 +1345,57 @@ run.glue("thm43a-kappa", ", ".join(f"{float(v):.1f}" for v in kappa_nc))
 # depend on the finite length of our stages (the noise-to-signal ratio at the largest $\kappa$, the
 # balance at the end of a fixed stage 2), which the paper's polynomial step counts do not have.
 #
-# Try it yourself: `nlcl run renli-simulation -p kappa 10 -p lam 0.5` or `-p beta1 0.2` (claims are then
-# reported but not required).
-#
 # **What's next.** {doc}`renli-mnist-captions` repeats the comparison on real images and captions with
 # frozen encoders and trainable heads (their Fig. 2).
 
 # %%
 run.finish()
+
+# %% [markdown]
+# ## Try it yourself
+#
+# Each exercise changes one parameter; the claims are then measured and reported but not required
+# (the tracking sections' claims stay required).
+#
+# 1. **A weaker stage 2.** `nlcl run renli-simulation -p beta2 0.5` lowers the inverse temperature of
+#    stage 2. The balancing term of $L_C$ is about $\frac{\lambda\beta}{2}\mathrm{Var}\,S$, so a
+#    smaller $\beta_2$ balances more slowly: look at the contrastive condition number at the end of
+#    stage 2 (`renli-c-cond`, `renli-kappa-c-balanced`) and at Fig. 1's stage-2 curves.
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the `ci` profile, seed 0, on CPU: `renli-c-cond` 1.249 (mean; seeds
+#    1.291, 1.245, 1.211), **fail** (it must hold on every seed); `renli-kappa-c-balanced` 2.49 (every
+#    seed above 1.25), **fail**; `renli-c-srank` 7.07, pass; the alignment is unchanged (0.998,
+#    pass). With $\beta_2 = 0.5$ a stage 2 of fixed length no longer brings the condition number to
+#    $\approx 1$, and the largest $\kappa$ of the sweep is far from balanced: the negative pairs
+#    balance at a rate set by $\lambda\beta_2$.
+#    :::
+#
+# 2. **A larger stage-1 temperature.** `nlcl run renli-simulation -p beta1 0.2` runs stage 1 at
+#    $\beta_1 = 0.2$ (the stage-1 sweep becomes 0.01 and 0.2). Result 2 predicts a deviation
+#    $\delta(\beta_1)$ from the non-contrastive run of order $\lambda\beta_1$, and a ratio
+#    $\delta(0.01)/\delta(0.2)$ near the linear $0.05$: look at `renli-stage1-deviation` and
+#    `renli-stage1-scaling`.
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the `ci` profile, seed 0, on CPU: `renli-stage1-deviation` 0.54 (mean;
+#    seeds 0.66, 0.34, 0.61) against the check ≤ $2\lambda\beta_1$ = 0.4, **not reproduced**;
+#    `renli-stage1-monotone` pass; `renli-stage1-scaling` 0.139 (check ≤ 0.5), pass. The contrastive
+#    runs still balance at the end (`renli-c-cond` 1.07, pass). The deviation grows with $\beta_1$ but
+#    more slowly than linearly (0.139 against 0.05), and at $\beta_1 = 0.2$ stage 1 no longer stays
+#    within the first-order bound: the expansion in $\lambda\beta_1$ behind "stage 1 ≈
+#    non-contrastive" needs a small $\beta_1$.
+#    :::
+
+# %% [markdown]
+# ## References
+#
+# - {cite:t}`renli2023importance` (arXiv: <https://arxiv.org/abs/2304.03717>): the model, the two
+#   losses, the two-stage algorithm, Thm. 4.3, Lemmas 4.4–4.5 and 5.1–5.3 and Fig. 1, which this
+#   chapter reproduces.
+# - {doc}`appendix-renli-setup`: the reconstruction of the paper's setup that the chapter implements.
+# - {cite:t}`oord2018representation`: the InfoNCE form of the contrastive term of $L_C$.
+# - {cite:t}`radford2021learning`: the symmetric two-modality contrastive loss (CLIP) that $L_C$
+#   follows.
+#
+# The full bibliography is on the {doc}`references` page.
