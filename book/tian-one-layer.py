@@ -11,12 +11,13 @@
 # %% [markdown]
 # # One layer: nonlinearity creates local optima (Tian 2023, Sec. 3)
 #
-# **Overview.** For one layer $f_k = h(\mathbf{w}_k^\top\mathbf{x})$ with unit-norm filters the α-CL energy
-# decouples over filters (Eq. 5), and each filter follows $\dot{\mathbf{w}} = P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w}$ with
-# $A(\mathbf{w}) = \mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ (Lemma 3, checked in {doc}`tian-alpha-cl`). With linear $h$,
-# $A$ is constant and every filter ends at its top eigenvector — one pattern. With a nonlinear
-# homogeneous $h$, $A(\mathbf{w})$ depends on $\mathbf{w}$ and each *locally maximal eigenvector* (LME,
-# Def. 3) is a candidate optimum, one per pattern. This chapter reproduces:
+# **Overview.** {cite:t}`tian2023nonlinearity` shows that for one layer $f_k = h(\mathbf{w}_k^\top\mathbf{x})$ with
+# unit-norm filters the α-CL energy decouples over filters (Eq. 5), and each filter follows
+# $\dot{\mathbf{w}} = P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w}$ with $A(\mathbf{w}) = \mathbb{C}_\alpha[\tilde{\mathbf{x}}^\mathbf{w}]$ (Lemma 3, checked in
+# {doc}`tian-alpha-cl`). With linear $h$, $A$ is constant and every filter ends at its top
+# eigenvector — one pattern. With a nonlinear homogeneous $h$, $A(\mathbf{w})$ depends on $\mathbf{w}$ and each
+# *locally maximal eigenvector* (LME, Def. 3) is a candidate optimum, one per pattern. This chapter
+# reproduces:
 #
 # 5. the closed forms of $A(\mathbf{u}_m)$ in the latent categorical and latent summation models
 #    (Eqs. 8–9) and the LME threshold $q_m < (3-\sqrt5)/2$;
@@ -29,7 +30,7 @@
 #
 # The landscape on a circle (App. E.1, Fig. 8) is in {doc}`tian-fig8-landscape`.
 #
-# **Prerequisites.** {doc}`tian-alpha-cl` (Eq. 3, Lemmas 2–3); Tian 2023 Sec. 3, App. B.1, B.3–B.5.
+# **Prerequisites.** {doc}`tian-alpha-cl` (Eq. 3, Lemmas 2–3); Sec. 3 of the paper, App. B.1, B.3–B.5.
 #
 # **Expected run time.** {glue:text}`run-time`
 
@@ -141,12 +142,11 @@ M, d, act = P.n_patterns, P.dim, P.activation
 Q_STAR = (3 - np.sqrt(5)) / 2
 
 # %% [markdown]
-# The claims, declared before anything is measured. They live in the chapter's claims ledger,
+# The claims, declared before anything is measured, in the chapter's claims ledger
 # `book/claims/tian-one-layer.yaml` (statement, source, check, the paper's value, when they are
-# required, revisions and not-reproduced explanations with what they predict). Eqs. 8–9 and the
-# $q$ threshold are required with ReLU, the activation of Sec. 3.1; the threshold's tolerance is
-# $(3-\sqrt5)/2 \pm 0.01$; the linear collapse of Sec. 8 is required with uniform α; and the mean
-# number of patterns recovered at $K$ = `k_max` is compared with $M - 1$.
+# required, and what the not-reproduced explanations predict). Eqs. 8–9 and the $q$ threshold are
+# required with ReLU, the activation of Sec. 3.1; the linear collapse of Sec. 8 is required with
+# uniform α; and the mean number of patterns recovered at $K$ = `k_max` is compared with $M - 1$.
 
 # %%
 run.show_ledger(
@@ -166,15 +166,15 @@ run.show_ledger(
 # * latent categorical, $\mathbf{x} = \mathbf{u}_y$: $A(\mathbf{u}_m) = p_m(1-p_m)\,\mathbf{u}_m\mathbf{u}_m^\top$ (Eq. 8), so every
 #   $\mathbf{u}_m$ is an LME;
 # * latent summation, $\mathbf{x} = U\mathbf{y}$ with standardized Bernoulli $y_m$ of $\Pr[y_m>0] = q_m$:
-#   $A(\mathbf{u}_m) = (1-q_m)^2\mathbf{u}_m\mathbf{u}_m^\top + q_m(I - \mathbf{u}_m\mathbf{u}_m^\top)$ (Eq. 9; with $d > M$ the identity is
-#   $UU^\top$, the identity on the span of the patterns, since $\mathbf{x}$ has no variance outside it), so $\mathbf{u}_m$ is an LME iff
+#   $A(\mathbf{u}_m) = (1-q_m)^2\mathbf{u}_m\mathbf{u}_m^\top + q_m(I - \mathbf{u}_m\mathbf{u}_m^\top)$ (Eq. 9), so $\mathbf{u}_m$ is an LME iff
 #   $(1-q_m)^2 > q_m$, i.e. $q_m < (3-\sqrt5)/2 \approx 0.382$.
 #
-# **Prediction and tolerance.** (a) A Monte Carlo $A(\mathbf{u}_m)$ from `n_samples` samples matches
-# Eq. 8 and Eq. 9 to relative Frobenius error $\le 5\%$ (the sampling error is $O(N^{-1/2})$, well
-# below that at these sizes). (b) The exact $A(\mathbf{u}_m)$ obtained by enumerating all $2^M$ latent
-# states matches Eq. 9 to $10^{-12}$. (c) Sweeping $q$, the numerically located LME threshold is
-# within $\pm 0.01$ of $(3-\sqrt5)/2$. Required with ReLU (the paper's setting).
+# **Prediction.** A Monte Carlo $A(\mathbf{u}_m)$ from `n_samples` samples matches Eqs. 8 and 9 up to its
+# $O(N^{-1/2})$ sampling error; the exact $A(\mathbf{u}_m)$, by enumeration of all $2^M$ latent states,
+# matches Eq. 9 to round-off; and sweeping $q$ locates the LME threshold at $(3-\sqrt5)/2$:
+#
+# ```{nlcl-claims} eq8-categorical eq9-summation-mc eq9-summation-exact eq9-lme-threshold
+# ```
 
 # %% [markdown]
 # A Monte Carlo $A(\mathbf{u}_m)$ for every pattern at once, in both latent models, and the exact
@@ -213,6 +213,8 @@ err_cat = study.relative_frobenius_error(a_cat, eq8)
 err_sum = study.relative_frobenius_error(a_sum, eq9)
 
 # %% [markdown]
+# The figure: the LME margin of $\mathbf{u}_1$ against $q$, and the Monte Carlo errors of Eqs. 8–9.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_eq9_threshold
 # ```
 
@@ -241,34 +243,26 @@ run.glue("eq9-lme-grid-consistent", bool(np.all(lme_flags == (margins > 0))))
 # multiplies that bound by $z_0(\alpha_g) = \mathbb{E}[e^{-h^2(\mathbf{w}_*^\top\mathbf{x})/2\tau}] \le 1$ (Corollary 2), from which the
 # paper concludes that Gaussian α (normalized: InfoNCE) keeps more optima than uniform α.
 #
-# **Setting.** Latent summation data plus isotropic noise of standard deviation 0.2 (so that
-# data sit near every plane and $\rho > 0$), no augmentation. The stability study uses `n_stab`
-# samples (ρ is a large-batch quantity); counting optima from random initializations with the
-# Gaussian α, which costs $O(N^2)$ per filter and step, uses `n_train`. LMEs: power
-# iteration from each $\mathbf{u}_m$ (uniform α). $\rho$ is estimated from 64 random tangent
-# perturbations of size 0.02; stability is tested by perturbing each LME in 16 random
-# directions by 0.1 rad and running the dynamics for `steps` steps.
+# **Setting.** Latent summation data plus isotropic noise of standard deviation 0.2 (so that data sit
+# near every plane and $\rho > 0$), no augmentation. The LMEs are found by power iteration from each
+# $\mathbf{u}_m$ (uniform α); $\rho$ is estimated from 64 random tangent perturbations of size 0.02, and
+# stability by perturbing each LME in 16 random directions by 0.1 rad and running the dynamics.
 #
-# **Prediction and tolerance.** (a) Every LME with $\lambda_{\mathrm{gap}} > \rho$ is stable: all
-# perturbations shrink below half their size (fraction $= 1$). (b) $z_0(\alpha_g) \le 1$ at every LME.
-# (c) From `n_init` random initializations, Gaussian α reaches *more* distinct stable optima than
-# uniform α on the same data (the difference is $> 0$: a tie would not be "more"; reported counts;
-# required with ReLU, the paper's setting). A filter counts when it is alive (some sample on its
-# active side) and moves less than 0.01 in 50 further steps; distinct optima are clusters at cosine 0.99.
-# (d) Corollary 2 compares $r(\mathbf{w}_*, \alpha_g) = z_0\,r(\mathbf{w}_*, \alpha_u)$ at one critical point $\mathbf{w}_*$, and the
-# roughness it bounds is that of the Gaussian-α dynamics, so $\mathbf{w}_*$ must be a critical point *of the
-# Gaussian α*: we run the Gaussian-α dynamics (α re-evaluated at every step, stop-gradient; 300
-# scale-free steps) from each LME of the `n_train` subsample and keep the points where
-# $\|P^\perp_\mathbf{w}A_g(\mathbf{w})\mathbf{w}\| \le 10^{-3}\max|\lambda(A_g)|$ (critical points). There, with α held at $\mathbf{w}_*$ and
-# the same 64 random directions for both α, the scale-free roughness $\rho/\lambda_1(A)$ (unchanged when α is rescaled) under Gaussian α is at most the
-# same under uniform α (ratio of the means $\le 1$; our reading of Corollary 2, which bounds $\rho$ rather
-# than computing it — not required). The perturbation radius is 0.02 or, where fewer than 5 samples lie
-# within that angle of the plane $\mathbf{w}_*^\top\mathbf{x} = 0$, 1.5 times the angle of the 5th nearest: a sample's ReLU
-# $A(\mathbf{w})$ is piecewise constant, so below the spacing of the data near the plane both ρ are exactly 0
-# (found at base seed 1, where every Gaussian-α critical point had no sample within 0.02 of its plane and
-# the ratio was 0/0; Theorem 2's ρ is an $N \to \infty$ quantity). $\lambda_1$ and not $\lambda_{\mathrm{gap}}$: Theorem 1's margin
-# $\lambda_{\mathrm{gap}}$ is the stability margin of an LME only, and the Gaussian-α critical points need not be LMEs
-# (tested in the Theorem 2 section).
+# **Prediction.** (a) Theorem 1: every LME with $\lambda_{\mathrm{gap}} > \rho$ is stable, so all its
+# perturbations decay. (b) $z_0(\alpha_g) \le 1$ by construction. (c) From the same random
+# initializations, Gaussian α reaches *more* distinct stable optima than uniform α on the same data (a
+# filter counts when it is alive and has settled; distinct optima are clusters at cosine 0.99).
+# (d) Corollary 2 compares $r(\mathbf{w}_*, \alpha_g) = z_0\,r(\mathbf{w}_*, \alpha_u)$ at one critical point, and the
+# roughness it bounds is that of the Gaussian-α dynamics, so we compare the two α at critical points
+# *of the Gaussian-α dynamics* (α re-evaluated at every step, stop-gradient), with the scale-free
+# roughness $\rho/\lambda_1(A)$, which does not change when α is rescaled. $\lambda_1$ and not
+# $\lambda_{\mathrm{gap}}$: those critical points need not be LMEs (tested in the Theorem 2 subsection). A sample's
+# ReLU $A(\mathbf{w})$ is piecewise constant, so the perturbation radius is widened to reach the data
+# nearest to the plane $\mathbf{w}_*^\top\mathbf{x} = 0$ where they are sparse (Theorem 2's ρ is an $N \to \infty$
+# quantity).
+#
+# ```{nlcl-claims} thm1-stable-lmes cor2-z0 cor2-gaussian-more-optima cor2-roughness-ratio
+# ```
 
 # %% [markdown]
 # The data of this section: `n_train` noisy latent summation samples, with $A(\mathbf{w})$ under
@@ -352,6 +346,9 @@ run.glue("cor2-count-gaussian", count_g)
 run.glue("thm1-n-sufficient", int(sufficient.sum()))
 
 # %% [markdown]
+# The figure: gap against roughness at the LMEs, the perturbations before and after the dynamics, and
+# the optima counted with each α.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_theorem1
 # ```
 
@@ -381,42 +378,28 @@ run.claim("cor2-roughness-ratio").measure(rough6)
 # $$\rho(\mathbf{w}_*) \le \frac{C_0^3\,\mathrm{vol}(C_0)}{\pi}\, r(\mathbf{w}_*, \alpha),\qquad
 # r(\mathbf{w}, \alpha) = \sum_l z_l^2(\alpha) \max_{\mathbf{w}^\top\mathbf{x}=0} \tilde p_l(\mathbf{x};\alpha).$$
 #
-# Every constant, for the data of this section (latent summation plus isotropic noise of std
-# $\sigma = 0.2$): $p_D$ is the Gaussian mixture $\sum_{\mathbf{y}} \Pr[\mathbf{y}]\,\mathcal{N}(U\mathbf{y}, \sigma^2 I)$ over the $2^M$
-# latent states; $C_0$ is the largest $\|\mathbf{x}\|_2$ of the sample (the noise is unbounded, so the bound is
-# applied to the sample at hand); $\mathrm{vol}(C_0) = \pi^{d/2}C_0^d/\Gamma(d/2+1)$, the volume of the $d$-ball (Eq. 78);
-# for uniform α, $r = \max_{\mathbf{w}_*^\top\mathbf{x}=0} p_D(\mathbf{x})$ (Eq. 95), found by mean-shift within the plane;
-# for the Gaussian α of Corollary 2, $r(\alpha_g) = z_0(\alpha_g)\,r(\alpha_u)$ (Eq. 99). The measured $\rho$ is the
-# estimate of Sec. 6 on `n_train` samples (α held at $\mathbf{w}_*$), at the LMEs found by power iteration.
+# For the data of this section $p_D$ is the Gaussian mixture $\sum_{\mathbf{y}} \Pr[\mathbf{y}]\,\mathcal{N}(U\mathbf{y}, \sigma^2 I)$
+# over the $2^M$ latent states; $C_0$ is the largest $\|\mathbf{x}\|_2$ of the sample; $\mathrm{vol}(C_0)$ is the
+# volume of the $d$-ball (Eq. 78); for uniform α, $r = \max_{\mathbf{w}_*^\top\mathbf{x}=0} p_D(\mathbf{x})$ (Eq. 95), found by
+# mean-shift within the plane; for the Gaussian α, $r(\alpha_g) = z_0(\alpha_g)\,r(\alpha_u)$ (Eq. 99).
 #
-# **The bound is not tested here, only computed.** Its hypotheses do not hold in this setting: the
-# Gaussian noise is unbounded, so no $C_0$ bounds the population, and $C_0$ (the sample's largest norm)
-# and the density (the population mixture's) describe different distributions. And it cannot fail
-# at these sizes: $C_0^3\mathrm{vol}(C_0)/\pi$ grows like $C_0^{d+3}$ in $d = 8$ while $\max p_D$ on the plane is
-# that of components of standard deviation 0.2, so the bound exceeds ρ by many orders of magnitude
-# (the slack is printed below). (a) and (b) are therefore checks of our computation (kind *check*,
-# $\rho/\text{bound} \le 1$ on every seed), not reproductions.
+# **The bound is computed, not tested.** Its hypotheses do not hold here (the Gaussian noise is
+# unbounded, and $C_0$ and the density describe different distributions), and it cannot fail at these
+# sizes: $C_0^3\mathrm{vol}(C_0)/\pi$ grows like $C_0^{d+3}$ in $d = 8$. The two bound claims are checks of the
+# computation.
 #
-# **Corollary 2 at critical points of the Gaussian α.** Corollary 2 compares
-# $r(\mathbf{w}_*, \alpha_g) = z_0(\alpha_g)\,r(\mathbf{w}_*, \alpha_u)$ at one critical point, and the LMEs of uniform α are not
-# critical points of the Gaussian α (there $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ ranges over
-# {glue:text}`cor2-uniform-lme-top-cos` in this run). On each data seed we run the Gaussian-α dynamics (α re-evaluated at every step) from
-# each uniform-α LME, keep the end points that are critical points ($\|P^\perp_\mathbf{w}A_g\mathbf{w}\| \le
-# 10^{-3}\max|\lambda(A_g)|$), and there compare $\rho/\lambda_1(A)$ with α held at $\mathbf{w}_*$, Gaussian over uniform.
+# **Corollary 2 at critical points of the Gaussian α.** The LMEs of uniform α are not critical points
+# of the Gaussian α (there $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ ranges over {glue:text}`cor2-uniform-lme-top-cos`
+# in this run). On each of `n_theory_seeds` data sets we run the Gaussian-α dynamics from each
+# uniform-α LME, keep the end points that are critical points, and there compare $\rho/\lambda_1(A)$,
+# Gaussian over uniform, with α held at $\mathbf{w}_*$. In this setting $z_0 \approx 0.8$, a small predicted
+# effect. Theorem 1's stability argument concerns LMEs, so we also ask whether these critical points
+# are LMEs of $A_g$. Finally, the regime the paper names after Corollary 2: data shifted by
+# $\mathbf{b} = \sum_m \mathbf{u}_m$ (most samples on the positive side of each filter near a pattern) and
+# $\tau = 0.02$ make $z_0 \ll 1$, and Corollary 2 then predicts a much smaller roughness under Gaussian α.
 #
-# **Prediction and tolerance.** Over `n_theory_seeds` independent data sets:
-# (c) (a check of the method) at least half of the Gaussian-α runs end at a critical point, on every seed;
-# (d) the scale-free roughness ratio, Gaussian over uniform, at those critical points is $\le 1$ (holds
-# on ≥ 80% of seeds; the bound ratio $z_0 \le 1$; required with ReLU) — in this setting $z_0 \approx 0.8$, a
-# small predicted effect;
-# (e) Theorem 1 and the reading of Corollary 2 as "more stable optima" concern LMEs (Def. 3): the
-# Gaussian-α critical points are LMEs of $A_g$, $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))| \ge 1 - 10^{-6}$, for a
-# fraction $\ge 0.8$ of them (our reading, not required);
-# (f) **the $z_0 \ll 1$ regime.** With latent summation data $\mathbf{x} = U\mathbf{y} + \mathbf{b} + $ noise shifted by
-# $\mathbf{b} = \sum_m \mathbf{u}_m$ (most samples on the positive side of each filter near a pattern, the case the paper
-# names after Corollary 2) and $\tau = 0.02$ (Gaussian-α dynamics from each $\mathbf{u}_m$, 600 steps), $z_0$ is
-# far below 1 (its value is printed below), and Corollary 2 predicts a much smaller roughness under Gaussian α: the ratio of (d) is below 1 by more than the seed spread, mean + 2 s.e.
-# over seeds $< 1$ (required with ReLU).
+# ```{nlcl-claims} thm2-bound-uniform thm2-bound-gaussian cor2-gaussian-critical thm2-alpha-scale-free cor2-gaussian-cp-lme cor2-small-z0-roughness
+# ```
 
 # %% [markdown]
 # Every data seed at once (`nlcl.tian.one_layer_study.theorem2_study`): the LMEs, both bounds,
@@ -443,6 +426,9 @@ run.glue("thm2-raw-ratio-max", f"{max(b2['raw']):.3f}")
 run.glue("cor2-small-z0-mean", f"{np.nanmean(b2['small_z0']):.3f}")
 
 # %% [markdown]
+# The figure: the largest ρ over the LMEs against its bound, and the roughness ratios with $z_0$ at the
+# Gaussian-α critical points, in both settings, per data seed.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_theorem2
 # ```
 
@@ -451,9 +437,8 @@ plots.plot_theorem2(b2)
 plt.show()
 
 # %% [markdown]
-# The verdicts, per data seed. The explanation of `thm2-alpha-scale-free` bets on the raw ratio
-# (below 1 on every seed), that of `cor2-gaussian-cp-lme` on the eigenvectors the critical points
-# are (each within $|\cos| \ge 0.999$ of some $\phi_j$, never the top one): both are provided as
+# The verdicts, per data seed. The explanation of `thm2-alpha-scale-free` rests on the raw ratio, that
+# of `cor2-gaussian-cp-lme` on which eigenvectors the critical points are: both are provided as
 # diagnostics before the claims are measured.
 
 # %%
@@ -468,43 +453,37 @@ run.claim("cor2-gaussian-cp-lme").measure(b2["cp_lme_fraction"])
 run.claim("cor2-small-z0-roughness").measure_seeds(b2["small"])
 
 # %% [markdown]
-# The bound exceeds the measured ρ by a factor of at least {glue:text}`thm2-slack` (bound / ρ, smallest over LMEs
-# and seeds; $C_0$ = {glue:text}`thm2-c0` on the last seed): the factor $C_0^3\mathrm{vol}(C_0)$ in $d$ = 8 dimensions and
-# the maximum of a density with $\sigma = 0.2$ make it far from tight, so it does not explain which LMEs
-# are stable, and the two bound claims are checks. A setting where the bound could fail would need a
-# bounded support with the same distribution for $C_0$ and the density; with a density that is not
-# concentrated (so that the slack is not astronomical) the ReLU patterns stop being LMEs, and we have not
-# built one.
+# The bound exceeds the measured ρ by a factor of at least {glue:text}`thm2-slack` (bound / ρ, smallest
+# over LMEs and seeds; $C_0$ = {glue:text}`thm2-c0` on the last seed): far from tight, it does not explain
+# which LMEs are stable.
 #
-# At the Gaussian-α critical points ({glue:text}`cor2-n-critical` in Sec. 6; on every data seed here the fraction
-# is the check `cor2-gaussian-critical`), $z_0(\alpha_g)$ averages {glue:text}`thm2-z0-mean` and the measured scale-free
-# ratio is the claim `thm2-alpha-scale-free`; the raw ratio $\bar\rho(\alpha_g)/\bar\rho(\alpha_u)$, which is what the
-# corollary's $r(\alpha_g) = z_0 r(\alpha_u)$ scales, is at most {glue:text}`thm2-raw-ratio-max` over the data seeds.
-# With the shifted data and $\tau = 0.02$, $z_0$ averages
-# {glue:text}`cor2-small-z0-mean` and the ratio is the claim `cor2-small-z0-roughness`. The Gaussian-α critical
-# points are eigenvectors of $A_g(\mathbf{w}_*)$, with eigenvalue ranks (0 = top: an LME; rank: count)
-# {glue:text}`cor2-cp-ranks` and largest $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ = {glue:text}`cor2-cp-top-cos`: what
-# the Gaussian α keeps are not LMEs in the sense of Def. 3, so Theorem 1's test $\lambda_{\mathrm{gap}} > \rho$,
-# which Corollary 2's "fewer optima removed" relies on, does not apply to them.
+# At the Gaussian-α critical points, $z_0(\alpha_g)$ averages {glue:text}`thm2-z0-mean`; the raw ratio
+# $\bar\rho(\alpha_g)/\bar\rho(\alpha_u)$, which is what the corollary's $r(\alpha_g) = z_0 r(\alpha_u)$ scales, is at
+# most {glue:text}`thm2-raw-ratio-max` over the data seeds. With the shifted data and $\tau = 0.02$, $z_0$
+# averages {glue:text}`cor2-small-z0-mean`. The Gaussian-α critical points are eigenvectors of
+# $A_g(\mathbf{w}_*)$ with eigenvalue ranks (0 = top: an LME; rank: count) {glue:text}`cor2-cp-ranks` and largest
+# $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ = {glue:text}`cor2-cp-top-cos`: what the Gaussian α keeps are not LMEs
+# in the sense of Def. 3, so Theorem 1's test $\lambda_{\mathrm{gap}} > \rho$ does not apply to them.
 #
 # ### Theorem 1 on both sides of $\lambda_{\mathrm{gap}} = \rho$
 #
 # Theorem 1 is a sufficient condition, and every LME above has $\lambda_{\mathrm{gap}} > \rho$: that tests
-# nothing against instability. A family in which both cases occur: the quadratic activation
-# $h(x) = x^2$ (so $A(\mathbf{w})$ is smooth and $\rho$ is the norm of a derivative, computed by central
-# differences) on the exact latent summation model ($2^M$ atoms, no sampling) with $M = 4$, $d = 6$, a
-# nearly orthonormal $U$ ($\|U^\top U - I\|_2 = 0.1$) and per-pattern $q_m \sim \mathrm{U}[0.1, 0.27]$, `n_cases`
-# random cases. For orthonormal $U$ one finds $A(\mathbf{u}_m) = \mathbb{V}[y_m^2]\mathbf{u}_m\mathbf{u}_m^\top + (I - \mathbf{u}_m\mathbf{u}_m^\top)$ on the span
-# and $\rho(\mathbf{u}_m) = 1$, so $\mathbf{u}_m$ is an LME for $q_m < (5-\sqrt5)/10 \approx 0.276$ but has $\lambda_{\mathrm{gap}} > \rho$ only for
-# $q_m < (3-\sqrt3)/6 \approx 0.211$: the range of $q_m$ straddles the condition. The critical point next to each
-# $\mathbf{u}_m$ is found by root finding on $P^\perp_\mathbf{w}A(\mathbf{w})\mathbf{w} = 0$; it is perturbed by 0.01 rad in 4 random tangent
-# directions and the dynamics (Eq. 7, step 0.5/λ₁) runs 300 steps: *stable* when every perturbation
-# shrinks, *unstable* otherwise.
+# nothing against instability. A family in which both cases occur is the quadratic activation
+# $h(x) = x^2$ ($A(\mathbf{w})$ smooth, $\rho$ the norm of a derivative) on the exact latent summation model
+# with $M = 4$, $d = 6$, a nearly orthonormal $U$ ($\|U^\top U - I\|_2 = 0.1$) and per-pattern
+# $q_m \sim \mathrm{U}[0.1, 0.27]$. For orthonormal $U$, $A(\mathbf{u}_m) = \mathbb{V}[y_m^2]\mathbf{u}_m\mathbf{u}_m^\top + (I - \mathbf{u}_m\mathbf{u}_m^\top)$
+# on the span and $\rho(\mathbf{u}_m) = 1$, so $\mathbf{u}_m$ is an LME for $q_m < (5-\sqrt5)/10 \approx 0.276$ but has
+# $\lambda_{\mathrm{gap}} > \rho$ only for $q_m < (3-\sqrt3)/6 \approx 0.211$: the range of $q_m$ straddles the
+# condition. The critical point next to each $\mathbf{u}_m$ is found by root finding, perturbed in 4 random
+# tangent directions, and called *stable* when every perturbation shrinks under the dynamics (Eq. 7).
 #
-# **Prediction and tolerance.** (a) Theorem 1: every LME with $\lambda_{\mathrm{gap}} > \rho$ is stable
-# (fraction $= 1$). (b) The test is discriminating (a check): at least 3 LMEs on each side. (c) Beyond
-# the theorem (which does not claim the converse; Sec. 3.2 reads lower ρ as more optima): the LMEs
-# with $\lambda_{\mathrm{gap}} \le \rho$ are unstable, fraction $\ge 0.9$ (not required).
+# **Prediction.** Theorem 1: every LME with $\lambda_{\mathrm{gap}} > \rho$ is stable, and the test is
+# discriminating only with LMEs on both sides. The theorem does not claim the converse, but Sec. 3.2
+# reads lower ρ as more optima, so we also report whether the LMEs with $\lambda_{\mathrm{gap}} \le \rho$ are
+# unstable:
+#
+# ```{nlcl-claims} thm1-two-sided-stable thm1-two-sided-cases thm1-two-sided-unstable
+# ```
 
 # %% [markdown]
 # `n_cases` random cases (`nlcl.tian.one_layer_study.theorem1_two_sided`): one row per critical
@@ -526,6 +505,8 @@ print(
 run.glue("thm1-two-sided-n", int(is_l.sum()))
 
 # %% [markdown]
+# The figure: each critical point by its gap and roughness, marked stable or unstable.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_two_sided
 # ```
 
@@ -550,17 +531,20 @@ run.claim("thm1-two-sided-unstable").measure(frac_t1u)
 # ## 7. Theorem 3 and Fig. 1 (right): power iteration on nearly orthogonal patterns
 #
 # **The result.** If $U$ is only nearly orthonormal, $\|U^\top U - I\|_2 = \varepsilon > 0$, the $\mathbf{u}_m$ are no
-# longer exact LMEs, but power iteration (Eq. PI) started at $\mathbf{w}(0) = \mathbf{u}_m$ still converges to a
-# critical point $\mathbf{w}_*$ in a neighbourhood $B_\gamma$ of $\mathbf{u}_m$ when the irregularity is small (Theorem 3).
+# longer exact LMEs, but power iteration {cite:p}`golub1996matrix` (Eq. PI) started at $\mathbf{w}(0) = \mathbf{u}_m$
+# still converges to a critical point $\mathbf{w}_*$ in a neighbourhood $B_\gamma$ of $\mathbf{u}_m$ when the
+# irregularity is small (Theorem 3).
 #
-# **Prediction and tolerance.** In the latent summation model (exact $A$ by enumeration, $q$ as set)
-# for each $\varepsilon$ in `eps_list`: (a) the step $\|\mathbf{w}(t+1)-\mathbf{w}(t)\|$ falls below $10^{-10}$ within 200
-# iterations for every $m$ (convergence); (b) the fixed point stays close to its pattern,
-# $1 - \cos(\mathbf{w}_*, \mathbf{u}_m) \le \varepsilon$ (a bound we declare: the perturbation of $A$ is $O(\varepsilon)$, so the
-# angle is $O(\varepsilon)$ and $1-\cos = O(\varepsilon^2)$). **Both are outside Theorem 3's hypothesis** and
-# informational (not required): with ReLU on discrete data $A(\mathbf{w})$ jumps, $L = \infty$ and Eq. 11
-# cannot hold (next subsection); the theorem says nothing here, so neither outcome confirms or contradicts
-# it. Theorem 3 itself is tested where Eq. 11 holds, at the end of this section.
+# **Prediction.** In the latent summation model (exact $A$ by enumeration, $q$ as set), for each
+# $\varepsilon$ in `eps_list`, power iteration from each $\mathbf{u}_m$ converges, and its fixed point stays close
+# to its pattern: the perturbation of $A$ is $O(\varepsilon)$, so the angle is $O(\varepsilon)$ and
+# $1-\cos(\mathbf{w}_*, \mathbf{u}_m) = O(\varepsilon^2)$, within the bound $\varepsilon$ we declare. **Both are outside
+# Theorem 3's hypothesis** and informational: with ReLU on discrete data $A(\mathbf{w})$ jumps, $L = \infty$
+# and Eq. 11 cannot hold (next subsection), so neither outcome confirms or contradicts the theorem,
+# which is tested where Eq. 11 holds, at the end of this section.
+#
+# ```{nlcl-claims} thm3-pi-converges thm3-fixed-point-near-um
+# ```
 
 # %% [markdown]
 # Power iteration for 200 steps from each $\mathbf{u}_m$, for each ε
@@ -589,21 +573,21 @@ run.claim("thm3-fixed-point-near-um").measure(near_um)
 # $\omega = \mu + 2\kappa L^2(1+\mu c) + 2L\lambda_{\mathrm{gap}}^{-1}\sqrt{\mu(1+\mu c)}$ and
 # $\mu = \tfrac12(1+c)c^{-2}(1-\lambda_{\mathrm{gap}}/\lambda_1)^2$ (Def. 4, Eq. 10), $L$ the Lipschitz constant of
 # $A(\mathbf{w})$ on the sphere and $\kappa$ the eigenvector bound of Lemma 9. For the ReLU data above
-# $A(\mathbf{w})$ is piecewise constant and jumps when an atom crosses the plane $\mathbf{w}^\top\mathbf{x} = 0$, so
-# $L = \infty$, $\omega = \infty$ and Eq. 11 never holds: Theorem 3 says nothing about the power
-# iteration of the figure above (the 2-cycle noted at `thm3-pi-converges` is not a counterexample).
-# The closest faithful version with finite $L$ is the same latent summation data ($q$ as set, the same
-# $U$ for each ε) with the smooth $h(x) = x^2$. $L$ is estimated as the largest
-# $\|A(\mathbf{w}) - A(\mathbf{w}')\|_2/\|\mathbf{w}-\mathbf{w}'\|$ over 256 random pairs at distance $10^{-4}$ on the sphere, $\kappa$ as the
-# largest ratio of Eq. 191 over 64 pairs within 0.05 rad of the patterns; $\omega$ uses the shifted
-# positive definite $\hat A$ of Eq. 104 (same eigenvectors and gaps). For each pattern and each γ of a grid
-# in (0, 1), $B_\gamma$ (Eq. 103) is sampled with 32 points. Both estimates are lower bounds of the true
-# sup, so a failure of Eq. 11 found this way is conclusive.
+# $A(\mathbf{w})$ jumps when an atom crosses the plane $\mathbf{w}^\top\mathbf{x} = 0$, so $L = \infty$ and Eq. 11 never
+# holds. The closest faithful version with finite $L$ is the same latent summation data with the smooth
+# $h(x) = x^2$. $L$ is estimated as the largest difference quotient of $A$ over random close pairs on the
+# sphere, $\kappa$ as the largest ratio of Eq. 191 over pairs near the patterns, and $\omega$ uses the
+# shifted positive definite $\hat A$ of Eq. 104 (same eigenvectors and gaps); $B_\gamma$ (Eq. 103) is
+# sampled for each γ of a grid in (0, 1). Both estimates are lower bounds of the true sup, so a failure
+# of Eq. 11 found this way is conclusive.
 #
-# **Prediction and tolerance.** Sec. 3.3: "for the two cases in Sec. 3.1, if $U$ is only approximately
-# orthogonal ... Theorem 3 tells that multiple local optima close to $\mathbf{u}_m$ still exist": Eq. 11 holds
-# for some $\gamma < 1$ in every case (ε ∈ `eps_list`, every $m$), fraction $= 1$. Where it fails we report
-# whether power iteration (1000 steps) converges anyway (step $< 10^{-8}$).
+# **Prediction.** Sec. 3.3: "for the two cases in Sec. 3.1, if $U$ is only approximately orthogonal ...
+# Theorem 3 tells that multiple local optima close to $\mathbf{u}_m$ still exist": Eq. 11 holds for some
+# $\gamma < 1$ in every case (ε ∈ `eps_list`, every $m$). Where it fails we report whether power iteration
+# converges anyway.
+#
+# ```{nlcl-claims} thm3-eq11-holds
+# ```
 
 # %% [markdown]
 # $L$, $\kappa$ and $\sup_{B_\gamma}\omega$ for every $(\varepsilon, m)$ and γ of the grid
@@ -643,25 +627,26 @@ run.claim("thm3-eq11-holds").measure(float(holds11.mean()))
 # %% [markdown]
 # Eq. 11 holds in {glue:text}`thm3-eq11-n-hold` cases (power iteration converged in
 # {glue:text}`thm3-eq11-hold-converged` of them); it fails in {glue:text}`thm3-eq11-n-fail`, where the smallest
-# excess $\sup\omega - \gamma$ is {glue:text}`thm3-eq11-margin-min`. Where it fails, power iteration still converged
-# in {glue:text}`thm3-eq11-fail-converged` cases: the condition is sufficient and, with a global $L$ and
-# $\kappa$ entering as $2\kappa L^2$ and $2L/\lambda_{\mathrm{gap}}$, far from necessary.
+# excess $\sup\omega - \gamma$ is {glue:text}`thm3-eq11-margin-min`. Where it fails, power iteration still
+# converged in {glue:text}`thm3-eq11-fail-converged` cases: the condition is sufficient and, with a global
+# $L$ and $\kappa$ entering as $2\kappa L^2$ and $2L/\lambda_{\mathrm{gap}}$, far from necessary.
 #
 # ### Theorem 3 where Eq. 11 holds
 #
 # Eq. 11 needs $L$ and $\kappa L^2$ small against $\lambda_{\mathrm{gap}}$, and $\mu$ small: $c_0$ close to 1 and
-# $\lambda_2/\lambda_1$ small. A smooth activation close to linear gives that: $h = \tanh$ on small inputs, with
-# $A(\mathbf{w}) = \mathbb{V}[\mathbf{x}\,h'(\mathbf{w}^\top\mathbf{x})]$ (the paper's $\tilde{\mathbf{x}}^\mathbf{w}$; Theorem 3 is a statement about the power
+# $\lambda_2/\lambda_1$ small. A smooth activation close to linear gives that: $h = \tanh$ on small inputs,
+# with $A(\mathbf{w}) = \mathbb{V}[\mathbf{x}\,h'(\mathbf{w}^\top\mathbf{x})]$ (the paper's $\tilde{\mathbf{x}}^\mathbf{w}$; Theorem 3 concerns power
 # iteration on a Lipschitz $A(\mathbf{w})$ and does not use homogeneity), on the exact latent summation model
-# ($q$ as set, the $U$ of each ε above) with one strong pattern, $\mathbf{x} = 0.3\,U\operatorname{diag}(1, 0.2, \ldots, 0.2)\mathbf{y}$.
-# For each $(\varepsilon, m)$, $L$, $\kappa$ and $\sup_{B_\gamma}\omega$ are estimated as above, and the smallest γ of the grid
-# with $\sup\omega \le \gamma$ (if any) fixes $B_\gamma$. (The sampled sup is a lower estimate, so "Eq. 11 holds" is
-# itself an estimate; we say so rather than claim it proven.)
+# with one strong pattern, $\mathbf{x} = 0.3\,U\operatorname{diag}(1, 0.2, \ldots, 0.2)\mathbf{y}$. For each $(\varepsilon, m)$ the
+# smallest γ of the grid with $\sup\omega \le \gamma$ (if any) fixes $B_\gamma$; the sampled sup is a lower
+# estimate, so "Eq. 11 holds" is itself an estimate.
 #
-# **Prediction and tolerance.** (a) Design check: Eq. 11 holds in at least one case per ε. (b) Theorem 3:
-# in every case where it holds, power iteration from $\mathbf{u}_m$ (1000 steps) converges (final step
-# $\le 10^{-10}$) to a critical point ($\|P^\perp_\mathbf{w}A\mathbf{w}\| \le 10^{-8}\lambda_1$) inside $B_\gamma$ (Eq. 103, to round-off
-# $10^{-12}$: at ε = 0, $c_0 = 1$ and $B_\gamma$ is the single point $\mathbf{u}_m$): fraction $= 1$, required.
+# **Prediction.** The design must meet Eq. 11 in at least one case per ε; then, by Theorem 3, in every
+# case where it holds power iteration from $\mathbf{u}_m$ converges to a critical point inside $B_\gamma$ (at
+# ε = 0, $c_0 = 1$ and $B_\gamma$ is the single point $\mathbf{u}_m$):
+#
+# ```{nlcl-claims} thm3-eq11-positive-cases thm3-converges-where-eq11
+# ```
 
 # %% [markdown]
 # For each $(\varepsilon, m)$ (`nlcl.tian.one_layer_extensions.theorem3_tanh`): whether Eq. 11 holds
@@ -706,21 +691,18 @@ run.claim("thm3-converges-where-eq11").measure(conv3)
 # first $K$ filters of a run form the $K$-filter network. A pattern is recovered when some filter
 # has $|\cos(\mathbf{w}_k, \mathbf{u}_m)| \ge 0.95$.
 #
-# **Prediction and tolerance.** (a) Linear: one optimum, the top principal direction $\mathbf{v}_1$ of the
-# training sample (the top eigenvector of the constant matrix $\mathbb{C}_\alpha[\mathbf{x}]$): every filter, for every
-# $K$ and seed, ends with $|\cos(\mathbf{w}_k, \mathbf{v}_1)| \ge 0.95$, so at most one pattern is recovered
-# (required with uniform α, where $\mathbb{C}_\alpha[\mathbf{x}]$ is a constant matrix; a Gaussian α that depends on
-# $\mathbf{w}$ breaks that argument). In the population $\mathbf{v}_1 = \mathbf{u}_1$; in a sample of `n_train`
-# points with $s_2/s_1 = 0.9$ it can tilt away from $\mathbf{u}_1$ (until 2026-11-25 the claim counted patterns
-# $\mathbf{u}_m$ recovered, which failed at base seed 3 where the tilted $\mathbf{v}_1$ matches no pattern; the
-# revision is recorded in the claim). The prediction is about the optimum, which a run reaches only
-# if it is long enough for the sample's eigengap: found after the revision, at base seed 2 the
-# relative eigengap is 0.057 and `steps` steps leave the filters between $\mathbf{v}_1$ and $\mathbf{v}_2$. The
-# claim's not-reproduced explanation covers exactly that case (every filter in
-# $\operatorname{span}(\mathbf{v}_1, \mathbf{v}_2)$ and a predicted decay $e^{-\eta(\lambda_1-\lambda_2)\,\text{steps}} \ge 10^{-3}$,
-# both computed in the run and shown in the summary); any other failure fails the claim.
-# (b) Nonlinear: at $K$ = `k_max`, at least $M-1$ patterns recovered on average over seeds (all $M$
-# are LMEs here: $s_m^2(1-q)^2 > q$); (c) more than with $K = 1$. Required with ReLU at $q = 0.2$.
+# **Prediction.** (a) Linear: every filter ends at the top principal direction $\mathbf{v}_1$ of the
+# training sample (the top eigenvector of the constant matrix $\mathbb{C}_\alpha[\mathbf{x}]$; required with uniform
+# α, since a Gaussian α that depends on $\mathbf{w}$ breaks the argument). In the population
+# $\mathbf{v}_1 = \mathbf{u}_1$; in a finite sample with $s_2/s_1 = 0.9$ it can tilt away from $\mathbf{u}_1$. A run
+# reaches the optimum only if it is long enough for the sample's eigengap: the dynamics are a projected
+# power iteration on $\mathbb{C}_\alpha[\mathbf{x}]$, whose angle to $\mathbf{v}_1$ shrinks like
+# $e^{-\eta(\lambda_1-\lambda_2)t}$, and the ledger's explanation covers exactly the unconverged case.
+# (b) Nonlinear: at $K$ = `k_max` about all patterns are recovered (all $M$ are LMEs here:
+# $s_m^2(1-q)^2 > q$), (c) more than with $K = 1$:
+#
+# ```{nlcl-claims} nodes-linear-one-pattern nodes-relu-kmax nodes-relu-grows
+# ```
 
 # %% [markdown]
 # The data (pattern strengths from 1 down to 0.6) and `k_max` initial filters per seed; the
@@ -740,6 +722,9 @@ nodes = ext.more_nodes(x8, w0_8, U, act, P.alpha, P.tau, ks, P.steps)
 recovered = nodes["recovered"]
 
 # %% [markdown]
+# The figure: patterns recovered against the number of filters $K$, for the nonlinear and the linear
+# network.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_more_nodes
 # ```
 
@@ -777,29 +762,26 @@ run.claim("nodes-relu-grows").measure_seeds(gain)
 # the energy is invariant under the group, so a $\mathbf{w}$ that the group moves cannot be a strict
 # local optimum (Eqs. 107–108).
 #
-# **Setting.** The nine points of App. E.1 in the plane, uniform α, ReLU (or the chosen
-# activation), and augmentation by rotations $t\sim\mathrm{U}[-\beta, \beta]$. $\beta = \pi$ is the full group
-# SO(2), which moves every $\mathbf{w}$; $\beta < \pi$ is not a group and is shown as an interpolation. The
-# expectation over $t$ is a 2048-point midpoint rule.
+# **Setting.** The nine points of App. E.1 in the plane, uniform α, the chosen activation, and
+# augmentation by rotations $t\sim\mathrm{U}[-\beta, \beta]$, the expectation over $t$ a 2048-point midpoint
+# rule. $\beta = \pi$ is the full group SO(2), which moves every $\mathbf{w}$; $\beta < \pi$ is not a group and
+# is shown as an interpolation.
 #
-# **Prediction and tolerance.** (a) Without augmentation ($\beta = 0$) the energy has the many
-# maxima of Fig. 8 ($\ge 8$ for ReLU). (b) With $\beta = \pi$ it is constant in $\mathbf{w}$: its range
-# $\max_\theta - \min_\theta$ is at most $10^{-6}$ of the largest energy without augmentation (the
-# quadrature error), and no local maximum rises more than $10^{-6}$ of that scale above its
-# surroundings — zero local optima. (For these unit-norm points and a positively homogeneous $h$
-# the full group even makes every $b(\mathbf{w}|\mathbf{x}_0)$ the same number, so $\mathcal{E}_\alpha \equiv 0$: the
-# rotation identifies all samples. Normalizing by the un-augmented scale keeps the check meaningful.)
-# Both are identities of the construction (kind *check*): with the full group and unit-norm points
-# the energy is zero whatever the data.
+# **Prediction.** Without augmentation ($\beta = 0$) the energy has the many maxima of Fig. 8. With
+# $\beta = \pi$ it is constant in $\mathbf{w}$ (up to quadrature error, relative to the un-augmented scale) and
+# has no local optimum. For these unit-norm points and a positively homogeneous $h$ the full group
+# even makes every $b(\mathbf{w}|\mathbf{x}_0)$ the same number, so $\mathcal{E}_\alpha \equiv 0$ whatever the data: both
+# are checks of the construction.
 #
 # **A finite rotation group (outside the appendix's hypothesis; informational).** With $t$ uniform on
-# the cyclic group $C_n = \{2\pi j/n\}$ ($n = 2, 3, 4, 6$) the nine points are *not* invariant and the energy
-# is not zero; Eqs. 107–108 make it invariant under rotating $\mathbf{w}$ by $2\pi/n$. B.5's argument, however,
-# needs *small* group elements ($\|R(t') - I\|$ small, a Lie group): a finite group has none, so it only
-# makes the energy periodic and the appendix predicts nothing about the number of optima. We report the
-# number of orbits of local maxima under $C_n$ against the maxima without augmentation (fewer would be
-# the appendix's conclusion carried over) and the energy's range, as an exploration (not required), with
-# the invariance as a check. B.5 as stated is tested next, with a continuous group.
+# the cyclic group $C_n = \{2\pi j/n\}$ ($n = 2, 3, 4, 6$) the energy is invariant under rotating
+# $\mathbf{w}$ by $2\pi/n$ but not zero. B.5's argument needs *small* group elements (a Lie group): a finite
+# group only makes the energy periodic, and the appendix predicts nothing about the number of optima.
+# We report the orbits of local maxima under $C_n$ against the maxima without augmentation, as an
+# exploration. B.5 as stated is tested next, with a continuous group.
+#
+# ```{nlcl-claims} b5-full-rotation-flat b5-full-rotation-maxima b5-cyclic-invariant b5-cyclic-not-flat b5-cyclic-fewer-optima
+# ```
 
 # %% [markdown]
 # The energy of Eq. 105 on the θ grid for 13 values of β from 0 to π
@@ -822,6 +804,9 @@ n_max9 = [
 e_full = curves[betas[-1]]
 
 # %% [markdown]
+# The figure: the energy on the circle for four values of β, and the number of local maxima along the
+# sweep.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_rotation_sweep
 # ```
 
@@ -867,22 +852,22 @@ run.claim("b5-full-rotation-maxima").measure(int(n_max9[-1]))
 # ### App. B.5 as stated: a continuous group acting on data that are not invariant
 #
 # **Setting.** The nine points of App. E.1 lifted to $d = 3$ at different heights,
-# $\mathbf{x}_0 = (\cos a_i, \sin a_i, z_i)$ with $z_i$ evenly spaced in $[-0.5, 0.5]$; augmentation by the rotations $R(t)$ of
-# the $(x_1, x_2)$ plane, $t \sim \mathrm{U}[0, 2\pi)$: a one-dimensional Lie group with small elements, as B.5
-# assumes, and the data are not invariant under it (the energy is not zero). The energy of Eq. 105
-# (uniform α, the activation as set) is evaluated on a grid of the sphere, `n_sphere` polar angles
-# (poles excluded) × 2`n_sphere` azimuths, with the expectation over $t$ a midpoint rule of 16`n_sphere`
-# angles (an azimuth step is 8 quadrature steps, so the invariance of Eqs. 107–108 holds exactly on the grid).
-# The group moves every $\mathbf{w}$ except $\pm\mathbf{e}_3$.
+# $\mathbf{x}_0 = (\cos a_i, \sin a_i, z_i)$ with $z_i$ evenly spaced in $[-0.5, 0.5]$; augmentation by the rotations
+# $R(t)$ of the $(x_1, x_2)$ plane, $t \sim \mathrm{U}[0, 2\pi)$: a one-dimensional Lie group with small
+# elements, as B.5 assumes, under which the data are not invariant (the energy is not zero). The group
+# moves every $\mathbf{w}$ except $\pm\mathbf{e}_3$. The energy of Eq. 105 is evaluated on a grid of the sphere
+# (`n_sphere` polar angles × 2`n_sphere` azimuths), with a quadrature over $t$ fine enough that the
+# invariance of Eqs. 107–108 holds exactly on the grid.
 #
-# **Prediction and tolerance.** B.5: a $\mathbf{w}$ with $R(t')\mathbf{w} \neq \mathbf{w}$ cannot be a local optimum, so
-# (a) (checks of the construction) the augmented energy is invariant, $\max|\mathcal{E}(\theta, \phi) - \bar{\mathcal{E}}(\theta)| \le
-# 10^{-10}$ of the un-augmented scale, and no grid point away from the poles is a strict local maximum
-# (above its 8 neighbours by more than $10^{-12}$ of that scale); and it is not flat (range $\ge 10^{-3}$ of that
-# scale). (b) "Augmentation removes local optima that are not invariant", leaving fewer: the number of
-# orbits of local maxima with augmentation (local maxima of the profile $\bar{\mathcal{E}}(\theta)$, the first and
-# last rows counting as the invariant poles) is smaller than the number of strict local maxima on the
-# sphere without augmentation (difference $< 0$; required with ReLU).
+# **Prediction.** B.5: a $\mathbf{w}$ with $R(t')\mathbf{w} \neq \mathbf{w}$ cannot be a local optimum. As checks of the
+# construction, the augmented energy is invariant, no grid point away from the poles is a strict
+# local maximum, and the energy is not flat. The appendix's conclusion, "augmentation removes local
+# optima that are not invariant", means fewer optima: the orbits of local maxima with augmentation
+# (local maxima of the profile over the polar angle, the first and last rows counting as the invariant
+# poles) are fewer than the strict local maxima on the sphere without augmentation.
+#
+# ```{nlcl-claims} b5-so2-invariant b5-so2-no-moved-optima b5-so2-not-flat b5-so2-fewer-optima
+# ```
 
 # %% [markdown]
 # The energy on the sphere grid without and with SO(2) augmentation; the orbits of maxima with
@@ -904,6 +889,9 @@ prof = e_so2.mean(1)  # E depends on θ only (Eqs. 107-108)
 orbits = ext.profile_maxima(prof)
 
 # %% [markdown]
+# The figure: the energy on the sphere without and with SO(2) augmentation, with the strict maxima
+# without it.
+#
 # ```{nlcl-source} nlcl.tian.one_layer_plots.plot_sphere_energy
 # ```
 
@@ -975,3 +963,51 @@ run.claim("b5-so2-fewer-optima").measure(orbits - n_strict_plain)
 
 # %%
 run.finish()
+
+# %% [markdown]
+# ## Try it yourself
+#
+# 1. Move the latent summation model towards the LME threshold: `nlcl run tian-one-layer -p q 0.3`.
+#    With pattern strengths $s_m$, Sec. 8's $\mathbf{u}_m$ is an LME only while
+#    $s_m^2(1-q)^2 > q$; how many of the $M = 5$ patterns can more nodes then collect?
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `nodes-relu-kmax` = 2.75 (fail against
+#    $M - 1 = 4$, not required outside the paper's $q$) and `nodes-relu-grows` = 2.25 (pass);
+#    `eq9-lme-threshold` = 0.3820 and the Eq. 8–9 claims pass as before. At $q = 0.3$ the condition
+#    holds for $s_m > 0.78$, i.e. for the three strongest of the strengths 1, 0.9, 0.8, 0.7, 0.6: the
+#    filters find at most those three LMEs, as the theory says.
+#    :::
+#
+# 2. Replace ReLU by $h(x) = x^2$: `nlcl run tian-one-layer -p activation quadratic`. Eq. 9 is derived
+#    for ReLU; where does the LME threshold of Sec. 5 go?
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `eq9-lme-threshold` = 0.2764 (fail
+#    against $(3-\sqrt5)/2$, not required), `eq9-summation-mc` = 3.0 and `eq9-summation-exact` = 1.17
+#    (fail, not required); `nodes-relu-kmax` = 1.0 and `nodes-relu-grows` = 0 (fail, not required),
+#    while the B.5 checks still pass. The threshold is $(5-\sqrt5)/10 \approx 0.276$, the value derived for
+#    $x^2$ in the Theorem 1 subsection: Eq. 9 is specific to ReLU's gate, and the located threshold
+#    follows the activation.
+#    :::
+#
+# 3. Train the filters of Sec. 8 with the Gaussian α: `nlcl run tian-one-layer -p alpha gaussian`. The
+#    linear collapse rests on $\mathbb{C}_\alpha[\mathbf{x}]$ being a constant matrix, which a Gaussian α that
+#    depends on $\mathbf{w}$ is not.
+#
+#    :::{dropdown} Answer
+#    Measured by the book at the ci profile, seed 0, on CPU: `nodes-linear-one-pattern` = 0.645 (fail,
+#    not required with Gaussian α), with no pattern recovered by the linear network, although the
+#    predicted decay towards $\mathbf{v}_1$ over the run is 6.8e-18; `nodes-relu-kmax` = 4.0 and
+#    `nodes-relu-grows` = 3.5 (pass). The linear filters no longer share one optimum: with a
+#    $\mathbf{w}$-dependent α even a linear network's landscape is not a fixed quadratic form, while the
+#    ReLU network still recovers more patterns with more nodes.
+#    :::
+
+# %% [markdown]
+# ## References
+#
+# - {cite:t}`tian2023nonlinearity` ([arXiv:2206.01342](https://arxiv.org/abs/2206.01342),
+#   [OpenReview](https://openreview.net/forum?id=s130rTE3U_X)): Sec. 3 and App. B (Eqs. 5–11, Def. 3–4,
+#   Theorems 1–3, Corollary 2, App. B.5), which this chapter checks.
+# - {cite:t}`golub1996matrix`: power iteration and the perturbation of eigenvectors behind Theorem 3.
