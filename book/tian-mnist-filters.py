@@ -143,6 +143,7 @@ from nlcl.tian.mnist_filters import (
     high_frequency_fraction,
     mean_pairwise_abs_cos,
 )
+from nlcl.tian.paper import RELEASED_TAU, SGD_LR, SGD_MOMENTUM, WEIGHT_DECAY
 from nlcl.tian.plots import plot_mnist_filters
 from nlcl.tian.rf_network import TwoLayerRF
 from nlcl.tian.tokens.training import train_batched
@@ -156,7 +157,6 @@ from nlcl.tian.tokens.training import train_batched
 
 # %% tags=["hide-input"]
 K, RF, D = 4, 14, 196
-LR, TAU, MOMENTUM, WEIGHT_DECAY = 2e-3, 0.1, 0.9, 5e-3  # Tian 2023, Sec. 5
 
 data = load_mnist(P.source, split="train")
 print("Data:", data.description)
@@ -218,9 +218,9 @@ final_loss = train_batched(
     sampler,
     P.steps,
     loss="infonce",
-    tau=TAU,
-    lr=LR,
-    momentum=MOMENTUM,
+    tau=RELEASED_TAU,
+    lr=SGD_LR,
+    momentum=SGD_MOMENTUM,
     weight_decay=WEIGHT_DECAY,
 )
 train_s = time.perf_counter() - t0

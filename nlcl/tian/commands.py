@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 
 from nlcl.core.commands import Command, Services
+from nlcl.tian.paper import SGD_LR, TOKEN_STEPS
 
 __all__ = ["COMMANDS", "train_grid"]
 
@@ -26,9 +27,9 @@ __all__ = ["COMMANDS", "train_grid"]
 def train_grid(
     figures: Sequence[str] = ("fig9", "fig10", "fig11", "table1"),
     *,
-    steps: int = 5000,
+    steps: int = TOKEN_STEPS,
     seeds: Sequence[int] = (0, 1, 2),
-    lr: float = 2e-3,
+    lr: float = SGD_LR,
     device: str = "cpu",
     prefix: str = "tian-tokens-full",
     profile: str = "full",
@@ -112,9 +113,9 @@ def train_grid(
 
 def _train_grid_arguments(grid: argparse.ArgumentParser) -> None:
     grid.add_argument("--figures", nargs="+", default=["fig9", "fig10", "fig11", "table1"])
-    grid.add_argument("--steps", type=int, default=5000)
+    grid.add_argument("--steps", type=int, default=TOKEN_STEPS)
     grid.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    grid.add_argument("--lr", type=float, default=2e-3)
+    grid.add_argument("--lr", type=float, default=SGD_LR)
     grid.add_argument("--device", default="cpu")
     grid.add_argument(
         "--prefix", default="tian-tokens-full", help="artifact names: results/<prefix>-<figure>"

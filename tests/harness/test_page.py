@@ -114,6 +114,7 @@ def test_claim_declarations_come_from_the_ledger():
     assert entry["id"] == "lemma2-rate" and "check" in entry
     with pytest.raises(directives.ClaimNotFound, match="declares no claim"):
         directives.claim_declarations("tian-alpha-cl", ["no-such-claim"])
+    assert directives._check_text({"at_most": 1e-10}) == "≤ 1e-10"
     assert directives._statement("{alpha} α, Σ_{{j≠i}}") == "<em>alpha</em> α, Σ_{j≠i}"
 
 

@@ -20,6 +20,16 @@ import torch
 from nlcl.core.cluster import worker_threads
 from nlcl.core.validate import ParameterError, choice, positive_float, positive_int
 from nlcl.tian.losses import LOSSES
+from nlcl.tian.paper import (
+    RELEASED_TAU,
+    SGD_LR,
+    SGD_MOMENTUM,
+    TOKEN_BATCH,
+    TOKEN_BETAS,
+    TOKEN_PS,
+    TOKEN_ZETAS,
+    WEIGHT_DECAY,
+)
 from nlcl.tian.rf_network import ACTIVATIONS_2LAYER, BN_VARIANTS
 from nlcl.tian.tokens.stacks import build_stack, check_workers, result_table, stack_cost
 from nlcl.tian.tokens.training import train_batched
@@ -42,11 +52,10 @@ __all__ = [
 ]
 
 
-#: The paper's over-parameterizations β and candidates per RF P (Figs. 9-11, Table 1).
-PAPER_BETAS: tuple[int, ...] = (1, 2, 5, 10)
-
-
-PAPER_PS: tuple[int, ...] = (1, 3, 5, 10)
+#: The paper's over-parameterizations β and candidates per RF P (Figs. 9-11, Table 1), as
+#: :mod:`nlcl.tian.paper` declares them.
+PAPER_BETAS: tuple[int, ...] = TOKEN_BETAS
+PAPER_PS: tuple[int, ...] = TOKEN_PS
 
 #: Activations with h(−z) = ±h(z): a filter and its negation give the same hidden units up to
 #: sign, so the sign of a learned filter is arbitrary (scored with |cos| in ``chi_*_symmetric``).
@@ -67,8 +76,8 @@ class TokenRun:
     P: int = 1
     zeta: float = 1.0
     seed: int = 0
-    lr: float = 2e-3
-    tau: float = 0.1
+    lr: float = SGD_LR
+    tau: float = RELEASED_TAU
 
     @property
     def M(self) -> int:
@@ -121,9 +130,9 @@ def train_token_runs(
     runs: Sequence[TokenRun],
     steps: int,
     *,
-    batch_size: int = 128,
-    momentum: float = 0.9,
-    weight_decay: float = 5e-3,
+    batch_size: int = TOKEN_BATCH,
+    momentum: float = SGD_MOMENTUM,
+    weight_decay: float = WEIGHT_DECAY,
     K: int = 10,
     n_tokens: int = 20,
     G: int = 40,
@@ -355,9 +364,9 @@ def paper_grid(
     betas: Sequence[int] = PAPER_BETAS,
     Ps: Sequence[int] = PAPER_PS,
     activations: Sequence[str] = ACTIVATIONS_2LAYER,
-    zetas: Sequence[float] = (2.0, 5.0, 10.0),
-    lr: float = 2e-3,
-    tau: float = 0.1,
+    zetas: Sequence[float] = TOKEN_ZETAS,
+    lr: float = SGD_LR,
+    tau: float = RELEASED_TAU,
     bn_moments: str = "view",
 ) -> pd.DataFrame:
     """The runs of Tian (2023) Figs. 9, 10, 11 and Table 1, one row per run with its figure.
@@ -419,7 +428,7 @@ def runs_from_table(table: pd.DataFrame) -> list[TokenRun]:
 
 
 def grid_parameters(
-    steps: int, lr: float = 2e-3, seeds: Sequence[int] = (0, 1, 2), bn_moments: str = "view"
+    steps: int, lr: float = SGD_LR, seeds: Sequence[int] = (0, 1, 2), bn_moments: str = "view"
 ) -> dict:
     """The parameters recorded with a paper-grid artifact (and checked when a chapter loads it).
 
@@ -431,20 +440,20 @@ def grid_parameters(
     extra = {"bn_moments": "pooled"} if bn_moments == "pooled" else {}
     return dict(
         steps=int(steps),
-        batch_size=128,
-        momentum=0.9,
-        weight_decay=5e-3,
+        batch_size=TOKEN_BATCH,
+        momentum=SGD_MOMENTUM,
+        weight_decay=WEIGHT_DECAY,
         K=10,
         n_tokens=20,
         G=40,
         n_fixed=5,
         out_dim=20,
         lr=float(lr),
-        tau=0.1,
+        tau=RELEASED_TAU,
         seeds=[int(s) for s in seeds],
         betas=list(PAPER_BETAS),
         Ps=list(PAPER_PS),
-        zetas=[2.0, 5.0, 10.0],
+        zetas=list(TOKEN_ZETAS),
         activations=list(ACTIVATIONS_2LAYER),
         **extra,
     )

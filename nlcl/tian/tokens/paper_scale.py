@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from nlcl.tian.paper import TOKEN_STEPS
 from nlcl.tian.tokens.grid import grid_parameters, paper_grid
 
 __all__ = [
@@ -54,7 +55,7 @@ EXTRA_SEEDS = {
 # -- the paper-scale artifacts ----------------------------------------------------------------
 
 
-def load_one(store: Any, name: str, fig: str, lr: float, steps: int = 5000) -> Any:
+def load_one(store: Any, name: str, fig: str, lr: float, steps: int = TOKEN_STEPS) -> Any:
     """The artifact ``name`` of ``store`` (``nlcl.harness.results``) if it was trained at ``lr``
     for ``steps`` on the paper's grid (any seeds)."""
     stored_seeds = store.load(name).meta["parameters"]["seeds"]
@@ -175,7 +176,7 @@ def load_pooled(store: Any, prefix: str, fig: str, lr: float) -> Any:
     name = f"{prefix}-{fig}"
     try:
         stored_seeds = store.load(name).meta["parameters"]["seeds"]
-        params = {**grid_parameters(5000, lr, stored_seeds, bn_moments="pooled"), "figure": fig}
+        params = {**grid_parameters(TOKEN_STEPS, lr, stored_seeds, bn_moments="pooled"), "figure": fig}
         return store.load(name, params=params)
     except (FileNotFoundError, store.ArtifactMismatch) as err:
         print(f"{name}: no usable artifact ({str(err)[:160]})")

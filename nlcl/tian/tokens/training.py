@@ -30,6 +30,7 @@ import torch
 from nlcl.core.device import keep_freed_memory
 from nlcl.core.validate import NonFiniteError, ParameterError, choice, nonneg_float, positive_int
 from nlcl.tian.losses import LOSSES, contrastive_loss
+from nlcl.tian.paper import RELEASED_TAU, SGD_LR, SGD_MOMENTUM, WEIGHT_DECAY
 from nlcl.tian.rf_network import TwoLayerRF, segments
 from nlcl.tian.tokens.tables import token_step
 from nlcl.tian.tokens.world import TokenBatch
@@ -79,10 +80,10 @@ def train_batched(
     steps: int,
     *,
     loss: str | Sequence[str] = "infonce",
-    tau: float | Sequence[float] = 0.1,
-    lr: float | Sequence[float] = 2e-3,
-    momentum: float = 0.9,
-    weight_decay: float = 5e-3,
+    tau: float | Sequence[float] = RELEASED_TAU,
+    lr: float | Sequence[float] = SGD_LR,
+    momentum: float = SGD_MOMENTUM,
+    weight_decay: float = WEIGHT_DECAY,
     check_every: int = 1,
     callback: Callable[[int, torch.Tensor], None] | None = None,
     progress: bool | str = False,
