@@ -1,4 +1,4 @@
-"""The site's Sphinx extension (nlcl.harness.sphinx_ext)."""
+"""The site's Sphinx extension (nlcl.harness.site.sphinx_ext)."""
 
 import json
 import sys
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlcl.harness import sphinx_ext
+from nlcl.harness.site import sphinx_ext
 
 
 def _script(filename, **attributes):
