@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
-	$(BIN)/python -c "import nlcl.harness.notebook as p; p.ensure_kernel()"
+	$(BIN)/python -c "import nlcl.harness.run.notebook as p; p.ensure_kernel()"
 	touch $@
 
 setup: $(STAMP)
@@ -48,7 +48,7 @@ run: $(STAMP)
 
 seed-sweep: $(STAMP)
 	@test -n "$(CHAPTER)" || (echo "usage: make seed-sweep CHAPTER=<id> [ARGS='--seeds 0..9']"; exit 2)
-	OMP_NUM_THREADS=1 $(BIN)/python -m nlcl.harness.seed_sweeps $(CHAPTER) --workers $(WORKERS) $(ARGS)
+	OMP_NUM_THREADS=1 $(BIN)/python -m nlcl.harness.records.seed_sweeps $(CHAPTER) --workers $(WORKERS) $(ARGS)
 
 list: $(STAMP)
 	$(BIN)/nlcl list
@@ -60,7 +60,7 @@ bench: $(STAMP)
 	$(BIN)/nlcl bench --workers $(WORKERS) $(ARGS)
 
 book-bench: $(STAMP)
-	$(BIN)/python -m nlcl.harness.book_bench --profile $(PROFILE) --jobs $(JOBS) $(ARGS)
+	$(BIN)/python -m nlcl.bench.book --profile $(PROFILE) --jobs $(JOBS) $(ARGS)
 
 clean:
 	rm -rf _build

@@ -2,9 +2,11 @@
 
 The layout shows the architecture:
 
-* :mod:`nlcl.harness` — the book machinery: a chapter run (``chapter``), the claims registry
-  (``claims``), result artifacts (``results``), provenance, notebook execution, the report, the site
-  and the command line. Paper code never imports it.
+* :mod:`nlcl.harness` — the book machinery, one subpackage per concern: running a chapter
+  (``run``: :func:`start`, :class:`Run`, the command line), claims and ledgers (``claims``),
+  committed records (``records``: provenance, results artifacts, paper-scale, seed-sweep and
+  held-out records) and the site (``site``: the book build, the report). Paper code never imports it.
+* :mod:`nlcl.bench` — the whole-book benchmark (it times the book; the harness never imports it).
 * :mod:`nlcl.core` — shared by every paper: argument validation, device and seeding, activations,
   the figure style, small tensor helpers.
 * :mod:`nlcl.datasets` — MNIST loading and image augmentation.
@@ -25,8 +27,8 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "Run", "start", "get_device", "seed_everything"]
 
 _LAZY = {
-    "Run": "nlcl.harness.chapter",
-    "start": "nlcl.harness.chapter",
+    "Run": "nlcl.harness.run.chapter",
+    "start": "nlcl.harness.run.chapter",
     "get_device": "nlcl.core.device",
     "seed_everything": "nlcl.core.device",
 }

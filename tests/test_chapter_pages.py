@@ -1,5 +1,5 @@
 """What a reader reads on every chapter's page (issue 51): the code behind each claim, the papers
-cited, prose without the project's history, exercises at the end (rules: nlcl.harness.page)."""
+cited, prose without the project's history, exercises at the end (rules: nlcl.harness.site.page)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nlcl.harness import page
+from nlcl.harness.site import page
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("*.py"))

@@ -31,7 +31,7 @@ def test_token_trainer_on_cuda_matches_cpu():
 
 @pytest.mark.parametrize("chapter", ["tian-tokens", "renli-mnist-captions"])
 def test_chapter_runs_on_cuda(chapter, tmp_path):
-    from nlcl.harness import notebook
+    from nlcl.harness.run import notebook
 
     res = notebook.run_chapter(
         chapter,

@@ -35,8 +35,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nlcl.harness.notebook import chapters, toc_files
-from nlcl.harness.outputs import LONG_OUTPUT
+from nlcl.harness.run.notebook import chapters, toc_files
+from nlcl.harness.site.outputs import LONG_OUTPUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -479,7 +479,7 @@ def _references_problems(driver, chapter: str) -> list[str]:
 
 def _source_block_problems(driver, chapter: str) -> list[str]:
     """Every nlcl-source name of the chapter's source is on the page as a block holding its code."""
-    from nlcl.harness import page as chapter_page
+    from nlcl.harness.site import page as chapter_page
 
     names = [
         n
@@ -531,8 +531,8 @@ def _ledger_fit_problems(driver) -> list[str]:
 def _records_with_paper_scale() -> list[dict]:
     """The build's claims, each with its committed paper-scale verdict (``full``), as the
     dashboard shows them."""
-    from nlcl.harness.paper_scale import FULL_DIR, load_full_records
-    from nlcl.harness.report import merge_full
+    from nlcl.harness.records.paper_scale import FULL_DIR, load_full_records
+    from nlcl.harness.site.report import merge_full
 
     records = [r for p in sorted((BUILD / "claims").glob("*.json")) for r in json.loads(p.read_text())]
     if (ROOT / FULL_DIR).is_dir():

@@ -2,7 +2,7 @@
 
 One probe, used twice: ``nlcl bench`` divides each token step's FLOPs by it (a *roofline ratio*,
 comparable across machines; :mod:`nlcl.tian.tokens.bench`), and ``make book-bench`` samples it
-before and after a build to tell the machine's hour (:func:`nlcl.harness.book_bench.machine_speed`).
+before and after a build to tell the machine's hour (:func:`nlcl.bench.book.machine_speed`).
 On CPU it is timed in process CPU time, so time spent descheduled on a shared machine does not
 count.
 """

@@ -50,7 +50,7 @@ def train_grid(
     (:data:`nlcl.tian.tokens.training.ENGINES`; ``"fused"``: one compiled graph per stack shape, equal
     to the table engine within rounding, not bitwise), recorded in each artifact's parameters when it
     is not the default. ``services`` saves the artifacts and names the
-    commit (the command line passes the book's: :func:`nlcl.harness.cli.services`).
+    commit (the command line passes the book's: :func:`nlcl.harness.run.cli.services`).
     """
     from nlcl.core.device import describe_device, get_device
     from nlcl.tian.tokens.grid import grid_parameters, paper_grid, runs_from_table, train_token_runs
@@ -186,7 +186,7 @@ def _bench_command(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-#: The subcommands this paper adds to ``nlcl`` (found by :func:`nlcl.harness.cli.paper_commands`).
+#: The subcommands this paper adds to ``nlcl`` (found by :func:`nlcl.harness.run.cli.paper_commands`).
 COMMANDS = (
     Command(
         "train-grid",

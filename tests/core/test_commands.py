@@ -1,4 +1,4 @@
-"""nlcl.core.commands and the command line's discovery of paper commands (nlcl.harness.cli)."""
+"""nlcl.core.commands and the command line's discovery of paper commands (nlcl.harness.run.cli)."""
 
 import argparse
 import types
@@ -6,7 +6,7 @@ import types
 import pytest
 
 from nlcl.core.commands import Command, Services
-from nlcl.harness import cli
+from nlcl.harness.run import cli
 
 
 def test_a_command_is_data():

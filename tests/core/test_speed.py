@@ -22,7 +22,7 @@ def test_bad_sizes_name_the_parameter(name, kwargs):
 
 def test_the_token_bench_and_book_bench_share_the_probe(monkeypatch):
     import nlcl.core.speed
-    from nlcl.harness import book_bench
+    from nlcl.bench import book as book_bench
     from nlcl.tian.tokens import bench
 
     assert bench.matmul_peak_gflops is matmul_peak_gflops

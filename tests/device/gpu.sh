@@ -4,7 +4,7 @@
 # Usage: bash tests/device/gpu.sh COMMIT grid|book|all   (one 600 s call each)
 #   grid: CUDA tests of the fused token step, the token grid timed cold, the CUDA-graph experiment
 #         (tests/device/cudagraph.py), the grid again warm (about 5 minutes)
-#   book: the full book timed (nlcl.harness.book_bench, --jobs 11), then the token bench with what
+#   book: the full book timed (nlcl.bench.book, --jobs 11), then the token bench with what
 #         time is left (the chapters took 240 s on an H200 at stop 46)
 #   all:  the book, then with what time is left the grid warm (the book's compiler cache), the grid
 #         again with NLCL_CUDA_GRAPH=1 (compared run by run with the plain one; each grid.json has
@@ -59,7 +59,7 @@ if [ "$MODE" = grid ]; then
 fi
 # book mode: the whole book at paper scale, nothing else running, empty compiler cache
 rm -rf _build
-TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 25)) python3 -m nlcl.harness.book_bench \
+TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 25)) python3 -m nlcl.bench.book \
   --profile full --jobs 11 --target 600 --allow-dirty > "$O/book.log" 2>&1
 log "book rc=$?"
 python3 - > "$O/live.txt" 2>&1 <<'PY'
@@ -92,7 +92,7 @@ PY
 fi
 # with what is left: the token bench (fused, CUDA)
 if [ "$(left)" -gt 60 ]; then
-  TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 5)) python3 -m nlcl.harness.cli bench --quick --steps 30 \
+  TORCHINDUCTOR_CACHE_DIR=/tmp/ind-book timeout $(($(left) - 5)) python3 -m nlcl.harness.run.cli bench --quick --steps 30 \
     --device cuda --engine fused > "$O/bench.txt" 2>&1
   log "bench rc=$?"; cp runs/bench/bench.json "$O/bench.json" 2>/dev/null
 fi

@@ -6,10 +6,10 @@ import pytest
 
 import nlcl
 from nlcl.core.validate import ParameterError
-from nlcl.harness import runs
-from nlcl.harness import spec as spec_mod
-from nlcl.harness.chapter import Params, namespace_parameters, resolve_sizes
-from nlcl.harness.claims import ClaimsFailed, at_least
+from nlcl.harness.claims.registry import ClaimsFailed, at_least
+from nlcl.harness.run import runs
+from nlcl.harness.run import spec as spec_mod
+from nlcl.harness.run.chapter import Params, namespace_parameters, resolve_sizes
 
 SIZES = {"ci": {"n": 3, "steps": 10}, "full": {"n": 30, "steps": 5000}}
 
@@ -48,7 +48,7 @@ def runs_dir(tmp_path, monkeypatch):
 
 def test_start_finish_writes_claims_and_provenance(runs_dir):
     run = nlcl.start("unit", profile="ci", seed=3, device="cpu", sizes=SIZES, params={"n": None})
-    assert isinstance(run, nlcl.Run) and run.profile in nlcl.harness.chapter.PROFILES
+    assert isinstance(run, nlcl.Run) and run.profile in nlcl.harness.run.chapter.PROFILES
     assert run.params.n == 3 and run.device.type == "cpu"
     assert run.run_dir.parent == runs_dir / "unit" and run.run_id == run.run_dir.name
     assert runs.read_run(run.run_dir)["status"] == "running"
@@ -111,7 +111,7 @@ SPEC = {"n": {"range": [1, 10], "ci": 2, "full": 8}, "lr": {"range": [0.0, 1.0],
 
 def test_start_keeps_freed_memory_for_reuse(runs_dir, monkeypatch):
     calls = []
-    monkeypatch.setattr(nlcl.harness.chapter, "keep_freed_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(nlcl.harness.run.chapter, "keep_freed_memory", lambda: calls.append(1) or True)
     nlcl.start("unit", profile="ci", seed=0, device="cpu", sizes=SIZES, params={})
     assert calls == [1]  # every chapter run: its steps reuse freed blocks instead of fresh pages
 

@@ -1,8 +1,8 @@
-"""nlcl.harness.chapter_shape: each rule is caught, and a chapter that follows them passes."""
+"""nlcl.harness.run.chapter_shape: each rule is caught, and a chapter that follows them passes."""
 
 import pytest
 
-from nlcl.harness import chapter_shape
+from nlcl.harness.run import chapter_shape
 
 GOOD = """# %% [markdown]
 # # Title

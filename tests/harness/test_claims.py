@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import claims
-from nlcl.harness.claims import (
+from nlcl.harness.claims import registry as claims
+from nlcl.harness.claims.registry import (
     RECORD_FIELDS,
     ClaimRegistry,
     NotReproduced,
@@ -133,7 +133,7 @@ def test_declaration_errors(tmp_path):
         reg.declare("x", source="s", statement="s", check=at_least(1))
     with pytest.raises(ParameterError, match="without spaces"):
         reg.declare("a b", source="s", statement="s", check=at_least(1))
-    with pytest.raises(ParameterError, match="must be an nlcl.harness.claims check"):
+    with pytest.raises(ParameterError, match="must be an nlcl.harness.claims.registry check"):
         reg.declare("y", source="s", statement="s", check=lambda m: True)
     with pytest.raises(ParameterError, match="source must be a non-empty"):
         reg.declare("z", source="", statement="s", check=at_least(1))
@@ -339,7 +339,7 @@ def test_measure_per_seed_decides_on_the_pooled_value(tmp_path):
 
 def test_run_expect_passes_kind_and_matches_explanation_setting(build_dir):
     import nlcl
-    from nlcl.harness.claims import ClaimsFailed
+    from nlcl.harness.claims.registry import ClaimsFailed
 
     sizes = {"ci": {"n": 3}, "full": {"n": 30}}
     run = nlcl.start("unitv", profile="ci", device="cpu", sizes=sizes, params={"n": None})
@@ -366,7 +366,7 @@ def test_measured_record_shows_nothing_as_a_cell_result(tmp_path):
 
 
 def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
-    from nlcl.harness import claim_display
+    from nlcl.harness.claims import display as claim_display
 
     shown = []
     monkeypatch.setattr(claim_display, "show_markdown", shown.append)
@@ -380,7 +380,7 @@ def test_shown_claim_carries_its_anchor_in_a_notebook(tmp_path, monkeypatch):
 
 
 def test_show_claim_prints_verdict_seeds_and_note(capsys):
-    from nlcl.harness.claim_display import show_claim
+    from nlcl.harness.claims.display import show_claim
 
     rec = {
         "id": "x",
@@ -443,7 +443,7 @@ def test_interval_claim_margin_flag_uses_the_nearest_bound(tmp_path):
 def test_timing_claim_is_not_gated_beside_other_chapters(tmp_path, monkeypatch):
     """Issue 26 §6: a timing claim measured while other chapters run (NLCL_CONCURRENT=1) is shown
     with status not-gated, its outcome and the reason, and never fails the run; alone it gates."""
-    from nlcl.harness import verdicts
+    from nlcl.harness.claims import verdicts
 
     monkeypatch.setenv(verdicts.CONCURRENT_ENV, "1")
     reg = registry(tmp_path / "book")

@@ -13,10 +13,10 @@ import pytest
 
 from nlcl.core.validate import cuda_unavailable
 
-HEAVY = ("torch", "nlcl.harness.site", "distributed", "jupyter_client", "papermill", "seaborn")
+HEAVY = ("torch", "nlcl.harness.site.build", "distributed", "jupyter_client", "papermill", "seaborn")
 PROBE = """
 import json, sys
-from nlcl.harness.cli import main
+from nlcl.harness.run.cli import main
 rc = main(sys.argv[1:])
 print(json.dumps({"rc": rc, "loaded": [m for m in %r if m in sys.modules]}))
 """

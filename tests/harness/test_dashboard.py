@@ -1,12 +1,12 @@
-"""The claims dashboard of the reproducibility page (nlcl.harness.dashboard)."""
+"""The claims dashboard of the reproducibility page (nlcl.harness.site.dashboard)."""
 
 import json
 import re
 
 import pytest
 
-from nlcl.harness import dashboard
-from nlcl.harness.dashboard import (
+from nlcl.harness.site import dashboard
+from nlcl.harness.site.dashboard import (
     DASHBOARD_MARKER,
     STATUS_LABELS,
     claim_rows,
@@ -194,7 +194,7 @@ def test_write_dashboard_without_marker_or_claims(tmp_path):
 
 
 def test_statuses_cover_the_claims_module():
-    from nlcl.harness import claims
+    from nlcl.harness.claims import registry as claims
 
     assert set(claims.STATUSES) <= set(STATUS_LABELS)
     assert re.fullmatch(r"<!-- [a-z:-]+ -->", dashboard.DASHBOARD_MARKER)

@@ -1,11 +1,11 @@
-"""nlcl.harness.held_out: verdicts of record from base seeds drawn at the run (issue 26, item 1)."""
+"""nlcl.harness.records.held_out: verdicts of record from base seeds drawn at the run (issue 26, item 1)."""
 
 import json
 import random
 
 import pytest
 
-from nlcl.harness import held_out
+from nlcl.harness.records import held_out
 
 
 def test_draw_seeds_avoids_the_development_set_and_earlier_sets():
@@ -85,7 +85,7 @@ def test_record_and_ledger_round_trip(tmp_path):
 
 
 def test_run_refuses_a_dirty_tree(monkeypatch, capsys):
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc+dirty")
     assert held_out.main(["run"]) == 2
@@ -153,7 +153,8 @@ def test_compare_rows_matches_seed_and_claim_and_separates_status_from_value():
 def test_replay_reruns_the_record_seeds_and_fails_on_a_changed_status(tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 
-    from nlcl.harness import seed_sweeps, sweep
+    from nlcl.harness.records import seed_sweeps
+    from nlcl.harness.run import sweep
 
     rec = _record()
     (tmp_path / "record.json").write_text(json.dumps(rec))

@@ -1,4 +1,4 @@
-"""The claims ledger (nlcl.harness.ledger): schema errors, checks as data, and the round trip
+"""The claims ledger (nlcl.harness.claims.ledger): schema errors, checks as data, and the round trip
 (a claim declared by a ledger gives exactly the record of the same claim declared with run.expect)."""
 
 import json
@@ -8,8 +8,10 @@ import pytest
 
 import nlcl
 from nlcl.core.validate import ParameterError
-from nlcl.harness import checks, ledger, verdicts
-from nlcl.harness.claims import (
+from nlcl.harness.claims import checks, ledger, verdicts
+from nlcl.harness.claims.ledger import LedgerError, MissingDiagnostic
+from nlcl.harness.claims.ledger_schema import CHECK_KINDS, SCHEMA, SEED_RULES
+from nlcl.harness.claims.registry import (
     NotReproduced,
     Revision,
     approx,
@@ -23,8 +25,6 @@ from nlcl.harness.claims import (
     less_than,
     mean_minus_2se_above,
 )
-from nlcl.harness.ledger import LedgerError, MissingDiagnostic
-from nlcl.harness.ledger_schema import CHECK_KINDS, SCHEMA, SEED_RULES
 
 
 @pytest.fixture()
@@ -393,6 +393,28 @@ def test_the_ledger_is_used_as_declared(runs_dir, tmp_path):
         bad.show_ledger(ledger=write(tmp_path / "bad", ONE.replace("One claim.", "With {a}.")))
 
 
+def test_declare_ledger_and_ledger_claim_without_a_run(tmp_path):
+    """The ledger side of Run.show_ledger and Run.claim, called with a bare registry."""
+    from nlcl.harness.claims.registry import ClaimRegistry
+
+    registry = ClaimRegistry(
+        "unit", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False, display=False
+    )
+    led = ledger.read_ledger(write(tmp_path, ONE.replace("One claim.", "At n={n}.")))
+    with pytest.raises(LedgerError, match="call run.show_ledger"):
+        ledger.ledger_claim(None, {}, "c1")
+    asked = []
+    claims = ledger.declare_ledger(
+        led, {}, registry, {"n": 8}, paper_setting=True, at_paper=lambda *n: asked.append(n) or True
+    )
+    assert list(claims) == ["c1"] and registry.ledger == led.label and asked == []
+    assert ledger.ledger_claim(led, claims, "c1") is claims["c1"]
+    with pytest.raises(LedgerError, match="did you mean 'c1'"):
+        ledger.ledger_claim(led, claims, "c1x")
+    with pytest.raises(LedgerError, match="before any claim is declared"):
+        ledger.declare_ledger(led, {}, registry, {}, paper_setting=True, at_paper=lambda *n: True)
+
+
 def test_claim_calls_reads_a_chapter_by_ast():
     source = textwrap.dedent(
         """
@@ -417,7 +439,9 @@ def test_ledger_path_is_beside_the_chapters(one_chapter_repo):
     assert ledger.ledger_path("ch") == one_chapter_repo.resolve() / "book" / "claims" / "ch.yaml"
     assert ledger.ledger_dir() == ledger.ledger_path("ch").parent
     assert isinstance(ledger.Ledger(ledger.ledger_path("ch"), "ch", []).label, str)
-    assert issubclass(ledger.LedgerRun, object) and issubclass(nlcl.Run, ledger.LedgerRun)
+    # one Run class, its ledger methods in it (no mixin): show_ledger, claim, diagnostic, data_source
+    assert nlcl.Run.__mro__ == (nlcl.Run, object)
+    assert all(m in vars(nlcl.Run) for m in ("show_ledger", "claim", "diagnostic", "data_source"))
 
 
 def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
@@ -455,7 +479,7 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
 
 
 def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
-    from nlcl.harness.report import from_ledgers
+    from nlcl.harness.site.report import from_ledgers
 
     write(
         tmp_path,
@@ -533,4 +557,4 @@ def test_the_books_timing_chapters_are_decided_in_the_serial_ci_stage():
 
     root = Path(__file__).resolve().parents[2]
     assert "esser-grassmann" in ledger.timing_chapters(root)
-    assert "python -m nlcl.harness.ledger" in (root / ".ci" / "run").read_text()
+    assert "python -m nlcl.harness.claims.ledger" in (root / ".ci" / "run").read_text()

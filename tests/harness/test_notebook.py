@@ -10,12 +10,15 @@ import pytest
 import yaml
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import notebook, provenance, report, site
-from nlcl.harness.notebook import ChapterNotFound, coerce_parameters
+from nlcl.harness.records import provenance
+from nlcl.harness.run import notebook
+from nlcl.harness.run.notebook import ChapterNotFound, coerce_parameters
+from nlcl.harness.site import build as site
+from nlcl.harness.site import report
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
-NLCL = [sys.executable, "-m", "nlcl.harness.cli"]
+NLCL = [sys.executable, "-m", "nlcl.harness.run.cli"]
 
 
 def test_toc_files_and_chapters():
@@ -159,7 +162,7 @@ def test_run_chapter_api(tmp_path, monkeypatch):
 
 
 def test_cli_main_in_process(capsys):
-    from nlcl.harness.cli import main
+    from nlcl.harness.run.cli import main
 
     assert main(["list"]) == 0
     assert "tian-fig8-landscape" in capsys.readouterr().out
@@ -384,7 +387,7 @@ def test_cli_usage_errors_exit_2_at_once(tmp_path, args, msg):
 def test_cli_usage_paths_stay_light():
     code = (
         "import sys\n"
-        "from nlcl.harness.cli import main\n"
+        "from nlcl.harness.run.cli import main\n"
         "for argv in (['list'], ['list', 'tian-fig8-landscape'], ['run', 'tian-fig8-landscape', '-p', 'n_grid', '-1']):\n"
         "    main(argv)\n"
         "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'papermill', 'nbformat', 'jupytext') if m in sys.modules))"

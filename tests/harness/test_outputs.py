@@ -1,9 +1,9 @@
-"""Readable outputs of the published chapters (nlcl.harness.outputs)."""
+"""Readable outputs of the published chapters (nlcl.harness.site.outputs)."""
 
 import nbformat
 import pytest
 
-from nlcl.harness.outputs import LONG_OUTPUT, clean_stream, is_progress_line, tidy_outputs
+from nlcl.harness.site.outputs import LONG_OUTPUT, clean_stream, is_progress_line, tidy_outputs
 
 BAR = "Ren & Li SGD:   3%|▎         | 22/800 [00:02<01:11, 10.90it/s]"
 

@@ -1,10 +1,10 @@
-"""nlcl.harness.page and nlcl.harness.directives: sections, shown sources, history in prose."""
+"""nlcl.harness.site.page and nlcl.harness.site.directives: sections, shown sources, history in prose."""
 
 from __future__ import annotations
 
 import pytest
 
-from nlcl.harness import directives, page
+from nlcl.harness.site import directives, page
 
 CHAPTER = """# %% [markdown]
 # # Title
@@ -127,7 +127,7 @@ def test_called_names_maps_imports_and_module_aliases():
 def test_ledger_summary_counts_claims_and_required():
     from types import SimpleNamespace
 
-    from nlcl.harness.ledger_view import ledger_summary
+    from nlcl.harness.claims.ledger_view import ledger_summary
 
     claims = {
         "a": SimpleNamespace(required=True, kind="reproduction"),

@@ -1,4 +1,4 @@
-"""Explanations must predict (issue 26, item 2): nlcl.harness.predictions and its use by the registry."""
+"""Explanations must predict (issue 26, item 2): nlcl.harness.claims.predictions and its use by the registry."""
 
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import predictions
-from nlcl.harness.claims import (
+from nlcl.harness.claims import predictions
+from nlcl.harness.claims.predictions import (
+    MissingDiagnostic,
+    excluded_fraction,
+    failure_samples,
+    validate_explanation,
+    walk_records,
+)
+from nlcl.harness.claims.registry import (
     ClaimRegistry,
     NotReproduced,
     approx,
@@ -19,13 +26,6 @@ from nlcl.harness.claims import (
     between,
     exactly,
     is_true,
-)
-from nlcl.harness.predictions import (
-    MissingDiagnostic,
-    excluded_fraction,
-    failure_samples,
-    validate_explanation,
-    walk_records,
 )
 
 
@@ -173,9 +173,9 @@ def test_the_data_source_is_part_of_the_setting(build_dir):
 
 def test_the_pieces_by_name(tmp_path):
     """prediction_record, computed_label and records_table_markdown on their own."""
-    from nlcl.harness.claim_display import records_table_markdown
-    from nlcl.harness.predictions import prediction_record
-    from nlcl.harness.verdicts import THIS_RUN, computed_label
+    from nlcl.harness.claims.display import records_table_markdown
+    from nlcl.harness.claims.predictions import prediction_record
+    from nlcl.harness.claims.verdicts import THIS_RUN, computed_label
 
     nr = NotReproduced("w", expected=lambda m: True, diagnostics=("d",))
     assert prediction_record(nr, at_most(1.0), {"d": 3}) == {"kind": "diagnostics", "diagnostics": {"d": 3}}

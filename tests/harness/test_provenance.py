@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from nlcl.harness import provenance, sources
+from nlcl.harness.records import provenance, sources
 
 
 def test_repo_root_found_from_tests():
@@ -86,7 +86,7 @@ def test_every_record_names_its_numeric_environment(tmp_path):
     (issue 29): CPU, torch's kernels and threads, MKL's code path."""
     import json
 
-    from nlcl.harness import paper_scale, seed_sweeps
+    from nlcl.harness.records import paper_scale, seed_sweeps
 
     rec = provenance.collect(profile="full", params={}, device="cpu", commit="abc")
     env = rec["numerics"]

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from nlcl.harness import paper_scale, report
+from nlcl.harness.records import paper_scale
+from nlcl.harness.site import report
 
 
 def rec(id, status="pass", kind="reproduction", chapter="ch", **extra):
@@ -199,7 +200,7 @@ def test_report_escapes_pipes_in_cells(tmp_path):
 
 
 def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeypatch):
-    """``python -m nlcl.harness.paper_scale CHAPTER`` reads run folders (runs/<chapter>/<run id>/):
+    """``python -m nlcl.harness.records.paper_scale CHAPTER`` reads run folders (runs/<chapter>/<run id>/):
     the newest full-profile run that finished (complete, or its required claims failed); not a ci run,
     not an interrupted one."""
     from nlcl.core.validate import ParameterError
@@ -229,7 +230,7 @@ def test_paper_scale_takes_the_newest_finished_full_run_folder(tmp_path, monkeyp
 
 def test_stale_records_compare_the_chapter_source_hash(tmp_path):
     """A committed full record is current only while ``book/<chapter>.py`` is the file it ran."""
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     root = tmp_path / "book-root"
     (root / "book").mkdir(parents=True)
@@ -272,7 +273,7 @@ def test_check_cli_names_stale_records(one_chapter_repo, capsys):
     assert paper_scale.main(["--check", "--out", str(tmp_path / "full")]) == 1
     assert "stale:" in capsys.readouterr().out
     record = json.loads((tmp_path / "full" / "ch.json").read_text())
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     record["chapter_sha256"] = provenance.chapter_sha256("ch", tmp_path)
     (tmp_path / "full" / "ch.json").write_text(json.dumps(record))
@@ -316,7 +317,7 @@ def test_report_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
 def test_headline_reads_the_held_out_record(tmp_path):
     """The verdicts of record are the held-out ones (issue 26): the headline counts required
     reproductions at the held-out seeds, and each claim shows its held-out verdict."""
-    from nlcl.harness import held_out
+    from nlcl.harness.records import held_out
 
     rows = [
         {"seed": s, "claim": c, "kind": "reproduction", "required": True, "status": st, "measured": 1}
@@ -338,7 +339,7 @@ def test_headline_reads_the_held_out_record(tmp_path):
 
 
 def test_dashboard_cell_shows_the_held_out_verdict():
-    from nlcl.harness import dashboard
+    from nlcl.harness.site import dashboard
 
     row = dashboard.claim_rows(
         [rec("a", held_out={"summary": "3 pass", "seeds": [7, 8, 9], "revised": True})]
@@ -350,7 +351,8 @@ def test_dashboard_cell_shows_the_held_out_verdict():
 def test_paper_scale_refuses_a_non_default_or_dirty_full_run(tmp_path):
     """Provenance that binds (issue 26 item 5): `--profile full -p n_grid 4000` is not the paper's
     verdict, nor is a run from a tree with uncommitted changes."""
-    from nlcl.harness import provenance, spec
+    from nlcl.harness.records import provenance
+    from nlcl.harness.run import spec
 
     root = provenance.repo_root()
     want = spec.resolve({}, spec.read_chapter(root / "book" / "tian-fig8-landscape.py").parameters, "full")
@@ -373,7 +375,7 @@ def test_paper_scale_refuses_a_non_default_or_dirty_full_run(tmp_path):
 
 
 def test_claim_records_name_their_run_and_parameters(tmp_path):
-    from nlcl.harness.claims import ClaimRegistry, at_least
+    from nlcl.harness.claims.registry import ClaimRegistry, at_least
 
     reg = ClaimRegistry(
         "ch", profile="ci", device="cpu", commit="c", directory=tmp_path, glue=False, display=False
@@ -384,7 +386,7 @@ def test_claim_records_name_their_run_and_parameters(tmp_path):
 
 
 def test_reproductions_made_informational_are_named_beside_the_headline():
-    from nlcl.harness.report import demoted, demoted_sentence
+    from nlcl.harness.site.report import demoted, demoted_sentence
 
     recs = [
         {

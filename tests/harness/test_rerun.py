@@ -1,11 +1,11 @@
-"""The "Re-run this chapter" box and the launch set-up of published notebooks (nlcl.harness.rerun)."""
+"""The "Re-run this chapter" box and the launch set-up of published notebooks (nlcl.harness.site.rerun)."""
 
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from nlcl.harness.rerun import (
+from nlcl.harness.site.rerun import (
     COLAB_TAG,
     RERUN_TAG,
     Expression,
@@ -62,7 +62,7 @@ def test_chapter_without_sizes():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_every_chapter_declares_readable_sizes(path):
-    from nlcl.harness.spec import read_chapter
+    from nlcl.harness.run.spec import read_chapter
 
     declared = read_chapter(path).parameters
     sizes = {
@@ -191,7 +191,7 @@ def test_repository_url_reads_config(tmp_path):
 
 def test_stage_chapter_reads_parameters_and_config(tmp_path):
     path, src = _executed(tmp_path)
-    src.write_text(  # the chapter's one declaration (nlcl.harness.spec), which the staging hook reads
+    src.write_text(  # the chapter's one declaration (nlcl.harness.run.spec), which the staging hook reads
         '# %% tags=["parameters"]\nprofile: str = "ci"  # "ci" or "full"\nseed: int = 0  # random seed\n'
         'device: str = "auto"  # device\nn: int | None = None  # grid size\n\n'
         '# %%\nimport nlcl\n\nrun = nlcl.start("x", globals(), spec={"n": {"ci": 3, "full": 30}})\n'

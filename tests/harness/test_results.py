@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import results
-from nlcl.harness.results import ArtifactMismatch
+from nlcl.harness.records import results
+from nlcl.harness.records.results import ArtifactMismatch
 
 TABLE = pd.DataFrame({"beta": [1, 2], "P": [3, 3], "chi_plus": [0.5, 0.75]})
 PARAMS = {"steps": 5000, "betas": [1, 2]}
@@ -63,7 +63,7 @@ def test_results_dir_env(tmp_path, monkeypatch):
 def test_save_records_a_given_commit(tmp_path):
     import pandas as pd
 
-    from nlcl.harness import results
+    from nlcl.harness.records import results
 
     results.save(
         "with-commit", pd.DataFrame({"a": [1]}), params={}, profile="ci", directory=tmp_path, commit="abc123"
@@ -76,7 +76,7 @@ def test_records_reads_json_records_but_not_table_artifacts(tmp_path):
 
     import pandas as pd
 
-    from nlcl.harness import results
+    from nlcl.harness.records import results
 
     (tmp_path / "bench-cpu.json").write_text(json.dumps({"device": "cpu"}))
     (tmp_path / "bench-gpu.json").write_text(json.dumps({"device": "cuda"}))

@@ -1,4 +1,4 @@
-"""A chapter's measured run time from the book benchmark records (nlcl.harness.run_time)."""
+"""A chapter's measured run time from the book benchmark records (nlcl.harness.records.run_time)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from nlcl.harness import run_time
-from nlcl.harness.notebook import chapters
-from nlcl.harness.provenance import repo_root
+from nlcl.harness.records import run_time
+from nlcl.harness.records.provenance import repo_root
+from nlcl.harness.run.notebook import chapters
 
 
 def _record(chapters_s, command="nlcl book --profile full --jobs 2", **extra):

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import runs
+from nlcl.harness.run import runs
 
 
 def test_run_id_format():

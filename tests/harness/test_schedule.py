@@ -1,4 +1,4 @@
-"""Tests for nlcl.harness.schedule (issue 28 §3): ``nlcl book`` starts the longest chapters first by
+"""Tests for nlcl.harness.site.schedule (issue 28 §3): ``nlcl book`` starts the longest chapters first by
 the last timing record (then swaps pairs where the simulation predicts an earlier end) and gives a
 chapter with a parallel loop more workers where that finishes sooner. No chapter is executed: the
 runner is mocked."""
@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import schedule, site, verdicts
-from nlcl.harness.notebook import ChapterResult, chapters
-from nlcl.harness.schedule import Task, execute, load_costs, make_plan, simulate
+from nlcl.harness.claims import verdicts
+from nlcl.harness.run.notebook import ChapterResult, chapters
+from nlcl.harness.site import build as site
+from nlcl.harness.site import schedule
+from nlcl.harness.site.schedule import Task, execute, load_costs, make_plan, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"

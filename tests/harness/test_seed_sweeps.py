@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from nlcl.harness import report, seed_sweeps
+from nlcl.harness.records import seed_sweeps
+from nlcl.harness.site import report
 
 
 def claim(id, status, required=True, kind="reproduction", measured=1.0):
@@ -77,7 +78,7 @@ def test_report_shows_the_seed_sweeps_and_flags_stale_ones(tmp_path):
     assert "| {doc}`ch` | 0, 1, 2 | 0 of 2 | 2 | `a` (seeds 1) — errors: seed 2: KeyError: x |" in text
     assert "**stale**: book/ch.py changed since the sweep (commit abc)" in text
     assert "| `a` | {doc}`ch` | reproduction | yes | 0: pass · 1: fail |" in text
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     (sweeps / "ch.json").write_text(json.dumps(make_record(provenance.chapter_sha256("ch", root))))
     assert seed_sweeps.stale_sweeps(sweeps, root) == {}
@@ -102,7 +103,7 @@ def test_check_cli(one_chapter_repo, capsys):
     (out / "ch.json").write_text(json.dumps(make_record()))
     assert seed_sweeps.main(["--check", "--out", str(out)]) == 1
     assert "stale:" in capsys.readouterr().out
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     (out / "ch.json").write_text(json.dumps(make_record(provenance.chapter_sha256("ch", tmp_path))))
     assert seed_sweeps.main(["--check", "--out", str(out)]) == 0
@@ -130,7 +131,7 @@ def test_report_lines_orders_chapters_and_omits_the_change_table_when_all_are_st
 
 
 def test_a_sweep_from_a_dirty_tree_is_refused(monkeypatch, capsys):
-    from nlcl.harness import provenance, seed_sweeps
+    from nlcl.harness.records import provenance, seed_sweeps
 
     monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc+dirty")
     assert seed_sweeps.main(["tian-fig8-landscape"]) == 2

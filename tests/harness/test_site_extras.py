@@ -1,4 +1,4 @@
-"""The readers' extras added to the staged book (nlcl.harness.site_extras)."""
+"""The readers' extras added to the staged book (nlcl.harness.site.extras)."""
 
 import json
 import shutil
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import nbformat
 
-from nlcl.harness.dashboard import DASHBOARD_MARKER
-from nlcl.harness.rerun import COLAB_TAG, RERUN_TAG
-from nlcl.harness.site_extras import add_site_extras
+from nlcl.harness.site.dashboard import DASHBOARD_MARKER
+from nlcl.harness.site.extras import add_site_extras
+from nlcl.harness.site.rerun import COLAB_TAG, RERUN_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_build_book_stops_before_executing_without_mathjax(tmp_path, monkeypatch
 
     import yaml
 
-    from nlcl.harness import site
+    from nlcl.harness.site import build as site
 
     monkeypatch.delenv("NLCL_BUILD_DIR", raising=False)
     root = tmp_path / "repo"

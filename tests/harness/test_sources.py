@@ -6,7 +6,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from nlcl.harness import provenance, sources
+from nlcl.harness.records import provenance, sources
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -28,14 +28,14 @@ def book(tmp_path: Path) -> Path:
     write(root, "nlcl/paper/__init__.py", "")
     write(root, "nlcl/paper/c.py", "import nlcl.core.b\n")
     write(root, "nlcl/harness/__init__.py", "")
-    write(root, "nlcl/harness/claims.py", "from nlcl.core import unused\n")
+    write(root, "nlcl/harness/claims/registry.py", "from nlcl.core import unused\n")
     write(
         root,
         "book/ch.py",
         """\
         import nlcl
         from nlcl.core import a
-        from nlcl.harness.claims import at_least
+        from nlcl.harness.claims.registry import at_least
 
         def f():
             return nlcl.paper.c.g()
@@ -70,7 +70,7 @@ def test_a_record_goes_stale_when_an_imported_module_changes(tmp_path):
         "modules_sha256": sources.modules_sha256("ch", root),
     }
     assert sources.stale_sources({"ch": record}, root) == {}
-    write(root, "nlcl/harness/claims.py", "# the harness changed: not the chapter's computation\n")
+    write(root, "nlcl/harness/claims/registry.py", "# the harness changed: not the chapter's computation\n")
     write(root, "nlcl/core/unused.py", "X = 1\n")
     assert sources.stale_sources({"ch": record}, root) == {}
     write(root, "nlcl/core/b.py", "def twice(x):\n    return x + x\n")  # imported through nlcl.core.a

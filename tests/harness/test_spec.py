@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import spec
-from nlcl.harness.notebook import chapters
+from nlcl.harness.run import spec
+from nlcl.harness.run.notebook import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"

@@ -1,4 +1,4 @@
-"""The site's Sphinx extension (nlcl.harness.sphinx_ext)."""
+"""The site's Sphinx extension (nlcl.harness.site.sphinx_ext)."""
 
 import json
 import sys
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlcl.harness import sphinx_ext
+from nlcl.harness.site import sphinx_ext
 
 
 def _script(filename, **attributes):
@@ -41,9 +41,15 @@ def test_unique_scripts_without_scripts():
 
 
 def test_setup_connects_the_handlers():
-    calls = []
-    app = SimpleNamespace(connect=lambda *args, **kwargs: calls.append((args, kwargs)))
+    from nlcl.harness.site import directives
+
+    calls, added = [], {}
+    app = SimpleNamespace(
+        connect=lambda *args, **kwargs: calls.append((args, kwargs)),
+        add_directive=lambda name, cls: added.setdefault(name, cls),
+    )
     meta = sphinx_ext.setup(app)
+    assert added == {"nlcl-source": directives.NlclSource, "nlcl-claims": directives.NlclClaims}
     assert calls == [
         (("config-inited", sphinx_ext.check_mathjax), {}),
         (("doctree-read", sphinx_ext.mark_raw_math), {}),

@@ -1,4 +1,4 @@
-"""Tests for nlcl.harness.sweep and ``nlcl sweep``: grids, keys, a LocalCluster sweep with a failing
+"""Tests for nlcl.harness.run.sweep and ``nlcl sweep``: grids, keys, a LocalCluster sweep with a failing
 point and a resumed sweep, and a sweep against a separately started scheduler and worker."""
 
 import json
@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import sweep
-from nlcl.harness.cli import main
-from nlcl.harness.sweep import (
+from nlcl.harness.run import sweep
+from nlcl.harness.run.cli import main
+from nlcl.harness.run.sweep import (
     SweepResult,
     expand_grid,
     inputs_sha256,
@@ -68,7 +68,7 @@ def test_point_key_is_stable_and_sensitive():
 
 def test_inputs_hash_follows_the_chapter_its_modules_and_its_committed_artifacts(tmp_path, monkeypatch):
     """A resumed sweep must not reuse points made with other code or other committed artifacts."""
-    from nlcl.harness import sources
+    from nlcl.harness.records import sources
 
     (tmp_path / "book").mkdir()
     (tmp_path / "results").mkdir()
@@ -112,7 +112,7 @@ def test_sweep_rejects_bad_values_before_starting_workers(tmp_path):
 def test_local_sweep_registers_the_kernel_before_starting_workers(tmp_path, monkeypatch):
     # workers each registering it at once on a machine without it raced (seen with nlcl book's threads)
     from nlcl.core import cluster
-    from nlcl.harness import notebook
+    from nlcl.harness.run import notebook
 
     calls = []
 
@@ -200,7 +200,8 @@ def test_sweep_against_a_separately_started_scheduler(tmp_path):
 def test_sweep_point_tells_the_kernel_whether_other_points_run_beside_it(tmp_path, monkeypatch, concurrent):
     """Points of a sweep that run at the same time share the CPU: their timing claims are shown,
     not gated (NLCL_CONCURRENT=1 in the kernel's environment); a point run alone gates them."""
-    from nlcl.harness import notebook, verdicts
+    from nlcl.harness.claims import verdicts
+    from nlcl.harness.run import notebook
 
     monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path))  # restored after the test
     monkeypatch.setenv(verdicts.CONCURRENT_ENV, "")

@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
-from nlcl.harness import verdicts
-from nlcl.harness.verdicts import (
+from nlcl.harness.claims import verdicts
+from nlcl.harness.claims.verdicts import (
     NotReproduced,
     Revision,
     check_on_mean,

@@ -115,7 +115,7 @@ def stamp() -> dict:
     sys.path.insert(0, str(ROOT))
     import datetime as dt
 
-    from nlcl.harness import provenance
+    from nlcl.harness.records import provenance
 
     return {
         "commit": provenance.git_commit(ROOT),

@@ -6,8 +6,8 @@ import pytest
 
 from nlcl.core.commands import Command, Services
 from nlcl.core.validate import ParameterError
-from nlcl.harness import results
-from nlcl.harness.cli import main, services
+from nlcl.harness.records import results
+from nlcl.harness.run.cli import main, services
 from nlcl.tian.commands import COMMANDS, train_grid
 
 

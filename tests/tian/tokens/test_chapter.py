@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlcl.harness.ledger import ledger_path, make_check, read_ledger
+from nlcl.harness.claims.ledger import ledger_path, make_check, read_ledger
 from nlcl.tian.tokens import chapter, oracle_tables, paper_scale
 from nlcl.tian.tokens.grid import paper_grid
 from nlcl.tian.tokens.metrics import paper_table1
@@ -204,7 +204,7 @@ class _Mismatch(Exception):
 
 
 class _Store:
-    """A stand-in for nlcl.harness.results: artifacts by name, params checked on load."""
+    """A stand-in for nlcl.harness.records.results: artifacts by name, params checked on load."""
 
     ArtifactMismatch = _Mismatch
 

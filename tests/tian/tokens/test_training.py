@@ -150,7 +150,7 @@ SCORE_COLUMNS = [
 @pytest.mark.parametrize("fig", ["fig9", "fig10", "fig11", "table1"])
 def test_committed_full_profile_artifact_matches_the_code(fig, prefix, lr, expected_seeds):
     """results/<prefix>-<fig>: schema, parameters and runs agree with paper_grid (complete grids)."""
-    from nlcl.harness import results
+    from nlcl.harness.records import results
     from nlcl.tian.tokens.grid import grid_parameters
 
     name = f"{prefix}-{fig}"

@@ -1,0 +1,448 @@
+"""The reproducibility report: every claim of the book and every chapter's run time, one page.
+
+Written by ``nlcl book`` (:func:`nlcl.harness.site.build.build_book`) into the staged ``book/reproducibility.md``.
+Reproductions and checks are separate tables; only reproductions are counted in the headline.
+Each reproduction shows its ci verdict (with seed statistics where it was measured over seeds)
+beside its paper-scale verdict, read from the committed full-profile records
+``results/claims-full/<chapter>.json`` (:mod:`nlcl.harness.records.paper_scale`), and how each chapter's
+verdicts hold across base seeds, from the committed ci sweeps ``results/seed-sweeps/<chapter>.json``
+(:mod:`nlcl.harness.records.seed_sweeps`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nlcl.harness.claims.display import status_badge
+from nlcl.harness.claims.verdicts import is_finite
+from nlcl.harness.records import held_out
+from nlcl.harness.records.paper_scale import load_full_records, stale_records
+
+__all__ = [
+    "HEADLINE_MARKER",
+    "REPORT_MARKER",
+    "from_ledgers",
+    "merge_full",
+    "published_verdict",
+    "write_report",
+]
+
+
+REPORT_MARKER = "<!-- nlcl:claims-report -->"
+#: Where the headline (the counts) goes, when the template has it; else it opens the report.
+HEADLINE_MARKER = "<!-- nlcl:claims-headline -->"
+_STATUSES = ("pass", "fail", "not-reproduced", "invalid", "not-gated")
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        inner = ", ".join(_fmt_value(v) for v in value[:6])
+        return f"[{inner}{', …' if len(value) > 6 else ''}]"
+    return str(value).replace("|", "\\|")
+
+
+def _cell(text: Any) -> str:
+    """Table-safe text: a literal ``|`` (as in |x|) would split the markdown cell."""
+    return str(text).replace("|", "\\|")
+
+
+def _fmt_seeds(r: dict[str, Any]) -> str:
+    s = r.get("seeds")
+    if not s:
+        return "single value" if r.get("kind", "reproduction") == "reproduction" else "—"
+    if s.get("mean") is None:
+        if not is_finite(s.get("values")):
+            return f"{s['n']} seeds, non-finite"
+        return f"{', '.join(map(str, s['values']))} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
+    text = f"{s['mean']:.4g} ± {s['std']:.2g} (n={s['n']}), holds on {100 * s['holds_fraction']:.0f}%"
+    if s.get("margin_within_spread"):
+        text += " ⚠ margin < spread"
+    return text
+
+
+def demoted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reproductions made informational by a revision (``to`` starting with "informational"): they
+    left the required count, so the report names them beside the headline instead of hiding them."""
+    return [
+        r
+        for r in records
+        if not r.get("required")
+        and any(str(v.get("to", "")).lower().startswith("informational") for v in r.get("revised") or [])
+    ]
+
+
+def demoted_sentence(records: list[dict[str, Any]]) -> str:
+    """The headline's note on :func:`demoted` claims with their verdict here ("" when none)."""
+    out = demoted(records)
+    if not out:
+        return ""
+    names = ", ".join(f"`{r['id']}` ({r['status']})" for r in out)
+    return (
+        f" **{len(out)} reproductions were made informational by a revision** (not counted above): {names}."
+    )
+
+
+def merge_full(records: list[dict[str, Any]], full: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attach each claim's paper-scale verdict as ``record["full"]`` (status, measured, artifact);
+    ``full`` maps chapter → full-profile record file (see :func:`load_full_records`).
+    """
+    out = []
+    for r in records:
+        r = dict(r)
+        chapter = full.get(r["chapter"])
+        if chapter is not None:
+            match = next((f for f in chapter["claims"] if f["id"] == r["id"]), None)
+            if match is not None:
+                r["full"] = {
+                    "status": match["status"],
+                    "measured": match["measured"],
+                    "artifact": chapter["artifact"],
+                    "commit": chapter.get("commit"),
+                    "date": chapter.get("date"),
+                    "data_source": chapter.get("data_source"),
+                    "computed": match.get("computed"),
+                }
+                if match.get("seeds"):
+                    r["full"]["seeds"] = match["seeds"]
+        out.append(r)
+    return out
+
+
+def published_verdict(r: dict[str, Any]) -> str:
+    """The verdict the book publishes: the paper-scale one where a full run exists, else ci's.
+
+    A claim not reproduced in ci but reproduced at paper scale is *reproduced at paper scale*.
+    """
+    full = r.get("full")
+    if r["status"] == "invalid" or (full and full["status"] == "invalid"):
+        return "invalid"
+    if full is None:
+        return "reproduced" if r["status"] == "pass" else r["status"]
+    return "reproduced" if full["status"] == "pass" else full["status"]
+
+
+def _verdict_cell(r: dict[str, Any], full_chapters: set[str]) -> str:
+    full = r.get("full")
+    if full is not None:
+        cell = status_badge(full["status"], True)
+        if full["status"] == "pass" and r["status"] != "pass":
+            cell += " (ci caveat)"
+        return cell
+    if r["chapter"] in full_chapters:
+        return "not measured at paper scale"
+    return "not run at paper scale"
+
+
+def write_report(
+    records: list[dict[str, Any]],
+    timings: dict[str, dict[str, Any]],
+    template: Path,
+    destination: Path,
+    chapter_order: list[str] | None = None,
+    full_dir: Path | None = None,
+    sweeps_dir: Path | None = None,
+) -> dict[str, int]:
+    """Write the reproducibility report into ``template`` at :data:`REPORT_MARKER`: a headline
+    counting reproductions only (at :data:`HEADLINE_MARKER` where the template has one), a table
+    of reproductions (ci verdict, seed statistics, paper-scale verdict), a table of checks, the
+    explanations (scope, stale ones flagged), tolerance revisions, ci/full differences, verdicts across base seeds and per-chapter run time. ``full_dir`` defaults
+    to ``<repository>/results/claims-full``, ``sweeps_dir`` to ``<repository>/results/seed-sweeps``. Returns the counts per ci status (reproductions only),
+    plus ``checks`` and ``reproduced`` (the published verdicts).
+    """
+    template = Path(template)
+    full_dir = (
+        Path(full_dir)
+        if full_dir is not None
+        else template.resolve().parent.parent / "results" / "claims-full"
+    )
+    full = load_full_records(full_dir) if full_dir.is_dir() else {}
+    if full:
+        try:
+            stale = stale_records(full_dir, full_dir.resolve().parent.parent)
+        except FileNotFoundError:  # records outside a book: nothing to compare with
+            stale = {}
+        for chapter, why in stale.items():
+            full[chapter]["stale"] = why
+    order = {c: i for i, c in enumerate(chapter_order or [])}
+    records = sorted(records, key=lambda r: (order.get(r["chapter"], len(order)), r["chapter"]))
+    records = merge_full(records, full)
+    held = held_out.load_record(full_dir.parent / "held-out") if full_dir.parent.is_dir() else None
+    records = held_out.attach(records, held, full_dir.resolve().parent.parent)
+    repro = [r for r in records if r.get("kind", "reproduction") == "reproduction"]
+    checks = [r for r in records if r.get("kind", "reproduction") == "check"]
+    counts = {s: sum(r["status"] == s for r in repro) for s in _STATUSES}
+    published = [published_verdict(r) for r in repro]
+    counts["reproduced"] = published.count("reproduced")
+    counts["checks"] = len(checks)
+    n_full = sum(r.get("full") is not None for r in repro)
+    profile = records[0]["profile"] if records else "—"
+    commit = records[0]["commit"] if records else "—"
+    first = held_out.headline_text(held, full_dir.resolve().parent.parent)
+    lines = [
+        f"{first} **{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
+        f"{published.count('not-reproduced')} not reproduced, {published.count('fail')} fail, "
+        f"{published.count('invalid')} invalid{_not_gated_count(published.count('not-gated'))} "
+        f"(paper-scale verdict where a committed full run exists — {n_full} claims — else profile "
+        f"`{profile}`; commit `{commit}`). In `{profile}` alone: {counts['pass']} pass, "
+        f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
+        f"{_not_gated_count(counts['not-gated'])}. "
+        f"**{len(checks)} checks** of our own implementation "
+        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted.",
+        "",
+        "## Reproductions",
+        "",
+        *([demoted_sentence(repro).strip(), ""] if demoted(repro) else []),
+        f"| claim | chapter | source | statement | paper | check | measured (`{profile}`) | seeds | "
+        f"`{profile}` verdict | paper scale (`full`) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    full_chapters = set(full)
+    for r in repro:
+        badge = status_badge(r["status"], r["required"]) + (
+            " (stale explanation)" if r.get("note_stale") else ""
+        )
+        badge += _gate_outcome(r) + _held_out_text(r)
+        revised = " (tolerance revised)" if r.get("revised") else ""
+        lines.append(
+            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['source'])} | {_cell(r['statement'])} | "
+            f"{_fmt_value(r['expected'])} | {_cell(r['tolerance'])}{revised} | {_fmt_value(r['measured'])} | "
+            f"{_fmt_seeds(r)} | {badge} | {_verdict_cell(r, full_chapters)} |"
+        )
+    lines += [
+        "",
+        "## Checks",
+        "",
+        "Sanity and identity checks of our implementation (a definition restated, an algebraic "
+        "identity, a textbook fact). They cannot contradict the papers and are not counted above.",
+        "",
+        "| check | chapter | statement | tolerance | measured | status |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in checks:
+        lines.append(
+            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['statement'])} | {_cell(r['tolerance'])} | "
+            f"{_fmt_value(r['measured'])} | {status_badge(r['status'], r['required'])} |"
+        )
+    sweeps_dir = Path(sweeps_dir) if sweeps_dir is not None else full_dir.parent / "seed-sweeps"
+    sweeps: dict[str, dict[str, Any]] = {}
+    if sweeps_dir.is_dir():
+        from nlcl.harness.records import seed_sweeps
+
+        sweeps = seed_sweeps.load_seed_sweeps(sweeps_dir)
+        try:
+            for chapter, why in seed_sweeps.stale_sweeps(
+                sweeps_dir, sweeps_dir.resolve().parent.parent
+            ).items():
+                sweeps[chapter]["stale"] = why
+        except FileNotFoundError:  # records outside a book: nothing to compare with
+            pass
+    lines += _sections(records, repro, full, order, sweeps)
+    if sweeps:
+        lines += seed_sweeps.report_lines(sweeps, order)
+    if timings:
+        lines += [
+            "",
+            "## Chapter run times",
+            "",
+            "| chapter | profile | run time | status |",
+            "| --- | --- | --- | --- |",
+        ]
+        for name in sorted(timings, key=lambda c: order.get(c, len(order))):
+            t = timings[name]
+            lines.append(
+                f"| {{doc}}`{name}` | `{t['profile']}` | {t['seconds']:.1f} s | {'ok' if t['ok'] else 'failed'} |"
+            )
+    text = template.read_text()
+    if HEADLINE_MARKER in text:  # the headline at the top of the page, the tables further down
+        text = text.replace(HEADLINE_MARKER, lines[0])
+        lines = lines[2:]
+    body = "\n".join(lines)
+    text = text.replace(REPORT_MARKER, body) if REPORT_MARKER in text else text + "\n\n" + body + "\n"
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_text(text)
+    return counts
+
+
+def _held_out_text(r: dict[str, Any]) -> str:
+    """The claim's verdict of record at the held-out seeds, after its development-set badge."""
+    h = r.get("held_out")
+    if not h:
+        return ""
+    return f"; held-out: {h['summary']}" + (" (chapter revised since)" if h["revised"] else "")
+
+
+def _explained_at_other_seeds(record: dict[str, Any], sweeps: dict[str, dict[str, Any]]) -> list[int]:
+    """The base seeds at which a current seed sweep of the record's chapter reports the claim as
+    not reproduced (its explanation applied there), or []."""
+    sweep = sweeps.get(record.get("chapter"), {})
+    if not sweep or sweep.get("stale"):
+        return []
+    return sorted(
+        int(r["seed"])
+        for r in sweep.get("rows", [])
+        if r["claim"] == record["id"] and r["status"] == "not-reproduced"
+    )
+
+
+def _not_gated_count(n: int) -> str:
+    return f", {n} timing claim{'s' * (n != 1)} not gated (see below)" if n else ""
+
+
+def _gate_outcome(r: dict[str, Any]) -> str:
+    """After a not-gated timing claim's badge: what its check gave in this build."""
+    return (
+        f" (check gave {r['outcome']}, not gated)" if r["status"] == "not-gated" and r.get("outcome") else ""
+    )
+
+
+def _not_gated_lines(records: list[dict[str, Any]]) -> list[str]:
+    """The section on timing claims that this build measured but did not gate, with the reason."""
+    shown = [r for r in records if r["status"] == "not-gated"]
+    if not shown:
+        return []
+    lines = [
+        "",
+        "## Timing claims not gated in this build",
+        "",
+        "These claims are verdicts on measured wall-clock time. This build ran them beside other "
+        "chapters, which share the CPU, so they are shown and not gated: they never fail the build, and "
+        "they are decided by a run where nothing else runs (`nlcl run CHAPTER`, `nlcl book --jobs 1`).",
+        "",
+    ]
+    for r in shown:
+        lines.append(
+            f"- `{r['id']}` ({{doc}}`{r['chapter']}`): measured {_fmt_value(r['measured'])} against "
+            f"{_cell(r['tolerance'])}, the check gave {r.get('outcome', '—')}. Not gated: {r.get('gate_note') or '—'}."
+        )
+    return lines
+
+
+def _sections(records, repro, full, order, sweeps=None) -> list[str]:
+    lines: list[str] = _not_gated_lines(records)
+    notes = [r for r in records if r.get("note") and r["status"] == "not-reproduced"]
+    if notes:
+        lines += ["", "## Not reproduced", ""]
+        for r in notes:
+            scope = f" *(observed in: {r['note_scope']})*" if r.get("note_scope") else ""
+            lines.append(f"- `{r['id']}` ({{doc}}`{r['chapter']}`){scope}: {r['note']}")
+    flagged = [r for r in records if r.get("note_stale")]
+    elsewhere = {r["id"]: _explained_at_other_seeds(r, sweeps or {}) for r in flagged}
+    stale = [r for r in flagged if not elsewhere[r["id"]]]
+    seed_scoped = [r for r in flagged if elsewhere[r["id"]]]
+    if seed_scoped:
+        lines += [
+            "",
+            "## Explanations that apply at other base seeds",
+            "",
+            "These claims pass in this build, so they are reported as reproduced; at the listed base "
+            "seeds of the chapter's current seed sweep they are not reproduced, and their explanation "
+            "is the one that applies there.",
+            "",
+        ]
+        lines += [
+            f"- `{r['id']}` ({{doc}}`{r['chapter']}`; not reproduced at base seeds "
+            f"{', '.join(map(str, elsewhere[r['id']]))}): {r['note']}"
+            for r in seed_scoped
+        ]
+    if stale:
+        lines += [
+            "",
+            "## Stale explanations",
+            "",
+            "These claims passed although they carry a "
+            "not-reproduced explanation; they are reported as reproduced and the explanation "
+            "should be removed or re-scoped.",
+            "",
+        ]
+        lines += [f"- `{r['id']}` ({{doc}}`{r['chapter']}`): {r['note']}" for r in stale]
+    revised = [r for r in records if r.get("revised")]
+    if revised:
+        lines += [
+            "",
+            "## Tolerances revised after results were seen",
+            "",
+            "| claim | from | to | reason | date |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for r in revised:
+            for v in r["revised"]:
+                lines.append(
+                    f"| `{r['id']}` | {v['from']} | {v['to']} | {v['reason']} | {v.get('date', '')} |"
+                )
+    differ = [
+        r
+        for r in repro
+        if r.get("full")
+        and r["status"] != "not-gated"  # not decided in this build
+        and (r["full"]["status"] == "pass") != (r["status"] == "pass")
+    ]
+    if differ:
+        lines += ["", "## Where ci and paper scale differ", ""]
+        for r in differ:
+            lines.append(
+                f"- `{r['id']}`: ci {r['status']} (measured {_fmt_value(r['measured'])}), paper scale "
+                f"{r['full']['status']} (measured {_fmt_value(r['full']['measured'])})"
+            )
+    chapters = sorted({r["chapter"] for r in repro}, key=lambda c: (order.get(c, len(order)), c))
+    lines += [
+        "",
+        "## Paper-scale runs",
+        "",
+        "| chapter | full-profile record | commit | date | wall time | current? |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in chapters:
+        f = full.get(c)
+        if f is None:
+            lines.append(f"| {{doc}}`{c}` | not run at paper scale | — | — | — | — |")
+        else:
+            current = f"**stale**: {f['stale']}" if f.get("stale") else "yes"
+            lines.append(
+                f"| {{doc}}`{c}` | `{f['artifact']}` | `{f.get('commit')}` | {f.get('date')} | "
+                f"{f.get('wall_time_s', 0):.0f} s | {current} |"
+            )
+    return lines
+
+
+def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any]]:
+    """Claim records with their static text read from the chapters' ledgers, as the report and the
+    dashboard show them: for a chapter with ``book/claims/<chapter>.yaml``, each record's source,
+    statement (its ``{name}`` templates filled from the record's parameters; the record's own
+    rendering where it names a value the chapter computed) and revisions come from the ledger, and
+    ``ledger`` names the file. Records of chapters without a ledger, and ids a ledger lacks, are
+    returned as they are (the repository test keeps ledgers and chapters in step)."""
+    from nlcl.harness.claims.checks import to_plain
+    from nlcl.harness.claims.ledger import LedgerError, _render, ledger_path, read_ledger
+    from nlcl.harness.claims.verdicts import normalize_revisions
+
+    cache: dict[str, Any] = {}
+    out = []
+    for rec in records:
+        chapter = rec.get("chapter")
+        if chapter not in cache:
+            path = ledger_path(chapter, Path(root))
+            cache[chapter] = read_ledger(path, chapter) if path.is_file() else None
+        led = cache[chapter]
+        entry = None if led is None else next((c for c in led.claims if c["id"] == rec.get("id")), None)
+        if entry is None:
+            out.append(rec)
+            continue
+        names = {k: to_plain(v) for k, v in (rec.get("parameters") or {}).items()}
+        try:
+            statement = _render(entry["statement"], names)  # as the chapter rendered it
+        except LedgerError:
+            statement = rec.get("statement", entry["statement"])
+        revised = normalize_revisions(entry.get("revised", []))
+        out.append(
+            {
+                **rec,
+                "source": entry["source"],
+                "statement": statement,
+                "revised": revised,
+                "ledger": led.label,
+            }
+        )
+    return out
