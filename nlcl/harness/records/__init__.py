@@ -12,6 +12,9 @@
   (``results/seed-sweeps/``; ``python -m nlcl.harness.records.seed_sweeps``);
 * :mod:`~nlcl.harness.records.held_out` — held-out verdicts, the verdicts of record
   (``results/held-out/``; ``python -m nlcl.harness.records.held_out run|check|replay``);
+* :mod:`~nlcl.harness.records.exercises` — what the book measured at each "Try it yourself"
+  exercise, the record an answer's numbers are checked against (``results/exercises/``;
+  ``python -m nlcl.harness.records.exercises run|check``);
 * :mod:`~nlcl.harness.records.run_time` — a chapter's measured run time, from the whole-book
   benchmark records (``results/book-<profile>-bench-<cpu|gpu>.json``, written by :mod:`nlcl.bench.book`).
 """
