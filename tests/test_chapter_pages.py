@@ -77,3 +77,20 @@ def test_no_chapter_points_at_files_outside_the_book():
     """A reader of the site cannot open shared/: the Ren-Li setup is the appendix page."""
     for path in CHAPTERS:
         assert "shared/papers" not in path.read_text(), path.stem
+
+
+def test_every_exercise_answer_is_the_recorded_measurement():
+    """Each chapter's exercises ran at the committed code (results/exercises/, current), and every
+    claim value an answer quotes is the recorded one at the precision printed."""
+    from nlcl.harness.records import exercises
+
+    stale = exercises.stale_exercises(ROOT)
+    assert not stale, (
+        "stale exercise records (python -m nlcl.harness.records.exercises run CHAPTER):\n"
+        + "\n".join(f"  {c}: {w}" for c, w in sorted(stale.items()))
+    )
+    records = exercises.load(ROOT)
+    problems = [
+        p for path in CHAPTERS for p in exercises.answer_problems(path.stem, records[path.stem], path)
+    ]
+    assert not problems, "\n".join(problems)
