@@ -7,8 +7,10 @@ A chapter's ``## Try it yourself`` section lists its exercises as commands,
 exercise in the ``ci`` profile (seed 0 unless the command sets one) and writes
 ``results/exercises/<chapter>.json``: the chapter's source and modules hashes, the commit, and per
 exercise its command, parameters, whether the run passed, and each claim's measured value and
-status. ``check`` lists the records that no longer describe their chapter: a code or ledger change
-(:func:`nlcl.harness.records.sources.stale_sources`) or exercises that differ from the record's.
+status. ``check`` lists the records that no longer describe their chapter: a change of its code cells
+(``code_sha256``, :func:`code_sha256`) or of the ``nlcl`` modules it imports (``modules_sha256``), or
+exercises that differ from the record's. The ledger does not count: it decides a claim's status,
+never the value a run measures, and the answers are checked on values.
 
 A repository test reads every answer: each value it quotes for a claim, written
 ```` `claim-id` = value ```` (or ``: value``, ``is value``, or the value right after the id), must be the recorded measurement at the precision printed
@@ -34,6 +36,7 @@ __all__ = [
     "exercises",
     "quoted_values",
     "answer_problems",
+    "code_sha256",
     "stale_exercises",
     "main",
 ]
@@ -120,6 +123,15 @@ def answer_problems(chapter: str, record: Mapping[str, Any], path: str | Path) -
     return problems
 
 
+def code_sha256(chapter: str, root: Path) -> str:
+    """SHA-256 of the chapter's code cells with their tags (:func:`~nlcl.harness.records.provenance.code_text`)."""
+    import hashlib
+
+    from nlcl.harness.records import provenance
+
+    return hashlib.sha256(provenance.code_text(root / "book" / f"{chapter}.py").encode()).hexdigest()
+
+
 def _record(chapter: str, root: Path, results: list[tuple[Exercise, Any]]) -> dict[str, Any]:
     from nlcl.core import numerics
     from nlcl.harness.records import provenance, sources
@@ -130,6 +142,7 @@ def _record(chapter: str, root: Path, results: list[tuple[Exercise, Any]]) -> di
         "commit": provenance.git_commit(root),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "chapter_sha256": provenance.chapter_sha256(chapter, root),
+        "code_sha256": code_sha256(chapter, root),
         "modules_sha256": sources.modules_sha256(chapter, root),
         "numerics": numerics.environment(),
         "exercises": [
@@ -185,21 +198,28 @@ def load(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def stale_exercises(root: Path) -> dict[str, str]:
-    """Records that no longer describe their chapter (code, ledger or modules changed, or other
-    exercises), and chapters with exercises but no record: chapter → reason."""
+    """Records that no longer describe their chapter (its code cells or the ``nlcl`` modules it
+    imports changed, or its exercises did), and chapters with exercises but no record: chapter → reason."""
     from nlcl.harness.records import sources
     from nlcl.harness.run.notebook import chapters
 
     records = load(root)
-    out = dict(sources.stale_sources(records, root, since="the exercises ran"))
+    out = {}
     for chapter, path in chapters(root).items():
         commands = [e["command"] for e in exercises(path)]
-        if chapter not in records:
+        rec = records.get(chapter)
+        if rec is None:
             if commands:
                 out[chapter] = "no record of its exercises"
             continue
-        recorded = [e["command"] for e in records[chapter].get("exercises", [])]
-        if chapter not in out and recorded != commands:
+        recorded = [e["command"] for e in rec.get("exercises", [])]
+        if rec.get("code_sha256") != code_sha256(chapter, root):
+            out[chapter] = f"its code cells changed since the exercises ran (commit {rec.get('commit')})"
+        elif rec.get("modules_sha256") != sources.modules_sha256(chapter, root):
+            out[chapter] = (
+                f"nlcl code the chapter imports changed since the exercises ran (commit {rec.get('commit')})"
+            )
+        elif recorded != commands:
             out[chapter] = f"its exercises changed since they ran: recorded {recorded}, now {commands}"
     return out
 
