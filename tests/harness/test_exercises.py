@@ -79,3 +79,14 @@ def test_an_exercise_must_run_its_own_chapter(tmp_path):
     path.write_text(CHAPTER.replace("nlcl run ch -p tau", "nlcl run other -p tau"))
     with pytest.raises(ValueError, match="runs another chapter"):
         ex.exercises(path)
+
+
+def test_code_sha256_ignores_prose(tmp_path):
+    (tmp_path / "book").mkdir()
+    path = tmp_path / "book" / "ch.py"
+    path.write_text(CHAPTER)
+    first = ex.code_sha256("ch", tmp_path)
+    path.write_text(CHAPTER.replace("Look at the rate.", "Look at the slope."))
+    assert ex.code_sha256("ch", tmp_path) == first
+    path.write_text(CHAPTER.replace("x = 1", "x = 2"))
+    assert ex.code_sha256("ch", tmp_path) != first
