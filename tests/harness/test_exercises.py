@@ -41,6 +41,7 @@ def chapter(tmp_path):
 
 def test_exercises_are_read_with_their_parameters_and_answers(chapter):
     found = ex.exercises(chapter)
+    assert all(isinstance(e, ex.Exercise) for e in found)
     assert [e["parameters"] for e in found] == [{"tau": "2.0"}, {"widths": "[1, 2]", "seed": "3"}]
     assert "`rate-claim` = −0.49" in found[0]["answer"] and "0.512" in found[1]["answer"]
 
