@@ -56,12 +56,14 @@ def test_chapter_ends_with_exercises(path):
     papermill) with a collapsed answer."""
     parts = {s.title: s for s in page.sections(path)}
     assert "Try it yourself" in parts, f"{path.stem}: no '## Try it yourself' section"
-    text = "\n".join(parts["Try it yourself"].markdown)
-    runs = re.findall(r"nlcl run " + re.escape(path.stem) + r"\b[^`]*-p ", text)
-    answers = re.findall(r"\{dropdown\}", text)
-    assert 2 <= len(runs) <= 3 and len(answers) >= len(runs), (
-        f"{path.stem}: {len(runs)} exercises (`nlcl run {path.stem} ... -p ...`), {len(answers)} collapsed answers"
+    from nlcl.harness.records import exercises
+
+    runs = exercises.exercises(path)  # refuses a command that is not `nlcl run <chapter> -p NAME VALUE ...`
+    assert 2 <= len(runs) <= 3 and all(e["parameters"] for e in runs), (
+        f"{path.stem}: {len(runs)} exercises (`nlcl run {path.stem} -p ...`)"
     )
+    unanswered = [e["command"] for e in runs if "{dropdown}" not in e["answer"]]
+    assert not unanswered, f"{path.stem}: exercises without a collapsed answer: {unanswered}"
 
 
 def test_the_bibliography_lists_the_three_papers_and_the_released_code():

@@ -54,9 +54,9 @@ class Section:
 
 
 def _cells(path: Path) -> list[Any]:
-    import jupytext
+    from nlcl.harness.run.notebook import to_notebook
 
-    return jupytext.reads(Path(path).read_text(), fmt="py:percent").cells
+    return to_notebook(Path(path)).cells
 
 
 def sections(path: str | Path) -> list[Section]:
