@@ -71,7 +71,7 @@ seed: int = 0  # base random seed (data, initialisations)
 device: str = "auto"  # "auto", "cpu" or "cuda" (the experiments run on the CPU)
 loss: str = "contrastive"  # "contrastive" (Eq. 1) or "non_contrastive" (Eq. 2)
 noise_var: float = 0.1  # variance of the positive-pair noise ε ~ N(0, noise_var·I)
-lr: float = 0.01  # learning rate of Fig. 1 and Fig. 2 (the paper: 0.01)
+lr: float = 0.01  # learning rate of Figs. 1-2 (the paper states 0.01 for Fig. 2)
 epochs: int = 500  # gradient-descent epochs of Fig. 2 (the paper: 500)
 hidden: int = 10  # hidden width h of the linear two-layer models (Props. 2-3, Fig. 1)
 activations: list | None = None  # Fig. 2; None: ["tanh", "relu", "sigmoid"]
@@ -99,10 +99,15 @@ import nlcl
 
 # fmt: off
 run = nlcl.start("esser-collapse", globals(), spec={
-    "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive"},
-    "noise_var": {"range": [0.0, 10.0], "paper": 0.1},
-    "lr": {"range": [1e-6, 10.0], "paper": 0.01},
-    "epochs": {"range": [1, 100_000], "paper": 500}, "hidden": {"range": [2, 10_000]},
+    "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive",
+             "source": "Esser et al. 2024, Example 1 and Fig. 2 (loss (1))"},
+    "noise_var": {"range": [0.0, 10.0], "paper": 0.1,
+                  "source": "Esser et al. 2024, Example 1 (ε ~ N(0, 0.1 I))"},
+    "lr": {"range": [1e-6, 10.0], "paper": 0.01,
+           "source": "Esser et al. 2024, Fig. 2 (Numerical Evaluation after Conjecture 1)"},
+    "epochs": {"range": [1, 100_000], "paper": 500,
+               "source": "Esser et al. 2024, Fig. 2 (Numerical Evaluation after Conjecture 1)"},
+    "hidden": {"range": [2, 10_000]},
     "activations": {"length": [1, 6], "items": {"type": "str", "choices": [
         "relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"]}},
     "n_points": {"range": [4, 100_000], "ci": 200, "full": 500},

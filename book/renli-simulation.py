@@ -97,18 +97,45 @@ run = nlcl.start(
     "renli-simulation",
     globals(),
     spec={
-        "kappa": {"range": [1.0, 1000.0], "paper": 4.0},
+        "kappa": {
+            "range": [1.0, 1000.0], "paper": 4.0,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
         "kappas": {"length": [1, 20], "items": {"type": "float", "range": [1.0, 1e3]}},
-        "lam": {"range": [1e-6, 1000.0], "paper": 1.0},
+        "lam": {
+            "range": [1e-6, 1000.0], "paper": 1.0,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
         "lams": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1e3]}},
-        "beta1": {"range": [1e-6, 1000.0], "paper": 0.05},
-        "beta2": {"range": [1e-6, 1000.0], "paper": 2.0},
+        "beta1": {
+            "range": [1e-6, 1000.0], "paper": 0.05,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
+        "beta2": {
+            "range": [1e-6, 1000.0], "paper": 2.0,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
         "beta1s": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1e3]}},
-        "lr": {"range": [1e-6, 1e6], "paper": 2.0},
-        "d": {"range": [2, 4096], "paper": 64},
-        "r": {"range": [1, "d"], "paper": 8},
-        "r_xi": {"range": [1, "d"], "paper": 8},
-        "nu": {"range": [0.0, 100.0], "paper": 0.3},
+        "lr": {
+            "range": [1e-6, 1e6], "paper": 2.0,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
+        "d": {
+            "range": [2, 4096], "paper": 64,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
+        "r": {
+            "range": [1, "d"], "paper": 8,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
+        "r_xi": {
+            "range": [1, "d"], "paper": 8,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
+        "nu": {
+            "range": [0.0, 100.0], "paper": 0.3,
+            "source": "reconstruction: the prototype of appendix-renli-setup",
+        },
         "width": {"range": [1, 8192], "ci": 128, "full": 512},
         "batch_size": {"range": [2, 65_536], "ci": 128, "full": 512},
         "steps_stage1": {"range": [1, 1_000_000], "ci": 300, "full": 1500},
@@ -125,7 +152,7 @@ run = nlcl.start(
         },
         "track_seeds": {"range": [1, 100], "ci": 3, "full": 5},
         "track_steps": {"range": [1, 1_000_000], "ci": 300, "full": 600},
-        "track_batch": {"range": [2, 4096], "paper": 64},
+        "track_batch": {"range": [2, 4096], "paper": 64, "source": "our choice"},
     },
 )
 P = run.params
@@ -165,7 +192,7 @@ BETA1S = sorted(
 SEEDS = [run.seed + k for k in range(P.n_seeds)]
 TR = dict(d=16, r=4, r_xi=4)  # the tracking section's sizes (2^8 latent sign vectors)
 print(f"κ sweep {KAPPAS}, λ sweep {LAMS}, stage-1 β {BETA1S}, seeds {SEEDS}")
-print(f"paper setting: {run.paper_setting}")
+print(f"at the reconstruction's setting: {run.paper_setting}")
 
 # %% [markdown]
 # The claims, declared before anything is measured, from the chapter's claims ledger (statement,

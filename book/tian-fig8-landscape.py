@@ -91,11 +91,13 @@ run = nlcl.start(
                 "tanh",
             ],
             "paper": "relu",
+            "source": "Tian 2023, App. E.1 (h is ReLU)",
         },
         "angles": {
             "length": [2, 1000],
             "items": {"type": "float", "range": [-10.0, 10.0]},
             "paper": None,
+            "source": "Tian 2023, App. E.1 (the nine data angles)",
         },
         "n_grid": {"range": [16, 10_000_000], "ci": 3600, "full": 36000},
     },

@@ -71,8 +71,9 @@ run = nlcl.start(
         "activation": {
             "choices": ["relu", "leaky_relu", "quadratic", "monomial"],
             "paper": "relu",
+            "source": "Tian 2023, Sec. 3.1 (Eqs. 8-9, ReLU)",
         },
-        "q": {"range": [0.001, 0.999], "paper": 0.2},
+        "q": {"range": [0.001, 0.999], "paper": 0.2, "source": "our choice (Eq. 9: q < 0.382)"},
         "n_patterns": {"range": [1, 1000]},
         "dim": {"range": ["n_patterns", 10_000]},
         "tau": {"range": [0.01, 100.0]},

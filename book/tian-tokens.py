@@ -85,8 +85,8 @@ run = nlcl.start(
     "tian-tokens",
     globals(),
     spec={
-        "lr": {"range": [1e-6, 10.0], "paper": 2e-3},
-        "tau": {"range": [0.01, 100.0], "paper": 0.1},
+        "lr": {"range": [1e-6, 10.0], "paper": 2e-3, "source": "Tian 2023, Sec. 5"},
+        "tau": {"range": [0.01, 100.0], "paper": 0.1, "source": "released code"},
         "steps": {"range": [1, 1_000_000], "ci": 2000, "full": 5000},
         "n_seeds": {"range": [1, 100], "ci": 1, "full": 3},
         "betas": {

@@ -46,6 +46,7 @@ run = nlcl.start(
         "activation": {
             "choices": ["relu", "leaky_relu", "quadratic", "monomial"],
             "paper": "relu",
+            "source": "Tian 2023, Sec. 5 (ReLU against linear, Fig. 4)",
         },
         "n_samples": {"range": [1000, 100_000_000], "ci": 100_000, "full": 1_000_000},
         "n_init": {"range": [10, 10_000_000], "ci": 1000, "full": 10_000},

@@ -1,7 +1,8 @@
 """Tables and the figure of the linear-probe comparison of the Tian 2023 poster (MNIST analog).
 
 The poster of Tian (2023) compares the quadratic loss (α-CL with uniform α, Sec. 2) with InfoNCE
-(Eq. 1) by linear evaluation on CIFAR-10 and STL-10. The chapter ``book/tian-poster-probe.py``
+(Eq. 1) by accuracy on CIFAR-10 and STL-10 (encoder, training and evaluation protocol not
+stated on the poster). The chapter ``book/tian-poster-probe.py``
 repeats the comparison on MNIST with :mod:`nlcl.tian.simclr_probe`; this module holds its tables:
 
 * :data:`POSTER_TABLE` — the poster's accuracies (shown for context, not re-run);
@@ -25,7 +26,8 @@ from nlcl.core.validate import ParameterError
 
 __all__ = ["POSTER_TABLE", "probe_table", "accuracy_summary", "plot_training_and_probes"]
 
-#: Linear-evaluation accuracy (%) of the Tian 2023 poster's table (ResNet-18, SimCLR setting).
+#: Accuracy (%) of the Tian 2023 poster's table (mean ± std; the poster states no encoder, training
+#: or evaluation protocol).
 POSTER_TABLE = pd.DataFrame(
     {
         "CIFAR-10 (poster)": ["—", "—", "87.86 ± 0.12", "73.58 ± 0.82"],

@@ -463,7 +463,7 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
     )
     path = write(tmp_path, text)
     annotations = {"profile": str, "seed": int, "device": str, "lr": float}
-    spec = {"lr": {"range": [0.0, 1.0], "paper": 0.1}}
+    spec = {"lr": {"range": [0.0, 1.0], "paper": 0.1, "source": "our choice"}}
     for lr, required in ((0.1, True), (0.5, False)):
         ns = dict(__annotations__=annotations, profile="ci", seed=0, device="cpu", lr=lr)
         run = nlcl.start("unit", ns, spec=spec, run_dir=tmp_path / f"r{lr}")

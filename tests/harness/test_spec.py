@@ -20,7 +20,62 @@ def test_read_chapter_tiny():
     assert (n.type, n.nullable, n.default, n.sizes) == ("int", True, None, {"ci": 3, "full": 30})
     assert n.help == "a size; None takes the profile's" and n.range == [1, 1000] and not n.has_paper
     assert cs.parameters["scale"].paper == 1.0 and cs.parameters["scale"].has_paper
+    assert cs.parameters["scale"].source == "Tiny 2023, Eq. 1" and cs.parameters["scale"].from_paper
+    assert n.origin is None and not n.from_paper
     assert cs.parameters["profile"].choices == ["ci", "full"]
+
+
+@pytest.mark.parametrize(
+    "source, origin",
+    [
+        ("Tian 2023, Sec. 5", "paper"),
+        ("Esser et al. 2024, Fig. 3 (η = 0.01)", "paper"),
+        ("Ren & Li 2023, Thm. 4.3", "paper"),
+        ("Tian 2023 poster, table", "paper"),
+        ("Tian 2023, App. E.3", "paper"),
+        ("released code", "released code"),
+        ("released code (luckmatters)", "released code"),
+        ("reconstruction: the prototype", "reconstruction"),
+        ("our choice", "our choice"),
+    ],
+)
+def test_a_paper_value_names_where_it_comes_from(source, origin):
+    params = spec.declare(
+        {"profile": "str", "seed": "int", "device": "str", "lr": "float"},
+        {"lr": {"range": [0.0, 1.0], "paper": 0.1, "source": source}},
+        "ch",
+    )
+    assert params["lr"].origin == origin and params["lr"].from_paper == (origin == "paper")
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"paper": 0.1}, r"ch: parameter lr: a 'paper' value needs a 'source'.*Tian 2023, Sec. 5"),
+        ({"paper": 0.1, "source": ""}, r"needs a 'source'"),
+        ({"paper": 0.1, "source": 5}, r"needs a 'source'.*got 5"),
+        ({"paper": 0.1, "source": "Tian 2023"}, r"source 'Tian 2023' does not say where"),
+        ({"paper": 0.1, "source": "the paper"}, r"does not say where.*'released code', 'reconstruction'"),
+        ({"paper": 0.1, "source": "reconstructed"}, r"does not say where"),
+        ({"paper": 0.1, "source": "Sec. 5"}, r"does not say where"),
+        ({"source": "Tian 2023, Sec. 5"}, r"gives a 'source' but no 'paper' value"),
+    ],
+)
+def test_a_paper_value_without_a_source_is_refused(entry, message):
+    with pytest.raises(ParameterError, match=message):
+        spec.declare(
+            {"profile": "str", "seed": "int", "device": "str", "lr": "float"},
+            {"lr": {"range": [0.0, 1.0], **entry}},
+            "ch",
+        )
+
+
+@pytest.mark.parametrize("name", list(chapters(ROOT)))
+def test_every_paper_value_of_a_chapter_names_its_source(name):
+    """A chapter's ``paper`` value cites where the paper states it, or says it is not the paper's."""
+    for p in spec.read_chapter(chapters(ROOT)[name]).parameters.values():
+        if p.has_paper:
+            assert p.origin in ("paper", *spec.ORIGINS), (name, p.name, p.source)
 
 
 # Module constants the chapters' literal choices must stay within.
@@ -156,3 +211,31 @@ def test_read_chapter_errors(tmp_path):
     bad.write_text('# %% tags=["parameters"]\nprofile: str = "ci"\nseed: int = 0\ndevice: str = "auto"\n')
     with pytest.raises(ParameterError, match="call nlcl.start exactly once"):
         spec.read_chapter(bad)
+
+
+def test_source_origin_names_the_origin():
+    assert spec.source_origin("Tian 2023, Eq. 9") == "paper"
+    assert spec.source_origin("reconstruction (prototype)") == "reconstruction"
+    with pytest.raises(ParameterError, match="x: source 'Tian 2023, p. 3' does not say where"):
+        spec.source_origin("Tian 2023, p. 3", "x")
+
+
+def test_every_ledger_paper_value_cites_where_the_paper_states_it():
+    """A claim's ``paper:`` value is the paper's only where its ``source`` cites the paper with a
+    section, equation, table or figure; a value the paper does not state is written in parentheses
+    (e.g. "(not in the paper)")."""
+    import yaml
+
+    bad = []
+    for path in sorted((ROOT / "book" / "claims").glob("*.yaml")):
+        for c in yaml.safe_load(path.read_text())["claims"]:
+            paper = c.get("paper")
+            if paper is None or str(paper).strip().startswith("("):
+                continue
+            try:
+                origin = spec.source_origin(c.get("source"), c["id"])
+            except ParameterError as exc:
+                origin = str(exc)
+            if origin != "paper":
+                bad.append((path.name, c["id"], c.get("source")))
+    assert bad == []

@@ -172,7 +172,9 @@ class Run:
     # -- the paper's setting --------------------------------------------------------------------
     @property
     def paper_setting(self) -> bool:
-        """True when every parameter with a declared ``paper`` value has that value."""
+        """True when every parameter with a declared ``paper`` value has that value (the setting the
+        claims are judged at: the paper's values where their ``source`` cites it, else the released
+        code's, the reconstruction's or our choice, as the source says)."""
         return self.at_paper(*[n for n, p in self.declared.items() if p.has_paper])
 
     def at_paper(self, *names: str) -> bool:

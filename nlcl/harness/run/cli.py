@@ -253,7 +253,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     path = resolve_chapter(args.chapter)
     for name, p in chapter_parameters(path).items():
         sizes = f"; ci {p.sizes['ci']!r}, full {p.sizes['full']!r}" if p.sizes else ""
-        paper = f"; paper {p.paper!r}" if p.has_paper else ""
+        paper = f"; {'paper' if p.from_paper else 'setting'} {p.paper!r} ({p.source})" if p.has_paper else ""
         type_ = p.type + (" | None" if p.nullable else "")
         print(f"{name} ({type_}) = {p.default!r}  # {p.help}\n    allowed: {p.allowed()}{sizes}{paper}")
     return 0

@@ -18,7 +18,12 @@ A chapter declares each parameter in two adjacent places that together say every
   Keys of one parameter: ``choices`` (allowed values), ``range`` ([low, high], inclusive, ``None``
   for open; a bound may name another parameter), ``items`` (the same keys for each element of a
   list, plus ``type``), ``length`` ([low, high] for lists), ``ci`` / ``full`` (the profile's size
-  when the value is ``None``) and ``paper`` (the paper's value, for ``run.paper_setting``).
+  when the value is ``None``) and ``paper`` (the value of the setting the claims are judged at, for
+  ``run.paper_setting``) with ``source`` (where that value comes from, required with ``paper``):
+  where the paper states it, ``"<Author> <year>, <Sec./Eq./Table/Fig./App./Theorem ...>"`` (e.g.
+  ``"Tian 2023, Sec. 5"``), or, for a value the paper does not state, one of :data:`ORIGINS`
+  (``"released code"``, ``"reconstruction"``, ``"our choice"``), optionally followed by ``: detail``
+  or `` (detail)``. Only a citation makes the value the paper's (:attr:`Parameter.from_paper`).
 
 The command line reads both from the chapter's source with :mod:`ast` (no kernel, no torch), and
 :func:`nlcl.start` checks the same declaration inside the kernel, so plain papermill runs are checked
@@ -55,6 +60,8 @@ __all__ = [
     "parse_value",
     "resolve",
     "describe",
+    "ORIGINS",
+    "source_origin",
 ]
 
 PROFILES = ("ci", "full")
@@ -67,7 +74,17 @@ COMMON: dict[str, dict[str, Any]] = {
 #: Variables the harness injects besides the parameters (the run folder chosen by ``nlcl run``).
 RESERVED = ("nlcl_run_dir",)
 TYPES = ("int", "float", "str", "bool", "list", "dict")
-KEYS = {"choices", "range", "items", "length", "ci", "full", "paper"}
+KEYS = {"choices", "range", "items", "length", "ci", "full", "paper", "source"}
+#: Where a ``paper`` value the paper does not state comes from.
+ORIGINS = ("released code", "reconstruction", "our choice")
+#: A citation of the paper: ``"<Author(s)> <year>[ poster], <locator> ..."``.
+_CITATION = re.compile(r"^[A-Z][^,]*\b(19|20)\d\d[a-z]?( poster)?, (?P<where>.+)$")
+#: What a citation must point at: a section, equation, table, figure, appendix or statement.
+_LOCATOR = re.compile(
+    r"\b(Sec|Secs|Section|Eq|Eqs|Table|Tab|Fig|Figs|Figure|App|Appendix|Alg|Algorithm|Theorems?|Thm|"
+    r"Lemmas?|Corollary|Corollaries|Cor|Propositions?|Prop|Assumptions?|Def|Definition|Remarks?|"
+    r"Example|table)\b"
+)
 _MISSING = object()
 _CELL = re.compile(r"^# %%")
 
@@ -87,10 +104,21 @@ class Parameter:
     length: list[Any] | None = None
     sizes: dict[str, Any] = field(default_factory=dict)
     paper: Any = _MISSING
+    source: str | None = None
 
     @property
     def has_paper(self) -> bool:
         return self.paper is not _MISSING
+
+    @property
+    def origin(self) -> str | None:
+        """``"paper"`` when ``source`` cites the paper, else the :data:`ORIGINS` entry it names."""
+        return source_origin(self.source, self.name) if self.has_paper else None
+
+    @property
+    def from_paper(self) -> bool:
+        """True when the declared ``paper`` value is stated by the paper (its source cites it)."""
+        return self.origin == "paper"
 
     def allowed(self) -> str:
         """What is allowed, in words (for error messages and ``nlcl list``)."""
@@ -129,6 +157,30 @@ def describe(type_, choices=None, range_=None, items=None, length=None, nullable
     if nullable:
         text += ", or None"
     return text
+
+
+def source_origin(source: Any, where: str = "parameter") -> str:
+    """Where a declared ``paper`` value comes from: ``"paper"`` for a citation of the paper with a
+    locator (``"Tian 2023, Sec. 5"``), else the :data:`ORIGINS` entry ``source`` starts with
+    (``"released code"``, ``"reconstruction"``, ``"our choice"``, then ``: detail`` or
+    `` (detail)``). Raises :class:`ParameterError` saying what a source must be."""
+    how = (
+        "where the paper states it, as '<Author> <year>, <Sec./Eq./Table/Fig./App./Theorem ...>' "
+        "(e.g. 'Tian 2023, Sec. 5'), or, for a value the paper does not state, one of "
+        + ", ".join(repr(o) for o in ORIGINS)
+        + " (optionally followed by ': detail' or ' (detail)')"
+    )
+    if not isinstance(source, str) or not source.strip():
+        raise ParameterError(f"{where}: a 'paper' value needs a 'source' saying {how}; got {source!r}")
+    text = source.strip()
+    for origin in ORIGINS:
+        rest = text[len(origin) :]
+        if text.lower().startswith(origin) and (not rest or rest[0] in ":(;, "):
+            return origin
+    m = _CITATION.match(text)
+    if m and _LOCATOR.search(m.group("where")):
+        return "paper"
+    raise ParameterError(f"{where}: source {text!r} does not say where the value comes from; give {how}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -188,6 +240,10 @@ def declare(
         bad = set(entry) - KEYS
         if bad:
             raise ParameterError(f"{where}: unknown spec keys {sorted(bad)}; allowed: {sorted(KEYS)}")
+        if "source" in entry and "paper" not in entry:
+            raise ParameterError(f"{where}: spec gives a 'source' but no 'paper' value for it to describe")
+        if "paper" in entry:
+            source_origin(entry.get("source"), where)
         sizes = {p: entry[p] for p in PROFILES if p in entry}
         if sizes and set(sizes) != set(PROFILES):
             raise ParameterError(f"{where}: give a size for every profile {PROFILES}, not only {list(sizes)}")
@@ -203,6 +259,7 @@ def declare(
             length=entry.get("length"),
             sizes=sizes,
             paper=entry.get("paper", _MISSING),
+            source=entry.get("source"),
         )
     return out
 
