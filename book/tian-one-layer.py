@@ -100,6 +100,8 @@ P = run.params
 # %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+from IPython.display import display
 
 from nlcl.tian import one_layer_extensions as ext
 from nlcl.tian import one_layer_plots as plots
@@ -438,9 +440,64 @@ plots.plot_theorem2(b2)
 plt.show()
 
 # %% [markdown]
+# #### The Gaussian-α critical points over τ
+#
+# Whether the Gaussian-α critical points are LMEs depends on τ. As $\tau \to \infty$, $\alpha_g \to 1$ and
+# $A_g \to A_u$, whose critical points near the patterns are its LMEs; for small τ, $\alpha_g$ keeps only the
+# pairs with nearly equal $h(\mathbf{w}^\top\mathbf{x})$, which suppresses the variance of $A_g$ along $\mathbf{w}$
+# itself. So "not LMEs" can hold at most for small enough τ. We run the Gaussian-α dynamics from the
+# uniform-α LMEs at $\tau \in \{0.05, 0.5, 1, 2\}$ on `n_theory_seeds` fresh data sets of `n_train`
+# samples, all τ at once (`gaussian_cp_tau_scan`: $\alpha_g$ at τ is $\alpha_g$ at 1 of $h/\sqrt\tau$), and record
+# at each critical point its eigenvalue rank in $A_g(\mathbf{w}_*)$ and $\max_m|\cos(\mathbf{w}_*, \mathbf{u}_m)|$, how close it
+# is to a pattern. The range where the finding holds (`no_lme_tau_max`) is the largest scanned τ up to
+# which no critical point is an LME; the explanation of `cor2-gaussian-cp-lme` predicts only for a τ
+# inside it.
+#
+# **Predictions.** At the small τ the critical points are not LMEs; at τ = 2 most are; at τ = 0.5 they
+# are not pattern optima (far from every $\mathbf{u}_m$):
+#
+# ```{nlcl-claims} cor2-cp-lme-tau-small cor2-cp-lme-tau-large cor2-cp-pattern-cos
+# ```
+#
+# ```{nlcl-source} nlcl.tian.one_layer_study.gaussian_cp_tau_scan nlcl.tian.one_layer_study.no_lme_tau_max nlcl.tian.one_layer_plots.plot_tau_scan
+# ```
+
+# %%
+taus = [0.05, 0.5, 1.0, 2.0]
+n_scan = P.n_theory_seeds
+scan = study.gaussian_cp_tau_scan(U, P.q, act, taus, P.n_train, n_scan, run.seed)
+no_lme_max = study.no_lme_tau_max(scan)
+plots.plot_tau_scan(scan, P.tau)
+plt.show()
+
+# %% tags=["hide-input"]
+display(
+    pd.DataFrame(
+        {
+            "τ": taus,
+            "critical points": scan["n_settled"],
+            "LME fraction": scan["lme_fraction"],
+            "min max_m |cos(w*, u_m)|": scan["pattern_cos_min"],
+            "max max_m |cos(w*, u_m)|": scan["pattern_cos_max"],
+        }
+    ).round(3)
+)
+run.glue("cor2-no-lme-tau-max", f"{no_lme_max:g}")
+i_tau = taus.index(0.5)
+pc_lo, pc_hi = scan["pattern_cos_min"][i_tau], scan["pattern_cos_max"][i_tau]
+run.glue("cor2-cp-pattern-cos-range", f"{pc_lo:.2f}–{pc_hi:.2f}")
+
+# %% [markdown]
+# No critical point is an LME for τ up to {glue:text}`cor2-no-lme-tau-max` of the scanned values (NaN:
+# not even at the smallest); beyond, the points become LMEs as $A_g$ approaches $A_u$. At τ = 0.5 the
+# critical points have $\max_m|\cos(\mathbf{w}_*, \mathbf{u}_m)|$ in {glue:text}`cor2-cp-pattern-cos-range`: where that is well
+# below 1, the roughness compared above is that of points the Gaussian α creates, not of the pattern optima;
+# `cor2-cp-pattern-cos` asks whether every one of them is that far from the patterns.
+
+# %% [markdown]
 # The verdicts, per data seed. The explanation of `thm2-alpha-scale-free` rests on the raw ratio, that
-# of `cor2-gaussian-cp-lme` on which eigenvectors the critical points are: both are provided as
-# diagnostics before the claims are measured.
+# of `cor2-gaussian-cp-lme` on which eigenvectors the critical points are and on whether the run's τ
+# lies in the range the scan found: all are provided as diagnostics before the claims are measured.
 
 # %%
 run.claim("thm2-bound-uniform").measure_seeds(b2["uniform"])
@@ -450,7 +507,12 @@ run.diagnostic("thm2_raw_ratio_max", float(max(b2["raw"])))
 run.claim("thm2-alpha-scale-free").measure_seeds(b2["scale_free"])
 run.diagnostic("cp_eig_cos_min", b2["cp_eig_cos_min"])
 run.diagnostic("cp_rank_min", b2["cp_rank_min"])
+run.diagnostic("tau_in_no_lme_range", bool(P.tau <= no_lme_max))
 run.claim("cor2-gaussian-cp-lme").measure(b2["cp_lme_fraction"])
+small = [scan["lme_fraction"][taus.index(t)] for t in (0.05, 0.5)]
+run.claim("cor2-cp-lme-tau-small").measure(float(max(small)))
+run.claim("cor2-cp-lme-tau-large").measure(float(scan["lme_fraction"][taus.index(2.0)]))
+run.claim("cor2-cp-pattern-cos").measure(float(pc_hi))
 run.claim("cor2-small-z0-roughness").measure_seeds(b2["small"])
 
 # %% [markdown]
@@ -463,8 +525,9 @@ run.claim("cor2-small-z0-roughness").measure_seeds(b2["small"])
 # most {glue:text}`thm2-raw-ratio-max` over the data seeds. With the shifted data and $\tau = 0.02$, $z_0$
 # averages {glue:text}`cor2-small-z0-mean`. The Gaussian-α critical points are eigenvectors of
 # $A_g(\mathbf{w}_*)$ with eigenvalue ranks (0 = top: an LME; rank: count) {glue:text}`cor2-cp-ranks` and largest
-# $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ = {glue:text}`cor2-cp-top-cos`: what the Gaussian α keeps are not LMEs
-# in the sense of Def. 3, so Theorem 1's test $\lambda_{\mathrm{gap}} > \rho$ does not apply to them.
+# $|\cos(\mathbf{w}_*, \phi_1(A_g(\mathbf{w}_*)))|$ = {glue:text}`cor2-cp-top-cos`: at this τ, and for τ up to
+# {glue:text}`cor2-no-lme-tau-max` in the scan, what the Gaussian α keeps are not LMEs in the sense of Def. 3, so
+# Theorem 1's test $\lambda_{\mathrm{gap}} > \rho$ does not apply to them; at larger τ it does again.
 #
 # ### Theorem 1 on both sides of $\lambda_{\mathrm{gap}} = \rho$
 #

@@ -12,7 +12,9 @@ notation; built on the shared style of :mod:`nlcl.core.plotting`. The numbers co
 * :func:`plot_power_iteration` — power iteration steps for each ε (Fig. 1 right);
 * :func:`plot_more_nodes` — patterns recovered against the number of filters K (Fig. 1);
 * :func:`plot_rotation_sweep` — the energy with rotation augmentation, and its maxima (App. B.5);
-* :func:`plot_sphere_energy` — the energy on the sphere with and without SO(2) augmentation.
+* :func:`plot_sphere_energy` — the energy on the sphere with and without SO(2) augmentation;
+* :func:`plot_tau_scan` — the Gaussian-α critical points over τ: LMEs or not, and their distance
+  from the patterns.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "plot_power_iteration",
     "plot_rotation_sweep",
     "plot_sphere_energy",
+    "plot_tau_scan",
     "plot_theorem1",
     "plot_theorem2",
     "plot_two_sided",
@@ -201,4 +204,24 @@ def plot_sphere_energy(theta, phi, e_plain, e_so2, scale: float, strict_mask):
     ii, jj = np.nonzero(strict_mask)
     axes[0, 0].plot(np.degrees(phi[jj]), np.degrees(theta[ii]), "r^", label="strict maxima")
     axes[0, 0].legend(fontsize="x-small")
+    return fig
+
+
+def plot_tau_scan(scan: Mapping[str, np.ndarray], tau: float):
+    """The Gaussian-α critical points over τ (:func:`nlcl.tian.one_layer_study.gaussian_cp_tau_scan`):
+    the fraction that are LMEs of A_g (Def. 3), and max_m |cos(w*, u_m)| of each settled point."""
+    fig, axes = subplots(1, 2, width=4.6, height=3.6)
+    ax1, ax2 = axes[0, 0], axes[0, 1]
+    taus = np.asarray(scan["tau"])
+    ax1.plot(taus, scan["lme_fraction"], "o-")
+    ax1.axvline(tau, color="grey", ls=":", label=f"chapter's τ = {tau:g}")
+    ax1.set(xscale="log", xlabel="τ", ylabel="fraction of critical points that are LMEs", ylim=(-0.05, 1.05))
+    ax1.set_title("Gaussian-α critical points: LMEs of $A_g$?")
+    ax1.legend()
+    ok, pc = np.asarray(scan["settled"]), np.asarray(scan["pattern_cos"])
+    for i, t in enumerate(taus):
+        vals = pc[i][ok[i]]
+        ax2.plot(np.full(vals.shape, t), vals, "o", alpha=0.5, color="C0")
+    ax2.set(xscale="log", xlabel="τ", ylabel=r"$\max_m |\cos(\mathbf{w}_*, \mathbf{u}_m)|$", ylim=(0, 1.02))
+    ax2.set_title("distance of the critical points from the patterns")
     return fig

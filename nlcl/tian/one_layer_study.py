@@ -9,7 +9,8 @@ the operations and their order are those of the chapter, so the numbers are the 
   :func:`population_gate_fn`, :func:`gaussian_alpha_fn` (the α_g of Corollary 2), :func:`z0`;
 * Theorem 1 and Corollary 2 (Sec. 3.2): :func:`noisy_latent_summation`,
   :func:`perturbation_distances`, :func:`stable_optima`, :func:`scale_free_ratio`,
-  :func:`raw_ratio`, :func:`theorem2_study` (Theorem 2, Eqs. 93-99), :func:`critical_point_near`,
+  :func:`raw_ratio`, :func:`theorem2_study` (Theorem 2, Eqs. 93-99), :func:`gaussian_cp_tau_scan`
+  (the Gaussian-α critical points over τ), :func:`no_lme_tau_max`, :func:`critical_point_near`,
   :func:`theorem1_two_sided`, :func:`two_sided_counts`;
 
 Theorem 3, more nodes and rotation augmentation are in :mod:`nlcl.tian.one_layer_extensions`.
@@ -26,6 +27,7 @@ import numpy as np
 from scipy import optimize
 
 from nlcl.core.activations import get_activation
+from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
     FeatureAlpha,
@@ -58,6 +60,8 @@ __all__ = [
     "critical_point_near",
     "gate_fn",
     "gaussian_alpha_fn",
+    "gaussian_cp_tau_scan",
+    "no_lme_tau_max",
     "lme_margin",
     "lme_threshold",
     "noisy_latent_summation",
@@ -342,6 +346,95 @@ def theorem2_study(
     out["cp_eig_cos_min"] = float(out["cp_eig_cos"].min()) if cp.size else float("nan")
     out["cp_rank_min"] = int(out["cp_rank"].min()) if cp.size else -1
     return out
+
+
+def gaussian_cp_tau_scan(
+    u: np.ndarray,
+    q: float,
+    activation: str,
+    taus: Sequence[float],
+    n_train: int,
+    n_seeds: int,
+    seed: int,
+    noise: float = 0.2,
+    steps: int = 300,
+    lr: float = 0.5,
+    tol: float = 1e-3,
+) -> dict[str, np.ndarray]:
+    """The critical points of the Gaussian-α dynamics (Tian 2023, Corollary 2's α_g) over the
+    temperature τ: are they LMEs of A_g (Def. 3), and how close are they to the patterns u_m?
+
+    On each of ``n_seeds`` data sets drawn from ``default_rng([seed, 7, s])`` (``n_train`` latent
+    summation samples, Sec. 3.1, plus noise of std ``noise``, as :func:`theorem2_study` draws them),
+    the uniform-α LMEs w_b are found by power iteration from each u_m (100 steps), and the
+    Gaussian-α dynamics ẇ = P⊥_w A_g(w) w (Lemma 3, α_g(w) = exp(−(h(wᵀx_i) − h(wᵀx_j))²/2τ)
+    re-evaluated at every step, stop-gradient; ``steps`` scale-free Euler steps of size ``lr``)
+    runs from every w_b at every τ at once: the features are divided by √τ, one row of filters per τ.
+    An end point is a critical point when the residual of
+    :func:`nlcl.tian.local_theory.critical_point_diagnostics` is at most ``tol``.
+
+    Returns arrays over (τ, seed, m): ``tau`` (the scanned τ), ``settled``, ``rank`` (0: the top
+    eigenvector of A_g(w*), an LME), ``top_cos`` = |cos(w*, φ₁(A_g(w*)))|, ``pattern_cos`` =
+    max_m' |cos(w*, u_m')|; and per τ, over the settled points of all seeds: ``lme_fraction`` (rank 0,
+    |cos(w*, φ₁)| ≥ 1 − 1e-6, as :func:`theorem2_study` counts them; NaN without a settled point),
+    ``n_settled``, ``pattern_cos_min`` and ``pattern_cos_max`` (NaN without a settled point).
+    """
+    taus_a = np.asarray(taus, dtype=np.float64)
+    if taus_a.ndim != 1 or taus_a.size == 0 or not np.all(np.isfinite(taus_a) & (taus_a > 0)):
+        raise ParameterError(f"taus must be a non-empty list of positive finite temperatures, got {taus!r}")
+    for name, v in (("n_train", n_train), ("n_seeds", n_seeds)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ParameterError(f"{name} must be a positive integer, got {v!r}")
+    h = get_activation(activation)
+    scale = np.sqrt(taus_a)[:, None, None]  # (T, 1, 1): α_g at τ is α_g at 1 of h/√τ
+    u_n = u / np.linalg.norm(u, axis=0)
+    keys = ("settled", "rank", "top_cos", "pattern_cos")
+    rows: dict[str, list] = {k: [] for k in keys}
+    for s_ in range(n_seeds):
+        rng_s = np.random.default_rng([seed, 7, s_])
+        x, _ = latent_summation(n_train, u, q, rng=rng_s)
+        x = x + noise * rng_s.standard_normal(x.shape)
+        v = stack_views(x, x)
+        wb = power_iteration(gate_fn(v, activation), u.T, steps=100)[-1]  # (M, d)
+        alpha = FeatureAlpha(lambda w: h(w @ x.T) / scale, lambda g: feature_gaussian_alpha(g, 1.0))
+        a_g = gate_fn(v, activation, alpha)
+        w = train_filters(
+            a_g, np.broadcast_to(wb, (len(taus_a),) + wb.shape), lr=lr, steps=steps, scale_free=True
+        )
+        diag = critical_point_diagnostics(a_g, w)  # (T, M)
+        rows["settled"].append(diag["residual"] <= tol)
+        rows["rank"].append(diag["rank"])
+        rows["top_cos"].append(diag["top_cos"])
+        rows["pattern_cos"].append(np.abs(w @ u_n).max(-1))
+    out: dict[str, np.ndarray] = {k: np.stack(rows[k], axis=1) for k in keys}  # (T, seeds, M)
+    out["tau"] = taus_a
+    ok = out["settled"].reshape(len(taus_a), -1)
+    lme = (out["top_cos"] >= 1 - 1e-6).reshape(len(taus_a), -1)
+    pc = out["pattern_cos"].reshape(len(taus_a), -1)
+    out["n_settled"] = ok.sum(-1)
+    with np.errstate(invalid="ignore"):
+        out["lme_fraction"] = np.where(ok.any(-1), (lme & ok).sum(-1) / np.maximum(ok.sum(-1), 1), np.nan)
+    out["pattern_cos_min"] = np.array(
+        [pc[t][ok[t]].min() if ok[t].any() else np.nan for t in range(len(taus_a))]
+    )
+    out["pattern_cos_max"] = np.array(
+        [pc[t][ok[t]].max() if ok[t].any() else np.nan for t in range(len(taus_a))]
+    )
+    return out
+
+
+def no_lme_tau_max(scan: dict[str, np.ndarray]) -> float:
+    """The range of τ where no Gaussian-α critical point is an LME (Def. 3), from
+    :func:`gaussian_cp_tau_scan`: the largest scanned τ such that, at it and at every smaller scanned
+    τ, there are settled critical points and none is an LME. NaN when the smallest τ already fails."""
+    order = np.argsort(scan["tau"])
+    best = float("nan")
+    for t in order:
+        frac = scan["lme_fraction"][t]
+        if not (np.isfinite(frac) and frac == 0):
+            break
+        best = float(scan["tau"][t])
+    return best
 
 
 def critical_point_near(a_fn: AFn, w0: np.ndarray) -> np.ndarray:

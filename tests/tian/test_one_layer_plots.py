@@ -38,6 +38,13 @@ def test_figures_are_labeled(rng):
         k: list(rng.random(3) + 0.1) for k in ("uniform", "gaussian", "scale_free", "z0", "small", "small_z0")
     }
     _labeled(plots.plot_theorem2(b2))
+    scan = {
+        "tau": np.array([0.05, 0.5, 2.0]),
+        "lme_fraction": np.array([0.0, 0.0, 0.8]),
+        "settled": rng.random((3, 2, 4)) > 0.2,
+        "pattern_cos": rng.random((3, 2, 4)),
+    }
+    _labeled(plots.plot_tau_scan(scan, 0.5))
     t1 = np.c_[np.zeros((6, 3)), rng.integers(0, 2, 6), rng.random((6, 2)), rng.random(6) * 2]
     _labeled(plots.plot_two_sided(t1, 2, 3))
     _labeled(plots.plot_power_iteration([0.0, 0.1], [rng.random((5, 3))] * 2, 0.2))

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlcl.core.activations import get_activation
+from nlcl.core.validate import ParameterError
 from nlcl.tian import one_layer_extensions as ext
 from nlcl.tian import one_layer_study as study
 from nlcl.tian.contrastive import gaussian_alpha, stack_views
@@ -146,6 +147,50 @@ def test_theorem2_study_small():
     if len(b2["cp_top_cos"]):
         assert b2["cp_rank_min"] == int(np.min(b2["cp_rank"]))
         assert 0 <= b2["cp_lme_fraction"] <= 1
+
+
+def test_gaussian_cp_tau_scan_shapes_and_consistency():
+    u = nearly_orthonormal_basis(4, 3, rng=np.random.default_rng(0))
+    taus = [0.05, 2.0]
+    scan = study.gaussian_cp_tau_scan(u, 0.2, "relu", taus, 60, 2, seed=0, steps=60)
+    for key in ("settled", "rank", "top_cos", "pattern_cos"):
+        assert scan[key].shape == (2, 2, 3), key
+    assert np.array_equal(scan["tau"], taus)
+    assert np.all((scan["pattern_cos"] >= 0) & (scan["pattern_cos"] <= 1 + 1e-12))
+    for t in range(2):
+        ok = scan["settled"][t]
+        assert scan["n_settled"][t] == ok.sum()
+        if ok.any():
+            lme = scan["top_cos"][t][ok] >= 1 - 1e-6
+            assert scan["lme_fraction"][t] == pytest.approx(lme.mean())
+            assert scan["pattern_cos_max"][t] == pytest.approx(scan["pattern_cos"][t][ok].max())
+
+
+def test_gaussian_cp_tau_scan_matches_one_tau_at_a_time():
+    """Vectorizing over τ (features divided by √τ) gives the dynamics of each τ alone."""
+    u = nearly_orthonormal_basis(4, 3, rng=np.random.default_rng(1))
+    both = study.gaussian_cp_tau_scan(u, 0.2, "relu", [0.1, 1.0], 50, 1, seed=3, steps=40)
+    for i, tau in enumerate((0.1, 1.0)):
+        one = study.gaussian_cp_tau_scan(u, 0.2, "relu", [tau], 50, 1, seed=3, steps=40)
+        assert np.allclose(one["pattern_cos"][0], both["pattern_cos"][i], rtol=0, atol=1e-9)
+        assert np.array_equal(one["rank"][0], both["rank"][i])
+
+
+def test_gaussian_cp_tau_scan_rejects_bad_input():
+    u = nearly_orthonormal_basis(4, 3, rng=np.random.default_rng(0))
+    for taus in ([], [0.5, -1.0], [float("nan")]):
+        with pytest.raises(ParameterError, match="taus"):
+            study.gaussian_cp_tau_scan(u, 0.2, "relu", taus, 60, 1, seed=0)
+    with pytest.raises(ParameterError, match="n_seeds"):
+        study.gaussian_cp_tau_scan(u, 0.2, "relu", [0.5], 60, 0, seed=0)
+
+
+def test_no_lme_tau_max():
+    scan = {"tau": np.array([2.0, 0.05, 0.5, 1.0]), "lme_fraction": np.array([0.9, 0.0, 0.0, 0.1])}
+    assert study.no_lme_tau_max(scan) == 0.5
+    assert np.isnan(study.no_lme_tau_max({**scan, "lme_fraction": np.array([0.9, 0.2, 0.0, 0.0])}))
+    assert np.isnan(study.no_lme_tau_max({**scan, "lme_fraction": np.array([0.0, np.nan, 0.0, 0.0])}))
+    assert study.no_lme_tau_max({**scan, "lme_fraction": np.zeros(4)}) == 2.0
 
 
 def test_critical_point_near_is_critical_and_unit():
