@@ -68,6 +68,7 @@ TWO_VIEW_COLUMNS = (
     "view_p2",
     "view_p3",
     "view_share",
+    "exch_p1",
     "exch_p2",
     "exch_p3",
     "speed",
@@ -326,9 +327,10 @@ def two_view_seed(
     """One data seed of the two-view experiment of Tian 2023, App. D (Eqs. 164-165, Corollary 3).
 
     Draws (from ``generator``, in this order) ``n_samples`` two-view samples with gain 2, the unit
-    filters W (4, 1, 6), and the same number with gain 1 (exchangeable views). Returns (the row of
-    :data:`TWO_VIEW_COLUMNS`: parts (1)-(3) pooled, (2)-(3) per view, the view term's share, (2)-(3)
-    with exchangeable views, the speed ratio of pooled BN on scaled inputs over no BN on unit-scale
+    filters W (4, 1, 6), and the same number with gain 1 (exchangeable views, as Lemma 2's Eqs. 35-37
+    and Assumption 2 take them). Returns (the row of :data:`TWO_VIEW_COLUMNS`: parts (1)-(3) pooled
+    with gain 2, (2)-(3) per view, the view term's share, (1)-(3) pooled with exchangeable views
+    (``exch_p1``-``exch_p3``), the speed ratio of pooled BN on scaled inputs over no BN on unit-scale
     ones, and min_k BN speed scaled / unit-scale; the same min without BN; max_k |σ_k²(pooled) /
     σ_k²(first view) − 1|).
     """
@@ -361,7 +363,7 @@ def two_view_seed(
         x7e, z7e, W7, activation, True, pe.velocity("pooled", retain=False), pe.hidden_and_gated()
     )
     del pe, x7e
-    row["exch_p2"], row["exch_p3"] = exch["p2"], exch["p3"]
+    row["exch_p1"], row["exch_p2"], row["exch_p3"] = exch["p1"], exch["p2"], exch["p3"]
     v_rf = {key: v[0].norm(dim=-1) for key, v in vel.items()}
     row["speed"] = _slow_over_fast(v_rf["pooled", False]) / _slow_over_fast(v_rf[None, True])
     row["scale_effect"] = float((v_rf["pooled", False] / v_rf["pooled", True]).min())

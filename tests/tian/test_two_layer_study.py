@@ -183,6 +183,20 @@ def test_two_view_parts_keys():
         assert set(parts) == {"p1", "p2", "p3", "share"} and parts["share"] >= 0
 
 
+def test_two_view_parts_exchangeable_views_have_no_view_term():
+    """With exchangeable views (gain 1, Lemma 2's Eqs. 35-37) pooled moments leave no view-dependent
+    mean, so the view term's share is sampling noise; with gain 2 it is not."""
+    from nlcl.tian.two_view_bn import two_view_binary_tokens
+
+    share = {}
+    for gain in (1.0, 2.0):
+        g = torch.Generator().manual_seed(13)
+        x, z = two_view_binary_tokens(4000, 4, 6, generator=g, scales=[1.0, 1.0, 2.0, 0.5], gain=gain)
+        W = torch.nn.functional.normalize(torch.randn(4, 1, 6, generator=g), dim=-1)
+        share[gain] = two_view_parts(x, z, W, "relu", True)["share"]
+    assert share[1.0] < 0.1 * share[2.0]
+
+
 def test_per_view_closer_examples():
     assert per_view_closer([0.9, 0.8], [0.3, 0.4], [0.99, 0.95], [0.1, 0.2]) is True
     assert per_view_closer([0.9, 0.8], [0.3, 0.4], [0.99, 0.7], [0.1, 0.2]) is False
