@@ -826,6 +826,12 @@ texts = {
     fig: paper_scale.computed_text(fig, main_files, seeds, extra_live)
     for fig in FIGURES
 }
+joined = {  # the committed extra seeds pooled with this run's own grid (full profile)
+    f: paper_scale.artifact_files(extra_live[f])
+    if extra_live[f] is not None and main_files[f] is None
+    else None
+    for f in FIGURES
+}
 run.glue("tokens-computed-main", paper_scale.computed_main_text(texts))
 
 # %% [markdown]
@@ -858,7 +864,7 @@ run.diagnostic("lr0_01_table1_vs_paper", tokens.rounded(sens_values["table1_vs_p
 # ```
 
 # %%
-main = tokens.grid_measurements(main_values, main_per_seed, main_files)
+main = tokens.grid_measurements(main_values, main_per_seed, main_files, joined)
 sens = tokens.grid_measurements(sens_values, sens_per_seed, sens_files)
 run.claim("tokens-p1-linear-vs-relu").measure(**main["p1-linear-vs-relu"])
 run.claim("tokens-lr0.01-p1-linear-vs-relu").measure(**sens["p1-linear-vs-relu"])

@@ -105,3 +105,27 @@ def test_not_gated_note_names_the_outcome_and_where_the_claim_is_decided():
     assert verdicts.concurrent_run({"NLCL_CONCURRENT": "1"}) and not verdicts.concurrent_run(
         {"NLCL_CONCURRENT": "0"}
     )
+
+
+def test_computed_label_names_seeds_joined_with_this_run(tmp_path, capsys):
+    from nlcl.harness.claims.display import show_claim
+    from nlcl.harness.claims.registry import ClaimRegistry, at_most
+
+    assert (
+        verdicts.computed_label(None, ["a.json", "b.json"])
+        == "this run, joined with seeds read from a.json, b.json"
+    )
+    for bad in ([], [""], 3):
+        with pytest.raises(ParameterError, match="joined_with=.* must name the committed artifact"):
+            verdicts.computed_label(None, bad)
+    with pytest.raises(ParameterError, match="comes without read_from"):
+        verdicts.computed_label("r.json", "a.json")
+    reg = ClaimRegistry("g", profile="full", device="cpu", commit="c", directory=tmp_path, glue=False)
+    rec = reg.declare("x", source="s", statement="s", check=at_most(1.0)).measure(
+        0.5, per_seed=[0.4, 0.6, 0.5], joined_with=["results/extra.json"]
+    )
+    assert rec["computed"] == "this run, joined with seeds read from results/extra.json"
+    show_claim(rec)
+    out = capsys.readouterr().out
+    assert "Computed in this run, joined with seeds read from results/extra.json" in out
+    assert "Not computed in this run" not in out

@@ -75,8 +75,11 @@ def show_claim(rec: dict[str, Any]) -> None:
     elif rec.get("seeds") and _v.is_finite(rec["seeds"].get("values")):
         s = rec["seeds"]
         text += f" Over {s['n']} seeds: {', '.join(map(str, s['values']))}; holds on {100 * s['holds_fraction']:.0f}% ({s['rule']})."
-    if rec.get("computed", _v.THIS_RUN) != _v.THIS_RUN:
-        text += f" Not computed in this run: {rec['computed']}."
+    computed = rec.get("computed", _v.THIS_RUN)
+    if computed.startswith(_v.THIS_RUN + ","):
+        text += f" Computed in {computed}."
+    elif computed != _v.THIS_RUN:
+        text += f" Not computed in this run: {computed}."
     if rec["status"] == _v.NOT_GATED:
         text += f"\n\n> **Not gated**: {rec.get('gate_note')}."
     if rec["status"] == "not-reproduced" and rec["note"]:

@@ -245,6 +245,7 @@ class ClaimRegistry:
         measured: Any,
         seeds: dict[str, Any] | None = None,
         read_from: str | Sequence[str] | None = None,
+        joined_with: str | Sequence[str] | None = None,
     ) -> dict[str, Any]:
         measured = to_plain(measured)
         nr = claim.not_reproduced
@@ -284,7 +285,7 @@ class ClaimRegistry:
             if nr
             else None,
             "note_stale": bool(passed and nr is not None and nr.in_scope(self.profile, self.settings)),
-            "computed": _v.computed_label(read_from),
+            "computed": _v.computed_label(read_from, joined_with),
         }
         if prediction is not None:
             rec["note_prediction"] = prediction
@@ -343,6 +344,7 @@ class Claim:
         per_seed: Sequence[Any] | None = None,
         *,
         read_from: str | Sequence[str] | None = None,
+        joined_with: str | Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Record the measured value: writes JSON, glues it under the claim id, shows the verdict.
 
@@ -351,7 +353,9 @@ class Claim:
         average the seeds). The verdict still comes from ``measured``; the record's ``seeds`` shows
         the spread, the fraction of seeds on which the check holds and whether the margin to the
         threshold is smaller than the spread. ``read_from``: the committed artifact file(s) the
-        value was read from, when it was not computed in this run (the record says so).
+        value was read from, when it was not computed in this run (the record says so);
+        ``joined_with``: the committed artifact file(s) whose seeds were pooled with this run's own
+        (the record says "this run, joined with seeds read from ...").
         """
         if self.record is not None:
             raise ParameterError(f"claim {self.id!r} was already measured")
@@ -367,7 +371,9 @@ class Claim:
             numeric = isinstance(measured, (int, float)) and not isinstance(measured, bool)
             seeds = self._seed_summary(values, center=measured if numeric else None)
             seeds["pooled"] = True
-        self.record = _Record(self.registry.record(self, measured, seeds=seeds, read_from=read_from))
+        self.record = _Record(
+            self.registry.record(self, measured, seeds=seeds, read_from=read_from, joined_with=joined_with)
+        )
         return self.record
 
     def measure_seeds(

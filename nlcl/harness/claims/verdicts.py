@@ -349,9 +349,23 @@ def now_date() -> str:
 THIS_RUN = "this run"
 
 
-def computed_label(read_from: str | Sequence[str] | None) -> str:
+def computed_label(
+    read_from: str | Sequence[str] | None, joined_with: str | Sequence[str] | None = None
+) -> str:
     """``"this run"``, or ``"read from <artifact>[, <artifact>]"`` for a value read from committed
-    artifacts (issue 26: a verdict that cannot change with the run says so)."""
+    artifacts (issue 26: a verdict that cannot change with the run says so), or ``"this run, joined
+    with seeds read from <artifact>[, ...]"`` for a value computed in this run on data pooled with
+    seeds read from committed artifacts (``joined_with``)."""
+    if joined_with is not None:
+        joined = [joined_with] if isinstance(joined_with, str) else joined_with
+        if not isinstance(joined, (list, tuple)):
+            joined = []
+        if read_from is not None or not joined or not all(isinstance(n, str) and n.strip() for n in joined):
+            raise ParameterError(
+                f"joined_with={joined_with!r} must name the committed artifact file(s) whose seeds join "
+                "this run's own computation (and comes without read_from)"
+            )
+        return f"{THIS_RUN}, joined with seeds read from " + ", ".join(joined)
     if read_from is None:
         return THIS_RUN
     names = [read_from] if isinstance(read_from, str) else list(read_from)

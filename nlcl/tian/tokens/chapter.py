@@ -98,20 +98,27 @@ def seed_values(per_seed: pd.DataFrame, key: str) -> list | None:
 
 
 def grid_measurements(
-    values: Mapping[str, Any], per_seed: pd.DataFrame, files: Mapping[str, Any]
+    values: Mapping[str, Any],
+    per_seed: pd.DataFrame,
+    files: Mapping[str, Any],
+    joined: Mapping[str, list[str] | None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The keywords of ``measure`` for each grid claim whose figures ``files`` covers: the
     quantity of ``grid_predicates`` (rounded), its per-seed values and the committed files it
-    was read from (None where computed in this run)."""
-    return {
-        cid: dict(
-            measured=rounded(values[key]),
-            per_seed=seed_values(per_seed, key),
-            read_from=read_from(files, NEEDS[cid]),
-        )
-        for cid, key, _ in GRID_CLAIMS
-        if NEEDS[cid] <= set(files)
-    }
+    was read from (None where computed in this run). ``joined`` (figure → committed files, or
+    None): the extra seeds pooled with this run's own grid (the full profile's seeds 3-4), which a
+    claim computed in this run names as ``joined_with``."""
+    out = {}
+    for cid, key, _ in GRID_CLAIMS:
+        if not NEEDS[cid] <= set(files):
+            continue
+        src = read_from(files, NEEDS[cid])
+        kw = dict(measured=rounded(values[key]), per_seed=seed_values(per_seed, key), read_from=src)
+        extra = [f for fig in FIGURES if fig in NEEDS[cid] for f in (joined or {}).get(fig) or []]
+        if src is None and extra:
+            kw["joined_with"] = extra
+        out[cid] = kw
+    return out
 
 
 def grid_checks(ledger_claims: Sequence[Mapping[str, Any]], make_check: Callable) -> dict:

@@ -336,3 +336,12 @@ def test_pooled_grids_join_the_per_view_no_bn_runs_on_the_pooled_seeds():
     assert out["tables"][3].bn.tolist() == ["mean"]
     assert out["files"] == {"fig11": ["results/p-fig11.json", "v.json"], "table1": ["results/p-table1.json"]}
     assert out["view_same"][2].seed.tolist() == [0, 0]
+
+
+def test_grid_measurements_name_the_seeds_joined_with_this_run():
+    values = {key: 0.5 for _, key, _ in chapter.GRID_CLAIMS}
+    per_seed = pd.DataFrame({key: [0.4, 0.6] for _, key, _ in chapter.GRID_CLAIMS})
+    files = {"fig11": ["f"], "table1": None}
+    out = chapter.grid_measurements(values, per_seed, files, {"fig11": None, "table1": ["x.json"]})
+    assert out["table1-vs-paper"]["joined_with"] == ["x.json"] and out["table1-vs-paper"]["read_from"] is None
+    assert "joined_with" not in out["bn-helps-at-zeta10"]  # read from a committed file: nothing joined
