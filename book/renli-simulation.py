@@ -650,7 +650,9 @@ stage2_time.round(3)
 # one's score, so that bound is informational). And the paper's own example of an aligned but
 # unbalanced model (our reading of it: both modalities map $z$ to the scalar $\sum_k 2^{k-1}z_k$ along
 # one direction, $\kappa(U_A) = \infty$) fails Lemma 4.4's condition yet is aligned: the conditions are
-# sufficient, not necessary.
+# sufficient, not necessary. That the example is aligned and of stable rank one holds by its
+# construction (one rank-one map shared by both modalities), so those two are checks of the
+# construction, not reproductions.
 #
 # ```{nlcl-claims} lemma44-implies-aligned lemma45-bound lemma44-stage1-holds lemma44-final-contrastive lemma45-final-contrastive lemma45-reducing-stage-necessary lemma44-init-fails lemma44-init-chance renli-example-aligned renli-example-unbalanced
 # ```
@@ -810,8 +812,8 @@ plt.show()
 # point that a condition-number-reducing stage is necessary. At initialisation the third condition
 # fails on its own (smallest $\delta$ {glue:text}`lemma44-init-delta-min:.2f`) and so does the alignment
 # (largest score {glue:text}`lemma44-init-align-max:.3f`, about the ½ of an unrelated pair of maps),
-# and the paper's example is aligned ({glue:text}`renli-example-aligned:.3f`) with stable rank
-# {glue:text}`renli-example-unbalanced:.2f` although its condition number is infinite.
+# and our construction of the paper's example is aligned ({glue:text}`renli-example-aligned:.3f`) with
+# stable rank {glue:text}`renli-example-unbalanced:.2f` although its condition number is infinite.
 
 # %% [markdown]
 # ## Finite width tracks infinite width (Lemmas 5.1–5.3)

@@ -44,6 +44,7 @@ ONE = """\
 chapter: unit
 claims:
   - id: c1
+    basis: dynamical
     source: Paper, Fig. 1
     statement: One claim.
     check: {at_least: 8}
@@ -85,6 +86,15 @@ def test_a_minimal_ledger_reads(tmp_path):
             ("check: {at_least: 8}", "check: {between: [2, 1]}"),
             "claim 'c1': field check: between.*low must be",
         ),
+        (
+            ("    basis: dynamical\n", ""),
+            "claim 'c1': field basis: a reproduction states its basis, one of exact, dynamical, statistical",
+        ),
+        (("basis: dynamical", "basis: empirical"), "claim 'c1': field basis: 'empirical' is not one of"),
+        (
+            ("source: Paper, Fig. 1", "source: P\n    kind: check"),
+            "claim 'c1': field basis: a check has no basis",
+        ),
     ],
 )
 def test_errors_name_the_file_the_claim_and_the_field(tmp_path, edit, message):
@@ -94,11 +104,37 @@ def test_errors_name_the_file_the_claim_and_the_field(tmp_path, edit, message):
     assert "book/claims/unit.yaml" in str(err.value)
 
 
+def test_a_reproduction_states_its_basis_and_the_record_carries_it(runs_dir, tmp_path):
+    """Every reproduction of a ledger says what it rests on (exact, dynamical, statistical); the
+    basis reaches the claim and its record; a check has none, and inline a bad basis is refused."""
+    from nlcl.harness.claims.registry import ClaimRegistry
+
+    path = write(tmp_path, ONE.replace("basis: dynamical", "basis: exact"))
+    assert ledger.read_ledger(path).claims[0]["basis"] == "exact"
+    registry = ClaimRegistry(
+        "unit", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False, display=False
+    )
+    claims = ledger.declare_ledger(
+        ledger.read_ledger(path), {}, registry, {}, paper_setting=True, at_paper=lambda *n: True
+    )
+    assert claims["c1"].basis == "exact" and claims["c1"].measure(9)["basis"] == "exact"
+    inline = ClaimRegistry(
+        "other", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False, display=False
+    )
+    check = inline.declare("k", source="s", statement="t", check=at_least(1), kind="check")
+    assert check.measure(2)["basis"] is None
+    assert inline.declare("u", source="s", statement="t", check=at_least(1)).measure(2)["basis"] is None
+    with pytest.raises(ParameterError, match=r"basis='empirical'; allowed: \('exact', 'dynamical'"):
+        inline.declare("b", source="s", statement="t", check=at_least(1), basis="empirical")
+    with pytest.raises(ParameterError, match="a check has no basis"):
+        inline.declare("c", source="s", statement="t", check=at_least(1), kind="check", basis="exact")
+
+
 def test_ledger_level_errors(tmp_path):
     twice = ONE + ONE.split("claims:\n", 1)[1]
     with pytest.raises(LedgerError, match="claim 'c1': the id is declared twice"):
         ledger.read_ledger(write(tmp_path, twice))
-    with pytest.raises(LedgerError, match="line 7: duplicate key 'check'"):
+    with pytest.raises(LedgerError, match="line 8: duplicate key 'check'"):
         ledger.read_ledger(write(tmp_path, ONE + "    check: {at_most: 1}\n"))
     unused = ONE.replace("claims:", "values: {v: a value}\ndiagnostics: {d: a diagnostic}\nclaims:")
     with pytest.raises(
@@ -178,11 +214,13 @@ defaults:
   required: paper_setting
 claims:
   - id: c1
+    basis: exact
     source: Paper, Fig. 1
     statement: "With {act}, at least {n} maxima."
     check: {at_least: 8}
     paper: "≥ 8"
   - id: c2
+    basis: dynamical
     source: Paper, Eq. 3
     statement: The ratio is one.
     check: {approx: {value: 1.0, atol: {ref: tol}}}
@@ -196,12 +234,14 @@ claims:
     decide: check_on_pooled
     kind: check
   - id: c4
+    basis: statistical
     source: Paper, Fig. 3
     statement: The gap is positive.
     check: {greater_than: 0}
     decide: {mean_minus_2se_above: 0.0}
     profiles: [full]
   - id: c5
+    basis: dynamical
     source: Paper, Fig. 4
     statement: Steeper than a half.
     check: {less_than: -0.5}
@@ -212,12 +252,14 @@ claims:
       setting: {act: relu}
       expected: [{at_most: 0.0}, {diagnostic: slope, at_most: 1.25}]
   - id: c6
+    basis: statistical
     source: Paper, Fig. 5
     statement: A timing claim.
     check: {is_true: true}
     required: {ref: c6_required}
     timing: true
   - id: c7
+    basis: dynamical
     source: Paper, Tab. 1
     statement: The name of the winner.
     check: {exactly: relu}
@@ -232,6 +274,7 @@ def inline(run, slope):
     return [
         run.expect(
             "c1",
+            basis="exact",
             source="Paper, Fig. 1",
             statement=f"With {run.params.act}, at least {run.params.n} maxima.",
             check=at_least(8),
@@ -240,6 +283,7 @@ def inline(run, slope):
         ),
         run.expect(
             "c2",
+            basis="dynamical",
             source="Paper, Eq. 3",
             statement="The ratio is one.",
             check=approx(1.0, atol=0.1),
@@ -260,6 +304,7 @@ def inline(run, slope):
         ),
         run.expect(
             "c4",
+            basis="statistical",
             source="Paper, Fig. 3",
             statement="The gap is positive.",
             check=greater_than(0),
@@ -269,6 +314,7 @@ def inline(run, slope):
         ),
         run.expect(
             "c5",
+            basis="dynamical",
             source="Paper, Fig. 4",
             statement="Steeper than a half.",
             check=less_than(-0.5),
@@ -284,6 +330,7 @@ def inline(run, slope):
         ),
         run.expect(
             "c6",
+            basis="statistical",
             source="Paper, Fig. 5",
             statement="A timing claim.",
             check=is_true(),
@@ -292,6 +339,7 @@ def inline(run, slope):
         ),
         run.expect(
             "c7",
+            basis="dynamical",
             source="Paper, Tab. 1",
             statement="The name of the winner.",
             check=exactly("relu"),
@@ -448,12 +496,14 @@ def test_required_forms_and_a_plain_explanation(runs_dir, tmp_path):
     text = ONE.replace("One claim.", "Braces {{kept}} at lr={lr}.") + textwrap.dedent(
         """\
           - id: c2
+            basis: dynamical
             source: P
             statement: At the paper's lr.
             check: {at_most: 1}
             required: {at_paper: [lr]}
             not_reproduced: {why: the ci run is short, expected: {between: [1.5, 2.5]}}
           - id: c3
+            basis: dynamical
             source: P
             statement: A flag.
             check: {at_most: 1}
@@ -487,12 +537,14 @@ def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
         chapter: unit
         claims:
           - id: c1
+            basis: dynamical
             source: Paper, Fig. 2
             statement: "With {activation}, a claim."
             check: {at_least: 8}
             revised:
               - {from: "≥ 9", to: "≥ 8", reason: "why", date: "2026-11-26"}
           - id: c2
+            basis: dynamical
             source: Paper
             statement: "A bound {bound}."
             check: {at_most: {ref: bound}}
@@ -530,6 +582,7 @@ def test_a_value_only_a_statement_uses_is_accepted_and_rendered(runs_dir, tmp_pa
           family: "the α family the run used"
         claims:
           - id: c1
+            basis: dynamical
             source: Paper
             statement: "With {family} α, one claim."
             check: {at_least: 1}

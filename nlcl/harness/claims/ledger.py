@@ -1,7 +1,7 @@
 """A chapter's claims ledger: pre-registration as data, ``book/claims/<chapter>.yaml``.
 
-The static part of every claim of a chapter (id, source, statement, the paper's value, kind,
-required, the check, the seed rule, revisions, not-reproduced explanations and what they predict)
+The static part of every claim of a chapter (id, source, statement, the paper's value, kind, a
+reproduction's basis, required, the check, the seed rule, revisions, not-reproduced explanations and what they predict)
 lives in one YAML file beside the chapter, validated against :data:`~nlcl.harness.claims.ledger_schema.SCHEMA`.
 The chapter declares the whole ledger once, before it measures anything, and then only measures::
 
@@ -206,6 +206,17 @@ def read_ledger(path: str | Path, chapter: str | None = None) -> Ledger:
                         f"{where('not_reproduced', 'expected', j, 'diagnostic')}: {cond['diagnostic']!r} "
                         "is not listed under diagnostics:"
                     )
+        kind = entry.get("kind", doc.get("defaults", {}).get("kind", "reproduction"))
+        if kind == "reproduction" and "basis" not in entry:
+            errors.append(
+                f"{where('basis')}: a reproduction states its basis, one of {', '.join(_v.BASES)} "
+                "(exact: a paper's closed form or identity against an independent computation; "
+                "dynamical: what training shows; statistical: what sampling shows)"
+            )
+        if kind == "check" and "basis" in entry:
+            errors.append(
+                f"{where('basis')}: a check has no basis ({entry['basis']!r}); only reproductions state one"
+            )
         if not _refs(entry["check"]):  # a literal check is built now: its arguments must make sense
             try:
                 make_check(entry["check"], {})
@@ -357,6 +368,7 @@ def declare_ledger(
                 profiles=tuple(entry.get("profiles", PROFILES)),
                 not_reproduced=_field("not_reproduced", explanation, entry.get("not_reproduced")),
                 kind=entry.get("kind", "reproduction"),
+                basis=entry.get("basis"),
                 revised=entry.get("revised", ()),
                 decide=_field("decide", make_rule, entry.get("decide"), values),
                 timing=entry.get("timing", False),

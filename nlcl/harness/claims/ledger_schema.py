@@ -1,7 +1,8 @@
 """The JSON schema of a chapter's claims ledger, ``book/claims/<chapter>.yaml`` (:mod:`nlcl.harness.claims.ledger`).
 
 A ledger is the static part of every claim of a chapter, declared before anything is measured:
-id, source, statement, the paper's value, kind, whether it is required, the check, the seed rule,
+id, source, statement, the paper's value, kind, a reproduction's basis (``exact``, ``dynamical`` or
+``statistical``: :data:`~nlcl.harness.claims.verdicts.BASES`), whether it is required, the check, the seed rule,
 revisions and not-reproduced explanations with their predictions, all as data. Numbers in a check
 or a seed rule may be ``{ref: NAME}``, a value the chapter computes before declaring (listed under
 ``values:``); a not-reproduced prediction may test a diagnostic the chapter provides (listed under
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nlcl.harness.claims.verdicts import BASES
 from nlcl.harness.run.spec import PROFILES
 
 __all__ = ["CHECK_KINDS", "SEED_RULES", "SCHEMA"]
@@ -158,6 +160,7 @@ _CLAIM = {
         "check": {"$ref": "#/$defs/check"},
         "paper": {},
         **_COMMON,
+        "basis": {"enum": list(BASES)},  # a reproduction's; read_ledger requires it there
         "revised": {"type": "array", "items": _REVISION},
         "not_reproduced": _NOT_REPRODUCED,
     },

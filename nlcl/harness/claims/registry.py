@@ -14,7 +14,8 @@ called, after every claim has been recorded. A claim that fails may be recorded 
 ``not-reproduced`` only together with an explanation that applies where it failed
 (:class:`~nlcl.harness.claims.verdicts.NotReproduced`: profiles, parameter setting, expected failure);
 a NaN/inf measurement is ``invalid``; a timing claim (``timing=True``) measured beside other
-chapters is ``not-gated`` (shown with its outcome, never failing the run). Claims are of kind ``reproduction`` or ``check``; stochastic
+chapters is ``not-gated`` (shown with its outcome, never failing the run). Claims are of kind ``reproduction`` or ``check``; a
+reproduction states its basis (``exact``, ``dynamical`` or ``statistical``, the record's ``basis``; ``None`` for a check); stochastic
 claims are measured over seeds with :meth:`Claim.measure_seeds`. The rules are in
 :mod:`nlcl.harness.claims.verdicts`.
 """
@@ -107,6 +108,7 @@ RECORD_FIELDS = (
     "note_scope",
     "note_stale",
     "computed",
+    "basis",
 )
 # present when measured over seeds / merged with a full run / a timing claim (outcome and
 # gate_note when it was not gated) / a run / an explanation of a required claim
@@ -191,8 +193,13 @@ class ClaimRegistry:
         revised: Sequence[_v.Revision] = (),
         decide: _v.SeedRule | None = None,
         timing: bool = False,
+        basis: str | None = None,
     ) -> Claim:
         """Declare a claim before measuring it; returns a :class:`Claim` to ``.measure()`` later.
+
+        ``basis`` (a reproduction's; one of :data:`~nlcl.harness.claims.verdicts.BASES`): ``exact``,
+        ``dynamical`` or ``statistical``. A ledger requires it; declared inline it may be left out,
+        and the report then counts the claim as unclassified.
 
         ``timing=True`` marks a verdict on measured wall-clock time: in a run beside other chapters
         it is recorded as ``not-gated`` (see :mod:`nlcl.harness.claims.verdicts`).
@@ -222,6 +229,10 @@ class ClaimRegistry:
             raise ParameterError(f"claim {id!r}: {exc}") from None
         if kind not in _v.KINDS:
             raise ParameterError(f"claim {id!r}: kind={kind!r}; allowed: {_v.KINDS}")
+        if basis is not None and basis not in _v.BASES:
+            raise ParameterError(f"claim {id!r}: basis={basis!r}; allowed: {_v.BASES} (or None)")
+        if basis is not None and kind == "check":
+            raise ParameterError(f"claim {id!r}: a check has no basis (basis={basis!r}); only reproductions")
         self._declared.add(id)
         return Claim(
             registry=self,
@@ -237,6 +248,7 @@ class ClaimRegistry:
             revised=revisions,
             decide=decide,
             timing=bool(timing),
+            basis=basis,
         )
 
     def record(
@@ -286,6 +298,7 @@ class ClaimRegistry:
             else None,
             "note_stale": bool(passed and nr is not None and nr.in_scope(self.profile, self.settings)),
             "computed": _v.computed_label(read_from, joined_with),
+            "basis": claim.basis,
         }
         if prediction is not None:
             rec["note_prediction"] = prediction
@@ -336,6 +349,7 @@ class Claim:
     revised: list[dict[str, str]] = field(default_factory=list)
     decide: _v.SeedRule | None = None
     timing: bool = False
+    basis: str | None = None
     record: dict[str, Any] | None = field(default=None, repr=False)
 
     def measure(

@@ -40,6 +40,7 @@ from nlcl.core.validate import ParameterError
 
 __all__ = [
     "CONCURRENT_ENV",
+    "BASES",
     "KINDS",
     "NOT_GATED",
     "concurrent_run",
@@ -61,6 +62,11 @@ __all__ = [
 ]
 
 KINDS = ("reproduction", "check")
+#: What a reproduction rests on (``basis:``): ``exact``, a paper's closed form or identity checked
+#: against an independent computation, where round-off is the expected size of the difference;
+#: ``dynamical``, what training or the integrated dynamics show; ``statistical``, what sampling
+#: shows (Monte Carlo estimates, random draws, timings). A check has none.
+BASES = ("exact", "dynamical", "statistical")
 #: The status of a timing claim measured beside other runs: shown, never gating.
 NOT_GATED = "not-gated"
 #: Set to ``1`` in a chapter's kernel by a runner that executes other chapters at the same time.

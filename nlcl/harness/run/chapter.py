@@ -233,7 +233,7 @@ class Run:
         **verdict: Any,
     ) -> _claims.Claim:
         """Declare a claim before its measurement; call ``.measure(value)`` (or
-        ``.measure_seeds(values)``) on the result later. ``verdict`` keywords (``kind``,
+        ``.measure_seeds(values)``) on the result later. ``verdict`` keywords (``kind``, ``basis``,
         ``revised``, ``decide``, ``timing``: a wall-clock verdict, gated only where no other chapter
         runs) go to :meth:`~nlcl.harness.claims.registry.ClaimRegistry.declare`.
         """

@@ -147,6 +147,9 @@ def claim_rows(
                 "source": rec.get("source", ""),
                 "statement": rec.get("statement", ""),
                 "kind": rec.get("kind") or MISSING,
+                # a reproduction's basis (exact, dynamical, statistical); "unclassified" when its
+                # record predates the field; None for a check
+                "basis": (rec.get("basis") or "unclassified") if rec.get("kind") != "check" else None,
                 "required": bool(rec.get("required", True)),
                 "expected": rec.get("expected"),
                 "tolerance": rec.get("tolerance"),
@@ -364,11 +367,12 @@ def dashboard_html(rows: Sequence[Mapping[str, Any]]) -> str:
         if r.get("note") and r["status"] != "pass":
             note = f'<details class="nlcl-note"><summary>why</summary>{_math(r["note"])}</details>'
         note += _gate_note(r)
+        basis = f" ({_e(r['basis'])})" if r.get("basis") else ""
         body.append(
             f"<tr {attrs}>"
             f'<td data-sort="{_e(r["id"])}"><a href="{_e(r["href"])}"><code>{_e(r["id"])}</code></a>'
             f'<br><span class="nlcl-chapter">{_e(r["chapter"])}</span>'
-            f'<br><span class="nlcl-kind">kind: {_e(r["kind"])}</span></td>'
+            f'<br><span class="nlcl-kind">kind: {_e(r["kind"])}{basis}</span></td>'
             f'<td class="nlcl-statement mathjax_process"><div class="nlcl-clamp">{_math(r["statement"])} '
             f'<span class="nlcl-source">({_e(r["source"])})</span></div>{note}</td>'
             f'<td class="mathjax_process">{_e(_fmt(r["expected"]))}</td>'
