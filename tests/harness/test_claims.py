@@ -206,9 +206,9 @@ def test_explanation_applies_only_where_observed(tmp_path):
 def test_explanation_setting_and_expected_predicate(tmp_path):
     reg = registry(tmp_path)
     reg.settings = {"n_grid": 3601}
-    in_setting = NotReproduced("coarse", setting={"n_grid": 3601}, expected=lambda m: 4 <= m < 8)
-    other = NotReproduced("coarse", setting={"n_grid": 999}, expected=lambda m: 4 <= m < 8)
-    shaped = NotReproduced("too few maxima", expected=lambda m: 4 <= m < 8)
+    in_setting = NotReproduced("coarse", setting={"n_grid": 3601}, expected=lambda m: 5 <= m < 7.5)
+    other = NotReproduced("coarse", setting={"n_grid": 999}, expected=lambda m: 5 <= m < 7.5)
+    shaped = NotReproduced("too few maxima", expected=lambda m: 5 <= m < 7.5)
     reg.declare("a", source="s", statement="s", check=at_least(8), not_reproduced=in_setting).measure(5)
     reg.declare("b", source="s", statement="s", check=at_least(8), not_reproduced=other).measure(5)
     reg.declare("c", source="s", statement="s", check=at_least(8), not_reproduced=shaped).measure(5)
@@ -220,7 +220,7 @@ def test_explanation_setting_and_expected_predicate(tmp_path):
 
 def test_nan_and_inf_are_invalid_and_fail_the_run(tmp_path):
     reg = registry(tmp_path)
-    nr = NotReproduced("whatever", expected=lambda m: 1 < m < 2)
+    nr = NotReproduced("whatever", expected=lambda m: 1.5 < m < 3)
     reg.declare("a", source="s", statement="s", check=at_most(1.0), not_reproduced=nr).measure(float("nan"))
     reg.declare("b", source="s", statement="s", check=at_least(0.0)).measure([1.0, float("inf")])
     reg.declare("c", source="s", statement="s", check=at_least(0.0)).measure_seeds([1.0, float("nan"), 2.0])

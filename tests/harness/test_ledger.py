@@ -250,7 +250,7 @@ claims:
       evidence: the printed slope
       profiles: [ci]
       setting: {act: relu}
-      expected: [{at_most: 0.0}, {diagnostic: slope, at_most: 1.25}]
+      expected: [{between: [-0.4, -0.1]}, {diagnostic: slope, at_most: 1.25}]
   - id: c6
     basis: statistical
     source: Paper, Fig. 5
@@ -324,8 +324,9 @@ def inline(run, slope):
                 evidence="the printed slope",
                 profiles=("ci",),
                 setting={"act": "relu"},
-                expected=lambda m: m <= 0.0 and diag["slope"] <= 1.25,
+                expected=lambda m: -0.4 <= m <= -0.1 and diag["slope"] <= 1.25,
                 diagnostics=("slope",),
+                band=lambda m: -0.4 <= m <= -0.1,
             ),
         ),
         run.expect(
@@ -392,7 +393,10 @@ def test_show_ledger_shows_the_table_before_any_measurement(runs_dir, tmp_path, 
     assert "<summary>The claims of this chapter: " in out and " required." in out  # collapsed, counted
     assert "| `c2` | The ratio is one. | Paper, Eq. 3 | 1 ± 0.1 | holds on ≥ 100% of seeds |" in out
     assert "- `c2`: 1 ± 0.05 → 1 ± 0.1 (2026-01-02): the ci grid is coarser" in out
-    assert "predicts measured ≤ 0 and slope ≤ 1.25" in out and "`tol` = 0.1 (the tolerance of c2)" in out
+    assert (
+        "predicts measured ∈ [-0.4, -0.1] and slope ≤ 1.25" in out
+        and "`tol` = 0.1 (the tolerance of c2)" in out
+    )
     assert "| reported, not required · reproduction |" in out  # c6 with c6_required false
     led = ledger.read_ledger(tmp_path / "book" / "claims" / "unit.yaml")
     text = ledger.ledger_markdown(led, {"c1": run.claim("c1")}, {})

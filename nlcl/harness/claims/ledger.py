@@ -18,6 +18,7 @@ with a ledger declares nothing inline (:class:`~nlcl.harness.claims.registry.Cla
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ class Ledger:
     claims: list[dict[str, Any]]
     values: dict[str, str] = field(default_factory=dict)
     diagnostics: dict[str, str] = field(default_factory=dict)
+    #: where each diagnostic comes from (``run``, ``artifact``, ``derived``; ``run`` for a plain description)
+    diagnostic_sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -217,6 +220,12 @@ def read_ledger(path: str | Path, chapter: str | None = None) -> Ledger:
             errors.append(
                 f"{where('basis')}: a check has no basis ({entry['basis']!r}); only reproductions state one"
             )
+        if entry.get("range") is not None:
+            lo, hi = (d if v is None else v for v, d in zip(entry["range"], (-math.inf, math.inf)))
+            if not lo < hi:
+                errors.append(
+                    f"{where('range')}: {entry['range']} is not [lo, hi] with lo < hi (null: unbounded)"
+                )
         if not _refs(entry["check"]):  # a literal check is built now: its arguments must make sense
             try:
                 make_check(entry["check"], {})
@@ -234,7 +243,9 @@ def read_ledger(path: str | Path, chapter: str | None = None) -> Ledger:
         raise LedgerError(f"{len(errors)} problem(s) in the claims ledger:\n  " + "\n  ".join(errors))
     defaults = doc.get("defaults", {})
     claims = [{**defaults, **entry} for entry in doc["claims"]]
-    return Ledger(path, doc["chapter"], claims, dict(values), dict(diagnostics))
+    texts = {n: d["text"] if isinstance(d, dict) else d for n, d in diagnostics.items()}
+    sources = {n: d["source"] if isinstance(d, dict) else "run" for n, d in diagnostics.items()}
+    return Ledger(path, doc["chapter"], claims, dict(values), texts, sources)
 
 
 # -- from data to the harness's objects -----------------------------------------------------------
@@ -344,9 +355,10 @@ def declare_ledger(
             raise LedgerError(f"the value {spec['ref']!r} must be True or False, got {value!r}")
         return value
 
-    def explanation(spec: Any) -> Any:
+    def explanation(spec: Any, value_range: Any) -> Any:
         """A ``not_reproduced:`` mapping as a :class:`~nlcl.harness.claims.verdicts.NotReproduced` whose
-        ``expected`` is the declared prediction (a string is left to ``declare``, as inline)."""
+        ``expected`` is the declared prediction, ``band`` its conditions on the measured value, with
+        the diagnostics' sources and the claim's ``range`` (a string is left to ``declare``, as inline)."""
         if not isinstance(spec, dict):
             return spec
         nr = dict(spec)
@@ -354,6 +366,13 @@ def declare_ledger(
             conds = nr["expected"] if isinstance(nr["expected"], list) else [nr["expected"]]
             nr["expected"] = _prediction(conds, values, registry.diagnostics)
             nr["diagnostics"] = tuple(c["diagnostic"] for c in conds if c.get("diagnostic"))
+            on_measured = [c for c in conds if not c.get("diagnostic")]
+            nr["band"] = _prediction(on_measured, values, {}) if on_measured else None
+            nr["sources"] = {n: led.diagnostic_sources.get(n, "run") for n in nr["diagnostics"]}
+        if value_range is not None:
+            nr["value_range"] = tuple(
+                (-math.inf, math.inf)[i] if v is None else v for i, v in enumerate(value_range)
+            )
         return _v.NotReproduced(**nr)
 
     claims = {}
@@ -366,7 +385,9 @@ def declare_ledger(
                 paper=entry.get("paper"),
                 required=_field("required", required, entry.get("required", True)),
                 profiles=tuple(entry.get("profiles", PROFILES)),
-                not_reproduced=_field("not_reproduced", explanation, entry.get("not_reproduced")),
+                not_reproduced=_field(
+                    "not_reproduced", explanation, entry.get("not_reproduced"), entry.get("range")
+                ),
                 kind=entry.get("kind", "reproduction"),
                 basis=entry.get("basis"),
                 revised=entry.get("revised", ()),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nlcl.harness.claims.predictions import SOURCES
 from nlcl.harness.claims.verdicts import BASES
 from nlcl.harness.run.spec import PROFILES
 
@@ -38,6 +39,26 @@ _REF = {
     "additionalProperties": False,
 }
 _NUMBER = {"anyOf": [{"type": "number"}, {"$ref": "#/$defs/ref"}]}
+# A diagnostic: its description (measured in the run), or the description and where it comes from
+# (nlcl.harness.claims.predictions.SOURCES: run, artifact, derived).
+_DIAGNOSTIC = {
+    "anyOf": [
+        _TEXT,
+        {
+            "type": "object",
+            "properties": {"text": _TEXT, "source": {"enum": list(SOURCES)}},
+            "required": ["text", "source"],
+            "additionalProperties": False,
+        },
+    ]
+}
+# [lo, hi] of a claim's measured quantity (null: unbounded on that side), e.g. [0, 1] for a |cos|.
+_RANGE = {
+    "type": "array",
+    "items": {"type": ["number", "null"]},
+    "minItems": 2,
+    "maxItems": 2,
+}
 
 _CHECK_PROPERTIES: dict[str, Any] = {
     "at_least": _NUMBER,
@@ -161,6 +182,7 @@ _CLAIM = {
         "paper": {},
         **_COMMON,
         "basis": {"enum": list(BASES)},  # a reproduction's; read_ledger requires it there
+        "range": _RANGE,  # the values the measured quantity can take: where its failure region is sampled
         "revised": {"type": "array", "items": _REVISION},
         "not_reproduced": _NOT_REPRODUCED,
     },
@@ -176,7 +198,7 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "chapter": {"type": "string", "pattern": r"^[A-Za-z0-9_-]+$"},
         "values": {"type": "object", "propertyNames": _NAME, "additionalProperties": _TEXT},
-        "diagnostics": {"type": "object", "propertyNames": _NAME, "additionalProperties": _TEXT},
+        "diagnostics": {"type": "object", "propertyNames": _NAME, "additionalProperties": _DIAGNOSTIC},
         "defaults": {"type": "object", "properties": _COMMON, "additionalProperties": False},
         "claims": {"type": "array", "items": {"$ref": "#/$defs/claim"}, "minItems": 1},
     },

@@ -99,7 +99,11 @@ class NotReproduced:
     true (the failure looks the way the explanation says it does). ``diagnostics`` names the
     quantities the chapter measures (``run.diagnostic(name, value)``, before the claim) that
     ``expected`` tests; a required claim's explanation must predict something narrower than its
-    failure (:mod:`nlcl.harness.claims.predictions`).
+    failure (:mod:`nlcl.harness.claims.predictions`). ``band`` is the part of ``expected`` on the
+    measured value alone when diagnostics are named too (``None``: no such part; without diagnostics
+    ``expected`` is the band); ``sources`` says where each diagnostic comes from (``run``,
+    ``artifact`` or ``derived``; ``run`` when not named) and ``value_range`` is the range the measured
+    quantity can take, within which the failure region is sampled.
     """
 
     why: str
@@ -108,6 +112,9 @@ class NotReproduced:
     expected: Callable[[Any], bool] | None = field(default=None, compare=False)
     evidence: str = ""
     diagnostics: tuple[str, ...] = ()
+    band: Callable[[Any], bool] | None = field(default=None, compare=False)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    value_range: tuple[float, float] = (-math.inf, math.inf)
 
     def __post_init__(self) -> None:
         if not isinstance(self.why, str) or not self.why.strip():
@@ -122,6 +129,13 @@ class NotReproduced:
             )
         if not self.profiles:
             raise ParameterError("NotReproduced(profiles=()) would never apply; name the profiles")
+        lo, hi = (float(v) for v in self.value_range)
+        if not lo < hi:
+            raise ParameterError(
+                f"NotReproduced(value_range={self.value_range!r}) must be (lo, hi) with lo < hi"
+            )
+        object.__setattr__(self, "value_range", (lo, hi))
+        object.__setattr__(self, "sources", dict(self.sources))
 
     def in_scope(self, profile: str, params: Mapping[str, Any] | None) -> bool:
         """Whether the run is where the explanation was observed (its profiles and setting)."""
