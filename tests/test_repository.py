@@ -461,13 +461,42 @@ def test_committed_verdict_records_come_from_committed_trees():
         *(ROOT / "results" / "claims-full").glob("*.json"),
         *(ROOT / "results" / "seed-sweeps").glob("*.json"),
         *(ROOT / "results" / "held-out").glob("record.json"),
+        *(ROOT / "results" / "held-out" / "sets").glob("*.json"),
     ]
     dirty = []
     for path in paths:
         rec = json.loads(path.read_text())
         commits = [rec.get("commit")] + [c.get("commit") for c in rec.get("chapters", {}).values()]
+        commits += [s.get("commit") for s in rec.get("sets", [])]
         dirty += [f"{path.relative_to(ROOT)}: {c}" for c in commits if str(c).endswith("+dirty")]
     assert paths and not dirty, "records from dirty trees:\n" + "\n".join(dirty)
+
+
+def test_every_held_out_set_keeps_its_rows():
+    """Held-out evidence accumulates (issue 52): every set the ledger lists, of every chapter it ran,
+    is kept with its rows in results/held-out/sets/<chapter>.json (``held_out run`` appends there;
+    ``held_out archive`` copies the sets of record.json's git history)."""
+    from nlcl.harness.records import held_out
+
+    directory = ROOT / held_out.HELD_OUT_DIR
+    ledger = held_out.load_ledger(directory)
+    kept = {
+        (c, tuple(s["seeds"])) for c, sets in held_out.load_sets(directory).items() for s in sets if s["rows"]
+    }
+    missing = [
+        (c, e["seeds"]) for e in ledger for c in e["chapters"] if (c, tuple(sorted(e["seeds"]))) not in kept
+    ]
+    assert ledger and not missing, f"held-out sets without their rows: {missing}"
+
+
+def test_claims_declared_without_randomness_have_one_value_per_held_out_set():
+    """A ledger's ``seeded: false`` takes a claim's held-out verdict out of the evidence (issue 52); the
+    held-out rows must bear it out: within each set (one code), one value at every seed."""
+    from nlcl.harness.records import held_out
+
+    unseeded = held_out.declared_unseeded(ROOT)
+    sets = held_out.load_sets(ROOT / held_out.HELD_OUT_DIR)
+    assert not held_out.unseeded_problems(sets, unseeded)
 
 
 def test_committed_seed_sweeps_are_current():

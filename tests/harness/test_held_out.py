@@ -1,4 +1,5 @@
-"""nlcl.harness.records.held_out: verdicts of record from base seeds drawn at the run (issue 26, item 1)."""
+"""nlcl.harness.records.held_out: verdicts of record from base seeds drawn at the run (issue 26, item 1),
+accumulated over every held-out set at today's code and decided by a declared rule (issue 52, item 3)."""
 
 import json
 import random
@@ -62,16 +63,6 @@ def test_claim_verdicts_follow_the_declared_rule():
     assert v[("ch", "f")]["statuses"][33] == "missing" and v[("ch", "f")]["verdict"] == "mixed"
 
 
-def test_headline_counts_required_reproductions_only(one_chapter_repo):
-    rec = _record()
-    h = held_out.headline(rec, one_chapter_repo)
-    assert (h["total"], h["reproduced"], h["not_reproduced"], h["failed"]) == (5, 1, 1, 3)
-    assert h["seeds"] == [11, 22, 33]
-    # book/ch.py's hash is not "x": the chapter was revised after the held-out run
-    assert "changed since the held-out run" in h["revised"]["ch"]
-    assert h["revised"] == held_out.revised_since(rec, one_chapter_repo)
-
-
 def test_record_and_ledger_round_trip(tmp_path):
     rec = _record()
     (tmp_path / "record.json").write_text(json.dumps(rec))
@@ -104,25 +95,6 @@ def test_a_partial_run_replaces_its_chapters_and_keeps_the_others():
     # a chapter of an older record format without its own commit keeps the old run's, not the new one's
     bare = {**old, "chapters": {"ch": {k: v for k, v in old["chapters"]["ch"].items() if k != "commit"}}}
     assert held_out.merge_records(bare, new)["chapters"]["ch"]["commit"] == old["commit"]
-
-
-def test_timing_claims_measured_beside_others_are_undecided_not_failed(one_chapter_repo):
-    rows = _rows("t", {11: "not-gated", 22: "not-gated", 33: "not-gated"})
-    sweep = {"chapter_sha256": "x", "seeds": [11, 22, 33], "errors": {}, "rows": rows, "points_time_s": 1.0}
-    rec = held_out.build_record([11, 22, 33], {"ch": sweep}, commit="abc", numerics=None, seconds=1.0)
-    h = held_out.headline(rec, one_chapter_repo)
-    assert (h["failed"], h["not_gated"]) == (0, 1)
-    assert "1 timing claims not gated" in held_out.headline_text(rec, one_chapter_repo)
-
-
-def test_attach_gives_each_claim_its_held_out_verdict(one_chapter_repo):
-    rec = _record()
-    out = held_out.attach(
-        [{"chapter": "ch", "id": "b"}, {"chapter": "ch", "id": "new"}], rec, one_chapter_repo
-    )
-    assert out[0]["held_out"]["verdict"] == "fail" and out[0]["held_out"]["seeds"] == [11, 22, 33]
-    assert out[0]["held_out"]["revised"] and "held_out" not in out[1]
-    assert held_out.attach([{"chapter": "ch", "id": "b"}], None) == [{"chapter": "ch", "id": "b"}]
 
 
 def test_compare_rows_matches_seed_and_claim_and_separates_status_from_value():
@@ -183,3 +155,265 @@ def test_replay_reruns_the_record_seeds_and_fails_on_a_changed_status(tmp_path, 
     assert "ch: not replayed: revised since the run" in out and "nope: not replayed: not in the record" in out
     assert len(calls) == 2
     assert held_out.main(["replay", "--out", str(tmp_path / "none")]) == 1
+
+
+# -- the decision rule and the accumulation (issue 52, item 3) -------------------------------------
+
+
+def test_interval_is_clopper_pearson_and_the_rule_needs_seventeen_clean_seeds():
+    from scipy.stats import binomtest
+
+    ci = binomtest(9, 10).proportion_ci(confidence_level=0.95, method="exact")
+    assert held_out.interval(9, 10) == pytest.approx((ci.low, ci.high))
+    assert held_out.interval(0, 0) is None
+    # n passes of n: the lower bound is (0.025)^(1/n), ≥ 0.8 from n = 17 on
+    assert held_out.interval(10, 10)[0] == pytest.approx(0.025**0.1)
+    assert held_out.seeds_to_decide() == 17 == held_out.N_SEEDS
+    assert held_out.N_SEEDS >= held_out.MIN_SEEDS == 10
+    assert held_out.decide(16, 16) == "underpowered" and held_out.decide(17, 17) == "reproduced"
+    assert held_out.decide(19, 20) == "fragile" and held_out.decide(29, 30) == "reproduced"
+    assert held_out.decide(25, 26) == "reproduced" and held_out.decide(24, 25) == "fragile"  # CONTRIBUTING
+    assert held_out.decide(1, 10, {"pass": 1, "fail": 9}) == "fragile"
+    assert held_out.decide(0, 10, {"not-reproduced": 10}) == "not-reproduced"
+    assert held_out.decide(0, 10, {"not-reproduced": 9, "missing": 1}) == "fails"
+    assert held_out.decide(0, 3, {"fail": 3}) == "fails" and held_out.decide(0, 0) == "none"
+    with pytest.raises(ValueError, match="0 ≤ passes ≤ n"):
+        held_out.interval(4, 3)
+    # the power CONTRIBUTING states: at 17 seeds, a claim failing at 20% of seeds is reproduced
+    # with probability 0.8^17 ≈ 0.023, one failing at 1% with 0.99^17 ≈ 0.84
+    assert held_out.p_reproduced(0.8, 17) == pytest.approx(0.8**17)
+    assert held_out.p_reproduced(0.99, 17) == pytest.approx(0.99**17)
+    assert held_out.p_reproduced(1.0, 10) == 0.0  # 10 seeds can never decide "reproduced"
+
+
+def _set(seeds, statuses, *, sha="c1", mods="m1", date="2026-12-08T00:00:00Z", claim="a", **row):
+    rows = [
+        {
+            "seed": s,
+            "claim": claim,
+            "kind": "reproduction",
+            "required": True,
+            "status": st,
+            "measured": 1.0,
+            **row,
+        }
+        for s, st in zip(seeds, statuses)
+        if st is not None
+    ]
+    return {
+        "seeds": list(seeds),
+        "commit": "abc",
+        "date": date,
+        "chapter_sha256": sha,
+        "modules_sha256": mods,
+        "errors": {},
+        "rows": rows,
+    }
+
+
+def test_accumulate_counts_every_set_at_todays_code_and_no_other():
+    ten = list(range(100, 110))
+    sets = {
+        "ch": [
+            _set(ten, ["pass"] * 10, date="2026-12-08T01:00:00Z"),
+            _set(range(200, 207), ["pass"] * 6 + [None], date="2026-12-08T02:00:00Z"),  # 206 died: missing
+            _set([300, 301, 302], ["fail"] * 3, sha="c0"),  # the chapter changed since
+            _set([400, 401, 402], ["fail"] * 3, mods="m0"),  # the nlcl code it imports changed since
+            _set([500, 501, 502], ["fail"] * 3, mods=None),  # made before records carried modules_sha256
+        ],
+        "gone": [_set([600], ["pass"], sha="old")],
+    }
+    acc = held_out.accumulate(sets, {"ch": ("c1", "m1"), "gone": None})
+    a = acc[("ch", "a")]
+    assert (a["passes"], a["n"], a["statuses"]) == (16, 17, {"pass": 16, "missing": 1})
+    assert a["seeds"] == ten + list(range(200, 207)) and len(a["sets"]) == 2 and a["excluded_sets"] == 3
+    assert a["interval"] == pytest.approx(held_out.interval(16, 17)) and a["class"] == "fragile"
+    assert (
+        a["evidence"] == "seeded" and "16/17 pass (1 missing)" in a["summary"] and "fragile" in a["summary"]
+    )
+    assert not a["one_value"]  # a seed without a value
+    # the seventeenth seed passing instead: reproduced
+    sets["ch"][1]["rows"].append({**sets["ch"][1]["rows"][0], "seed": 206})
+    a = held_out.accumulate(sets, {"ch": ("c1", "m1")})[("ch", "a")]
+    assert (a["passes"], a["n"], a["class"]) == (17, 17, "reproduced") and a["one_value"]
+    # nothing at today's code: shown, never counted
+    g = acc[("gone", "a")]
+    assert g["class"] == "revised" and g["n"] == 0 and "no held-out set at the current code" in g["summary"]
+    h = held_out.headline(acc)
+    assert (h["total"], h["fragile"], h["revised"], h["seeds"]) == (2, 1, 1, (17, 17))
+
+
+def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted():
+    seeds = list(range(10, 30))
+    sets = {
+        "ch": [
+            _set(seeds, ["pass"] * 20, claim="read", computed="read from results/grid.json"),
+            _set(seeds, ["pass"] * 20, claim="fixed"),
+            _set(seeds, ["not-gated"] * 20, claim="timing"),
+        ]
+    }
+    merged = {**sets["ch"][0], "rows": [r for s in sets["ch"] for r in s["rows"]]}
+    acc = held_out.accumulate({"ch": [merged]}, {"ch": ("c1", "m1")}, unseeded={("ch", "fixed")})
+    read, fixed, timing = acc[("ch", "read")], acc[("ch", "fixed")], acc[("ch", "timing")]
+    assert read["class"] == "artifact" and read["read_from"] == "read from results/grid.json"
+    assert "not held-out evidence: read from results/grid.json" in read["summary"]
+    assert fixed["class"] == "unseeded" and "nothing random" in fixed["summary"]
+    assert timing["class"] == "not-gated" and timing["n"] == 0
+    h = held_out.headline(acc)
+    assert (h["reproduced"], h["artifact"], h["unseeded"], h["not_gated"]) == (0, 1, 1, 1)
+    text = held_out.headline_text(acc)
+    assert "1 read from committed artifacts" in text and "1 without randomness" in text
+    assert f"declared on {held_out.RULE_DATE}" in text
+    # a declaration of no randomness that the rows contradict
+    merged["rows"][20]["measured"] = 2.0
+    assert held_out.unseeded_problems({"ch": [merged]}, {("ch", "fixed")}) == [
+        f"ch/fixed: declared seeded: false, yet 2 different values at held-out seeds {seeds}"
+    ]
+    assert held_out.unseeded_problems({"ch": [merged]}, {("ch", "read")}) == []
+
+
+def test_sets_are_appended_never_rewritten_and_the_record_counts_too(tmp_path):
+    rec = _set([11, 22], ["pass", "pass"])
+    assert held_out.append_sets(tmp_path, {"ch": rec}, "abc", "2026-12-08T00:00:00Z") == ["ch"]
+    assert held_out.append_sets(tmp_path, {"ch": {**rec, "rows": []}}) == []  # the same seeds: kept as it was
+    with pytest.raises(ValueError, match=r"seeds \[22\] are in an archived set"):
+        held_out.append_sets(tmp_path, {"ch": _set([22, 33], ["pass", "pass"])})
+    held_out.append_sets(tmp_path, {"ch": _set([44], ["fail"], date="2026-12-09T00:00:00Z")})
+    sets = held_out.load_sets(tmp_path)
+    assert [s["seeds"] for s in sets["ch"]] == [[11, 22], [44]] and len(sets["ch"][0]["rows"]) == 2
+    # record.json's sets that the archive lacks are read too (a record made before the archive)
+    record = held_out.build_record(
+        [55], {"other": _set([55], ["pass"])}, commit="c", numerics=None, seconds=1
+    )
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    assert set(held_out.load_sets(tmp_path)) == {"ch", "other"}
+    acc = held_out.evidence(tmp_path, tmp_path)  # no book here: every set is at other code
+    assert acc[("ch", "a")]["class"] == "revised"
+    assert held_out.evidence(tmp_path / "none") is None
+
+
+def test_sets_from_history_reads_every_committed_record(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    path = tmp_path / "results" / "held-out" / "record.json"
+    path.parent.mkdir(parents=True)
+    first = held_out.build_record([1], {"ch": _set([1], ["pass"])}, commit="c1", numerics=None, seconds=1)
+    path.write_text(json.dumps(first))
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    second = held_out.merge_records(
+        first,
+        held_out.build_record([2], {"other": _set([2], ["fail"])}, commit="c2", numerics=None, seconds=1),
+    )
+    second["chapters"]["ch"]["chapter_sha256"] = "rehashed"  # a later commit rewrote the hash, not the rows
+    path.write_text(json.dumps(second))
+    git("commit", "-q", "-am", "two")
+    found = held_out.sets_from_history(tmp_path)
+    assert sorted(found) == ["ch", "other"]
+    assert [s["seeds"] for s in found["ch"]] == [[1]] and found["ch"][0]["chapter_sha256"] == "rehashed"
+    assert found["ch"][0]["commit"] == "c1" and found["ch"][0]["archived_from"].startswith("git ")
+    assert found["other"][0]["rows"][0]["status"] == "fail"
+
+
+def test_run_refuses_fewer_than_the_minimum_seeds(monkeypatch, capsys):
+    from nlcl.harness.records import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc")
+    assert held_out.main(["run", "--n", "3"]) == 2
+    assert "at least 10 seeds" in capsys.readouterr().out
+
+
+def test_attach_and_report_lines_show_the_accumulated_verdict():
+    acc = held_out.accumulate(
+        {"ch": [_set(range(10, 20), ["pass"] * 9 + ["not-reproduced"])]}, {"ch": ("c1", "m1")}
+    )
+    out = held_out.attach([{"chapter": "ch", "id": "a"}, {"chapter": "ch", "id": "new"}], acc)
+    h = out[0]["held_out"]
+    assert (h["class"], h["passes"], h["n"], h["sets"], h["revised"]) == ("fragile", 9, 10, 1, False)
+    assert h["summary"].startswith("9/10 pass (1 not-reproduced), 95% CI [0.55, 1.00]: fragile")
+    assert "held_out" not in out[1] and held_out.attach([{"chapter": "ch", "id": "a"}], None)[0] == {
+        "chapter": "ch",
+        "id": "a",
+    }
+    lines = held_out.report_lines(acc)
+    assert "## Held-out evidence" in lines and any(
+        line.startswith("| `a` |") and "9/10" in line for line in lines
+    )
+    assert held_out.report_lines(None) == []
+
+
+def test_rows_keep_the_diagnostics_an_explanation_tested():
+    from nlcl.harness.records import seed_sweeps
+
+    claims = [
+        {
+            "id": "x",
+            "status": "not-reproduced",
+            "required": True,
+            "measured": 0.3,
+            "note_prediction": {"kind": "diagnostics", "diagnostics": {"gap": 0.01}},
+        },
+        {
+            "id": "y",
+            "status": "pass",
+            "required": True,
+            "measured": 1.0,
+            "note_prediction": {"kind": "band", "excluded": 0.9},
+        },
+    ]
+    rec = seed_sweeps.record_from_points(
+        "ch",
+        [{"params": {"seed": 7}, "claims": claims}],
+        chapter_sha256="s",
+        commit="c",
+        profile="ci",
+        seconds=1.0,
+        numerics={},
+    )
+    assert rec["rows"][0]["diagnostics"] == {"gap": 0.01} and "diagnostics" not in rec["rows"][1]
+
+
+def test_declared_unseeded_reads_the_ledgers(one_chapter_repo):
+    (one_chapter_repo / "book" / "claims").mkdir()
+    (one_chapter_repo / "book" / "claims" / "ch.yaml").write_text(
+        "chapter: ch\n"
+        "defaults:\n  seeded: false\n  kind: check\n"
+        "claims:\n"
+        "  - {id: a, source: s, statement: t, check: {at_least: 1}}\n"
+        "  - {id: b, source: s, statement: t, check: {at_least: 1}, seeded: true}\n"
+    )
+    assert held_out.declared_unseeded(one_chapter_repo) == {("ch", "a")}
+
+
+def test_a_run_appends_its_sets_and_reads_the_accumulated_verdicts(one_chapter_repo, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from nlcl.harness.records import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc")
+
+    def fake_sweep(chapter, seeds, args):
+        claims = lambda s: [
+            {"id": "a", "status": "pass" if s % 2 else "fail", "required": True, "measured": s}
+        ]  # noqa: E731
+        return SimpleNamespace(
+            points=[{"params": {"seed": s}, "claims": claims(s), "seconds": 1.0} for s in seeds]
+        )
+
+    monkeypatch.setattr(held_out, "_sweep", fake_sweep)
+    out = one_chapter_repo / "held"
+    for _ in range(2):
+        assert held_out.main(["run", "--n", "10", "--chapters", "ch", "--out", str(out), "--quiet"]) == 0
+    sets = held_out.load_sets(out)["ch"]
+    assert len(sets) == 2 and all(len(s["seeds"]) == 10 and len(s["rows"]) == 10 for s in sets)
+    assert len(held_out.load_ledger(out)) == 2 and held_out.load_record(out)["seeds"] == sets[1]["seeds"]
+    a = held_out.evidence(out, one_chapter_repo)[("ch", "a")]
+    assert a["n"] == 20 and len(a["sets"]) == 2
+    assert f"ch a: {a['summary']} required" in capsys.readouterr().out

@@ -314,25 +314,53 @@ def test_report_shows_a_not_gated_timing_claim_with_its_reason(tmp_path):
     assert "not gated" not in text
 
 
-def test_headline_reads_the_held_out_record(tmp_path):
-    """The verdicts of record are the held-out ones (issue 26): the headline counts required
-    reproductions at the held-out seeds, and each claim shows its held-out verdict."""
+def test_headline_reads_the_accumulated_held_out_verdicts(tmp_path, monkeypatch):
+    """The verdicts of record are the held-out ones (issue 26), accumulated over every held-out set
+    at today's code and decided by the declared rule (issue 52): the headline counts required
+    reproductions by class, each claim shows its pass count and interval, and a section lists the
+    required reproductions that are not reproduced."""
     from nlcl.harness.records import held_out
 
-    rows = [
-        {"seed": s, "claim": c, "kind": "reproduction", "required": True, "status": st, "measured": 1}
-        for c, sts in {"a": ["pass", "pass"], "b": ["pass", "fail"]}.items()
-        for s, st in zip([101, 202], sts)
-    ]
-    sweep = {"chapter_sha256": "x", "seeds": [101, 202], "errors": {}, "rows": rows, "points_time_s": 1}
-    record = held_out.build_record([101, 202], {"ch": sweep}, commit="h", numerics=None, seconds=1)
+    def sweep(seeds, b_fails_at=()):
+        rows = [
+            {
+                "seed": s,
+                "claim": c,
+                "kind": "reproduction",
+                "required": True,
+                "measured": 1,
+                "status": "fail" if c == "b" and s in b_fails_at else "pass",
+            }
+            for c in ("a", "b")
+            for s in seeds
+        ]
+        return {"chapter_sha256": "x", "modules_sha256": "m", "seeds": seeds, "errors": {}, "rows": rows}
+
+    first, second = list(range(100, 110)), list(range(200, 210))
     (tmp_path / "held-out").mkdir()
+    held_out.append_sets(tmp_path / "held-out", {"ch": sweep(first)}, "h1", "2026-12-08T00:00:00Z")
+    record = held_out.build_record(
+        second, {"ch": sweep(second, b_fails_at={205})}, commit="h2", numerics=None, seconds=1
+    )
     (tmp_path / "held-out" / "record.json").write_text(json.dumps(record))
+    monkeypatch.setattr(
+        held_out, "current_hashes", lambda chapters, root=None: {c: ("x", "m") for c in chapters}
+    )
     (tmp_path / "claims-full").mkdir()
     _, text = make_report(tmp_path, [rec("a"), rec("b")], full=tmp_path / "claims-full")
-    assert "**Verdicts of record**" in text and "held-out base seeds 101, 202" in text
-    assert "of **2 required reproductions**, 1 reproduced at every held-out seed" in text
-    assert "1 failed or mixed" in text and "held-out: 2 pass" in text and "held-out: 1 pass, 1 fail" in text
+    assert "**Verdicts of record**" in text and "20 seeds per claim" in text
+    assert "of **2 required reproductions**, 1 reproduced" in text and "1 fragile" in text
+    assert "held-out: 20/20 pass, 95% CI [0.83, 1.00]: reproduced (2 sets)" in text
+    assert "held-out: 19/20 pass (1 fail), 95% CI [0.75, 1.00]: fragile (2 sets)" in text
+    section = text[text.index("## Held-out evidence") :]
+    assert "| `b` |" in section and "| `a` |" not in section
+    # a set made at other code is not counted
+    monkeypatch.setattr(
+        held_out, "current_hashes", lambda chapters, root=None: {c: ("y", "m") for c in chapters}
+    )
+    _, text = make_report(tmp_path, [rec("a")], full=tmp_path / "claims-full")
+    assert "1 whose chapter changed since its last held-out set" in text
+    assert "held-out: no held-out set at the current code (2 at earlier code, not counted)" in text
     (tmp_path / "elsewhere").mkdir()
     _, plain = make_report(tmp_path / "elsewhere", [rec("a")])
     assert "**No held-out verdicts yet**" in plain

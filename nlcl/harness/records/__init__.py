@@ -11,7 +11,8 @@
 * :mod:`~nlcl.harness.records.seed_sweeps` — verdicts across base seeds 0–4, the development set
   (``results/seed-sweeps/``; ``python -m nlcl.harness.records.seed_sweeps``);
 * :mod:`~nlcl.harness.records.held_out` — held-out verdicts, the verdicts of record
-  (``results/held-out/``; ``python -m nlcl.harness.records.held_out run|check|replay``);
+  accumulated over every held-out set at today's code (``results/held-out/``;
+  ``python -m nlcl.harness.records.held_out run|check|replay|archive``);
 * :mod:`~nlcl.harness.records.exercises` — what the book measured at each "Try it yourself"
   exercise, the record an answer's numbers are checked against (``results/exercises/``;
   ``python -m nlcl.harness.records.exercises run|check``);

@@ -2,38 +2,55 @@
 
 Base seeds 0–4 are the **development set**: chapters were written, and claims revised, while their
 verdicts at those seeds were visible (``results/seed-sweeps/``), so "no required claim fails at
-seeds 0–4" is true by construction. The **held-out set** is the evidence, like a test set:
+seeds 0–4" is true by construction. The **held-out sets** are the evidence, like a test set:
 
-* its seeds are drawn when the held-out run starts (``python -m nlcl.harness.records.held_out run``), at
-  random from :data:`DRAW_RANGE`, excluding the development seeds and every seed of an earlier
-  held-out set (``results/held-out/ledger.json``), so no document of the project names them before
-  they have been run;
+* a set's seeds are drawn when the held-out run starts (``python -m nlcl.harness.records.held_out
+  run``), at random from :data:`DRAW_RANGE`, excluding the development seeds and every seed of an
+  earlier held-out set (``results/held-out/ledger.json``), so no document of the project names them
+  before they have been run; a set has :data:`N_SEEDS` seeds by default and never fewer than
+  :data:`MIN_SEEDS`;
 * the run executes every chapter's ``ci`` profile at each of them (``nlcl sweep``: one run folder
-  per point, on Dask) from a clean tree, and writes ``results/held-out/record.json`` (per chapter:
-  source hash, one row per seed and claim, errors) and appends the set to the ledger;
-* every run draws a new set: a chapter revised after a held-out run (its source hash differs from
-  the record's) is shown as revised after the run, and is decided again only at fresh seeds, never
-  at seeds its author has seen (``run --chapters C ...`` re-decides those chapters at a new set and
-  keeps the others' verdicts and sets). The set of a run is thereby consumed.
+  per point, on Dask) from a clean tree, writes ``results/held-out/record.json`` (the latest set of
+  each chapter: source hashes, one row per seed and claim, errors), **appends** each chapter's set
+  to ``results/held-out/sets/<chapter>.json`` (every set ever run, never rewritten) and the seeds to
+  the ledger;
+* a row holds the claim's status and measured value, where the value came from (``computed``) and,
+  for a claim whose explanation tests diagnostics, their values at that seed (``diagnostics``), so
+  a held-out "not reproduced" can be audited from the record.
+
+**Accumulation** (:func:`accumulate`): a claim's held-out verdict is its pass count over *every*
+held-out seed at which its computation was the one of today, the rows of all sets of its chapter
+whose ``chapter_sha256`` and ``modules_sha256`` equal today's (:func:`current_hashes`), with a
+95% Clopper–Pearson interval of the pass rate (:func:`interval`). A set made at other code is kept
+and shown, never counted. **The decision rule** (:func:`decide`, declared in CONTRIBUTING on
+:data:`RULE_DATE`, before the first record it decides): *reproduced* when the interval's lower bound
+is ≥ :data:`REPRODUCED_LOWER`; *underpowered* when it passes at every seed but the bound is lower
+(too few seeds: :func:`seeds_to_decide` gives how many it needs); *fragile* when it passes at some
+seeds and not at others, with the bound below; *not reproduced* when it passes at no seed and its
+not-reproduced explanation held at every one; *fails* when it passes at no seed otherwise.
+
+Verdicts that cannot change with the seed are **not held-out evidence** and are labelled so: a value
+read from a committed artifact (the row's ``computed`` is not ``"this run"``: ``artifact``), and a
+claim whose ledger declares ``seeded: false`` (nothing random in its computation: ``unseeded``;
+:func:`declared_unseeded`, checked against the rows by :func:`unseeded_problems`).
 
 ``replay`` re-runs each chapter of the record at its own held-out seeds on this machine and
 compares every row with the record (:func:`compare_rows`): whether the verdicts of record hold
 here. It draws nothing and writes no record; seeds already run are not consumed again.
-
-The verdict of record of a claim at ``ci`` (:func:`claim_verdicts`): ``pass`` when it passes at every
-held-out seed, ``fail`` when a required claim fails (or is invalid) at some seed, else the status it
-has at every seed, or ``mixed`` (with the counts). The reproducibility report's headline reads it
-(:func:`headline`).
+``archive`` copies into ``sets/`` every chapter set found in the git history of ``record.json``
+that the archive lacks (the sets run before the archive existed).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import secrets
+import subprocess
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +58,11 @@ __all__ = [
     "DEV_SEEDS",
     "DRAW_RANGE",
     "N_SEEDS",
+    "MIN_SEEDS",
+    "CONFIDENCE",
+    "REPRODUCED_LOWER",
+    "RULE_DATE",
+    "CLASSES",
     "HELD_OUT_DIR",
     "draw_seeds",
     "used_seeds",
@@ -50,9 +72,22 @@ __all__ = [
     "merge_records",
     "claim_verdicts",
     "revised_since",
+    "interval",
+    "decide",
+    "seeds_to_decide",
+    "p_reproduced",
+    "load_sets",
+    "append_sets",
+    "sets_from_history",
+    "current_hashes",
+    "declared_unseeded",
+    "accumulate",
+    "unseeded_problems",
+    "evidence",
     "headline",
     "attach",
     "headline_text",
+    "report_lines",
     "compare_rows",
     "main",
 ]
@@ -61,11 +96,36 @@ __all__ = [
 DEV_SEEDS = (0, 1, 2, 3, 4)
 #: Held-out seeds are drawn from this half-open range (far from every seed a chapter derives from 0–4).
 DRAW_RANGE = (10_000, 1_000_000)
-#: Seeds per held-out run.
-N_SEEDS = 3
+#: The confidence of the interval of a claim's held-out pass rate (two-sided Clopper–Pearson).
+CONFIDENCE = 0.95
+#: Reproduced: the interval's lower bound is at least this.
+REPRODUCED_LOWER = 0.8
+#: The date the decision rule was declared (CONTRIBUTING), before the first record it decides.
+RULE_DATE = "2026-12-07"
+#: A held-out run has at least this many seeds (``run --n`` refuses fewer).
+MIN_SEEDS = 10
+#: The classes of :func:`decide`, then the labels of verdicts that are not counted as evidence.
+CLASSES = ("reproduced", "underpowered", "fragile", "not-reproduced", "fails")
+NOT_EVIDENCE = ("unseeded", "artifact")
 HELD_OUT_DIR = Path("results") / "held-out"
 LEDGER = "ledger.json"
 RECORD = "record.json"
+SETS = "sets"
+_THIS_RUN = "this run"
+
+
+def seeds_to_decide(lower: float = REPRODUCED_LOWER, confidence: float = CONFIDENCE) -> int:
+    """The fewest seeds at which a claim that passes at every one is *reproduced*: the two-sided
+    Clopper–Pearson lower bound of ``n`` passes in ``n`` is ``((1 - confidence)/2)^(1/n)``, which
+    reaches ``lower`` at ``n ≥ ln((1 - confidence)/2) / ln(lower)`` (17 for 0.8 at 95%)."""
+    if not (0 < lower < 1 and 0 < confidence < 1):
+        raise ValueError(f"lower={lower}, confidence={confidence}: both must lie in (0, 1)")
+    return math.ceil(math.log((1 - confidence) / 2) / math.log(lower) - 1e-12)
+
+
+#: Seeds per held-out run by default: the fewest at which the rule can decide a claim that passes
+#: at every seed (:func:`seeds_to_decide`), so one run can reproduce a claim.
+N_SEEDS = seeds_to_decide()
 
 
 def load_ledger(directory: Path) -> list[dict[str, Any]]:
@@ -158,8 +218,11 @@ def _verdict(statuses: Mapping[Any, str], required: bool) -> str:
 
 
 def claim_verdicts(record: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(chapter, claim id) → ``verdict`` (see the module docstring), ``statuses`` and ``measured`` per
-    held-out seed, ``kind``, ``required``, ``summary`` (counts) and ``seeds``."""
+    """The verdicts of one record (each chapter's latest set; the verdicts of record accumulate
+    over every set, :func:`accumulate`): (chapter, claim id) → ``verdict`` (``pass`` at every seed,
+    ``fail`` when a required claim fails or is invalid at some seed, else the one status at every
+    seed or ``mixed``), ``statuses`` and ``measured`` per held-out seed, ``kind``, ``required``,
+    ``summary`` (counts) and ``seeds``."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for chapter, rec in record["chapters"].items():
         for row in rec["rows"]:
@@ -193,79 +256,449 @@ def revised_since(record: Mapping[str, Any], root: Path | None = None) -> dict[s
         return {}
 
 
-def headline(record: Mapping[str, Any], root: Path | None = None) -> dict[str, Any]:
-    """The report's headline: required reproductions at the held-out seeds.
-
-    ``reproduced`` (pass at every held-out seed), ``not_reproduced``, ``failed`` (fail or invalid at
-    some seed, or mixed), ``not_gated`` (timing claims measured beside other runs: undecided),
-    ``total``; informational claims and checks are left out. ``revised``: the
-    chapters changed since the run (:func:`revised_since`)."""
-    verdicts = claim_verdicts(record)
-    req = [v for v in verdicts.values() if v["required"] and v["kind"] == "reproduction"]
-    names = {"pass": "reproduced", "not-reproduced": "not_reproduced", "not-gated": "not_gated"}
-    counts = Counter(names.get(v["verdict"], "failed") for v in req)
-    return {
-        "seeds": list(record["seeds"]),
-        "total": len(req),
-        "reproduced": counts["reproduced"],
-        "not_reproduced": counts["not_reproduced"],
-        "failed": counts["failed"],
-        "not_gated": counts["not_gated"],
-        "revised": revised_since(record, root),
-    }
+# -- the decision rule -------------------------------------------------------------------------
 
 
-def attach(records: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None, root: Path | None = None):
-    """Each claim record with ``held_out`` (verdict, summary, seeds, whether its chapter was revised
-    since, artifact) where the held-out record has the claim; the others unchanged."""
-    if not record:
-        return [dict(r) for r in records]
-    verdicts = claim_verdicts(record)
-    revised = revised_since(record, root)
+def interval(passes: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The two-sided Clopper–Pearson interval of a pass rate from ``passes`` of ``n`` seeds
+    (``scipy.stats.binomtest(passes, n).proportion_ci(confidence, method="exact")``); None for n = 0."""
+    if not (isinstance(n, int) and isinstance(passes, int) and 0 <= passes <= n):
+        raise ValueError(f"passes={passes!r}, n={n!r}: need integers 0 ≤ passes ≤ n")
+    if n == 0:
+        return None
+    from scipy.stats import binomtest
+
+    ci = binomtest(passes, n).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def decide(passes: int, n: int, statuses: Mapping[str, int] | None = None) -> str:
+    """The held-out class of a claim from its pass count (the rule of the module docstring).
+
+    ``statuses``: status → number of counted seeds (the not-passing ones decide between *not
+    reproduced*, every one ``not-reproduced``, and *fails*). ``"none"`` when there is no seed."""
+    if n == 0:
+        return "none"
+    lo, _ = interval(passes, n)
+    if lo >= REPRODUCED_LOWER:
+        return "reproduced"
+    if passes == n:
+        return "underpowered"
+    if passes > 0:
+        return "fragile"
+    others = {s: k for s, k in (statuses or {}).items() if k and s not in ("pass", "not-gated")}
+    return "not-reproduced" if others and set(others) == {"not-reproduced"} else "fails"
+
+
+def p_reproduced(p: float, n: int) -> float:
+    """The probability that a claim passing at each seed with probability ``p`` is *reproduced* at
+    ``n`` seeds: the binomial mass of the pass counts whose interval clears :data:`REPRODUCED_LOWER`."""
+    from scipy.stats import binom
+
+    return float(sum(binom.pmf(k, n, p) for k in range(n + 1) if decide(k, n) == "reproduced"))
+
+
+# -- the sets: every held-out run, kept ----------------------------------------------------------
+
+_SET_KEYS = ("seeds", "commit", "date", "chapter_sha256", "modules_sha256", "errors", "points_time_s")
+
+
+def _set_entry(rec: Mapping[str, Any], commit: Any = None, date: Any = None, **extra: Any) -> dict[str, Any]:
+    out = {k: rec.get(k) for k in _SET_KEYS}
+    out["seeds"] = sorted(int(s) for s in rec["seeds"])
+    out["commit"] = rec.get("commit") or commit
+    out["date"] = rec.get("date") or date
+    return {**out, **extra, "rows": list(rec["rows"])}
+
+
+def _sets_file(directory: Path, chapter: str) -> Path:
+    return Path(directory) / SETS / f"{chapter}.json"
+
+
+def _read_sets(directory: Path, chapter: str) -> list[dict[str, Any]]:
+    """The archived sets of ``chapter`` (``sets/<chapter>.json``; [] when there is none)."""
+    path = _sets_file(directory, chapter)
+    return json.loads(path.read_text())["sets"] if path.is_file() else []
+
+
+def _dump_sets(chapter: str, sets: Sequence[Mapping[str, Any]]) -> str:
+    """``sets/<chapter>.json``: one set per block, one row per line (small diffs when a set is appended)."""
+    blocks = []
+    for s in sets:
+        head = json.dumps({k: v for k, v in s.items() if k != "rows"}, ensure_ascii=False, default=str)
+        rows = ",\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in s["rows"])
+        blocks.append(f'{head[:-1]}, "rows": [\n{rows}\n]}}')
+    return f'{{"chapter": {json.dumps(chapter)}, "sets": [\n' + ",\n".join(blocks) + "\n]}\n"
+
+
+def load_sets(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    """chapter → every held-out set of it, oldest first: ``sets/<chapter>.json``, and the chapter sets
+    of ``record.json`` that the archive lacks (matched by seeds)."""
+    directory = Path(directory)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((directory / SETS).glob("*.json")):
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("sets"), list) or "chapter" not in data:
+            raise ValueError(f"{path}: expected held-out sets {{'chapter': ..., 'sets': [...]}}")
+        out[data["chapter"]] = [dict(s) for s in data["sets"]]
+    record = load_record(directory)
+    for chapter, rec in (record or {}).get("chapters", {}).items():
+        have = {tuple(s["seeds"]) for s in out.get(chapter, [])}
+        if tuple(sorted(int(s) for s in rec["seeds"])) not in have:
+            out.setdefault(chapter, []).append(_set_entry(rec, record.get("commit"), record.get("date")))
+    for sets in out.values():
+        sets.sort(key=lambda s: str(s.get("date") or ""))
+    return out
+
+
+def append_sets(
+    directory: Path, chapters: Mapping[str, Mapping[str, Any]], commit: Any = None, date: Any = None
+) -> list[str]:
+    """Append each chapter's set (chapter → sweep record with ``seeds``, hashes and ``rows``) to
+    ``sets/<chapter>.json``; an archived set is never rewritten: one with the same seeds is skipped.
+    Returns the chapters appended to."""
+    done = []
+    for chapter, rec in chapters.items():
+        path = _sets_file(directory, chapter)
+        sets = _read_sets(directory, chapter)
+        entry = _set_entry(rec, commit, date)
+        if any(sorted(s["seeds"]) == entry["seeds"] for s in sets):
+            continue
+        if used := set(entry["seeds"]) & {int(x) for s in sets for x in s["seeds"]}:
+            raise ValueError(f"{chapter}: seeds {sorted(used)} are in an archived set already")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_dump_sets(chapter, [*sets, entry]))
+        done.append(chapter)
+    return done
+
+
+def sets_from_history(
+    root: Path | None = None, record_path: Path = HELD_OUT_DIR / RECORD
+) -> dict[str, list[dict[str, Any]]]:
+    """Every chapter set in the git history of ``record.json``, chapter → sets oldest first: the
+    version of each (chapter, seeds) in the latest commit that has it (a later commit may have
+    rewritten its hashes, never its rows), with ``archived_from`` naming that commit."""
+    from nlcl.harness.records.provenance import repo_root
+
+    root = repo_root(root)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+    found: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+    for commit in reversed(git("log", "--format=%H", "--", str(record_path)).split()):
+        try:
+            record = json.loads(git("show", f"{commit}:{record_path}"))
+        except (subprocess.CalledProcessError, json.JSONDecodeError):  # deleted, or not a record
+            continue
+        for chapter, rec in record.get("chapters", {}).items():
+            entry = _set_entry(
+                rec,
+                record.get("commit"),
+                record.get("date"),
+                archived_from=f"git {commit[:12]}:{record_path}",
+            )
+            found[(chapter, tuple(entry["seeds"]))] = entry
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (chapter, _), entry in found.items():
+        out.setdefault(chapter, []).append(entry)
+    for sets in out.values():
+        sets.sort(key=lambda s: str(s.get("date") or ""))
+    return out
+
+
+def current_hashes(chapters: Iterable[str], root: Path | None = None) -> dict[str, tuple[str, str] | None]:
+    """chapter → (``chapter_sha256``, ``modules_sha256``) of today's tree; None for a chapter that
+    no longer exists (or a tree without a book)."""
+    from nlcl.harness.records import provenance, sources
+
+    out: dict[str, tuple[str, str] | None] = {}
+    for chapter in chapters:
+        try:
+            sha = provenance.chapter_sha256(chapter, root)
+            out[chapter] = None if sha is None else (sha, sources.modules_sha256(chapter, root))
+        except (FileNotFoundError, SyntaxError):
+            out[chapter] = None
+    return out
+
+
+def declared_unseeded(root: Path | None = None) -> set[tuple[str, str]]:
+    """(chapter, claim) of every claim whose ledger declares ``seeded: false`` (nothing random in
+    its computation; in a claim or in the ledger's ``defaults``)."""
+    from nlcl.harness.claims.ledger import read_ledger
+    from nlcl.harness.records.provenance import repo_root
+
+    try:
+        root = repo_root(root)
+    except FileNotFoundError:
+        return set()
+    out = set()
+    for path in sorted((root / "book" / "claims").glob("*.yaml")):
+        led = read_ledger(path)
+        out |= {(led.chapter, c["id"]) for c in led.claims if c.get("seeded") is False}
+    return out
+
+
+def _counted(s: Mapping[str, Any], now: tuple[str, str] | None) -> bool:
+    """Whether a set was made at today's computation: both hashes equal today's (and present)."""
+    return (
+        bool(now)
+        and s.get("chapter_sha256") == now[0]
+        and bool(s.get("modules_sha256"))
+        and s.get("modules_sha256") == now[1]
+    )
+
+
+def _summary(c: Mapping[str, Any]) -> str:
+    n, passes = c["n"], c["passes"]
+    if c["class"] == "revised":
+        return f"no held-out set at the current code ({c['excluded_sets']} at earlier code, not counted)"
+    if n == 0:
+        return "not gated at every held-out seed (timing, measured beside other runs)"
+    others = ", ".join(f"{k} {s}" for s, k in sorted(c["statuses"].items()) if s != "pass" and k)
+    text = f"{passes}/{n} pass" + (f" ({others})" if others else "")
+    if c["evidence"] == "artifact":
+        return f"{text}; not held-out evidence: {c['read_from']}"
+    if c["evidence"] == "unseeded":
+        return f"{text}; not held-out evidence: nothing random (ledger: seeded: false)"
+    lo, hi = c["interval"]
+    sets = len(c["sets"])
+    return (
+        f"{text}, {int(100 * CONFIDENCE)}% CI [{lo:.2f}, {hi:.2f}]: {c['class']}"
+        + (f" ({sets} sets)" if sets > 1 else "")
+        + ("; one value at every seed" if c["one_value"] else "")
+    )
+
+
+def accumulate(
+    sets: Mapping[str, Sequence[Mapping[str, Any]]],
+    current: Mapping[str, tuple[str, str] | None],
+    unseeded: Iterable[tuple[str, str]] = (),
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(chapter, claim) → the claim's accumulated held-out verdict.
+
+    ``sets``: chapter → its held-out sets (:func:`load_sets`); ``current``: chapter → today's hashes
+    (:func:`current_hashes`); ``unseeded``: the claims declared ``seeded: false``. Only sets whose
+    hashes equal today's are counted (a seed in two of them counts once). Each entry: ``kind``,
+    ``required``, ``n`` (counted seeds, not-gated ones left out), ``passes``, ``statuses`` (status →
+    seeds, a seed whose run measured no value for the claim is ``missing``), ``interval``
+    (:func:`interval`), ``evidence`` (``seeded``, ``unseeded`` or ``artifact``; ``read_from``),
+    ``class`` (:func:`decide` for seeded evidence; ``unseeded``/``artifact``; ``revised`` when no set
+    is at today's code; ``not-gated``), ``sets`` (seeds, commit, date of each counted set),
+    ``seeds``, ``excluded_sets``, ``one_value`` (the same value at every counted seed) and ``summary``."""
+    unseeded = set(unseeded)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for chapter, chapter_sets in sets.items():
+        now = current.get(chapter)
+        counted = [s for s in chapter_sets if _counted(s, now)]
+        excluded = len(chapter_sets) - len(counted)
+        claims: dict[str, dict[str, Any]] = {}
+        for s in chapter_sets:  # every claim ever recorded, so a revised chapter's claims are shown
+            for row in s["rows"]:
+                c = claims.setdefault(row["claim"], {"kind": row["kind"], "required": bool(row["required"])})
+                c.update(kind=row["kind"], required=bool(row["required"]))  # the latest set's
+        per_seed: dict[str, dict[int, Mapping[str, Any] | None]] = {c: {} for c in claims}
+        used: list[dict[str, Any]] = []
+        for s in counted:
+            used.append({"seeds": list(s["seeds"]), "commit": s.get("commit"), "date": s.get("date")})
+            rows = {(int(r["seed"]), r["claim"]): r for r in s["rows"]}
+            for claim in claims:
+                for seed in s["seeds"]:
+                    per_seed[claim][int(seed)] = rows.get((int(seed), claim))
+        for claim, c in claims.items():
+            rows = per_seed[claim]
+            statuses = Counter(r["status"] if r else "missing" for r in rows.values())
+            n = sum(k for s, k in statuses.items() if s != "not-gated")
+            passes = statuses.get("pass", 0)
+            read = sorted(
+                {r["computed"] for r in rows.values() if r and r.get("computed", _THIS_RUN) != _THIS_RUN}
+            )
+            values = {json.dumps(r.get("measured"), default=str) for r in rows.values() if r}
+            c.update(
+                chapter=chapter,
+                claim=claim,
+                n=n,
+                passes=passes,
+                statuses=dict(statuses),
+                interval=interval(passes, n),
+                evidence="artifact" if read else ("unseeded" if (chapter, claim) in unseeded else "seeded"),
+                read_from="; ".join(read) or None,
+                sets=used,
+                seeds=sorted(rows),
+                excluded_sets=excluded,
+                one_value=len(rows) > 1 and len(values) == 1 and "missing" not in statuses,
+            )
+            if not counted:
+                c["class"] = "revised"
+            elif n == 0:
+                c["class"] = "not-gated"
+            elif c["evidence"] != "seeded":
+                c["class"] = c["evidence"]
+            else:
+                c["class"] = decide(passes, n, statuses)
+            c["summary"] = _summary(c)
+            out[(chapter, claim)] = c
+    return out
+
+
+def unseeded_problems(
+    sets: Mapping[str, Sequence[Mapping[str, Any]]], unseeded: Iterable[tuple[str, str]]
+) -> list[str]:
+    """Claims declared ``seeded: false`` whose measured value differs between the seeds of one held-out
+    set (within a set the code is one, so a declaration of no randomness is then wrong)."""
+    problems = []
+    for chapter, claim in sorted(set(unseeded)):
+        for s in sets.get(chapter, []):
+            values = {json.dumps(r.get("measured"), default=str) for r in s["rows"] if r["claim"] == claim}
+            if len(values) > 1:
+                problems.append(
+                    f"{chapter}/{claim}: declared seeded: false, yet {len(values)} different values at "
+                    f"held-out seeds {s['seeds']}"
+                )
+    return problems
+
+
+def evidence(
+    directory: Path = HELD_OUT_DIR, root: Path | None = None
+) -> dict[tuple[str, str], dict[str, Any]] | None:
+    """:func:`accumulate` over every set under ``directory`` with today's hashes and ledgers; None
+    when there is no held-out set."""
+    sets = load_sets(Path(directory))
+    if not sets:
+        return None
+    return accumulate(sets, current_hashes(sets, root), declared_unseeded(root))
+
+
+def _shown(
+    accumulated: Mapping[tuple[str, str], Mapping[str, Any]], claims: Iterable[tuple[str, str]] | None
+) -> list[Mapping[str, Any]]:
+    """The required reproductions among ``accumulated`` (only those in ``claims``, the book's
+    (chapter, id) pairs, where given: a claim a chapter no longer has is not counted)."""
+    keep = None if claims is None else set(claims)
+    return [
+        c
+        for key, c in accumulated.items()
+        if c["required"] and c["kind"] == "reproduction" and (keep is None or key in keep)
+    ]
+
+
+def headline(
+    accumulated: Mapping[tuple[str, str], Mapping[str, Any]], claims: Iterable[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """The report's headline: required reproductions by accumulated held-out class.
+
+    ``total`` required reproductions; one count per :data:`CLASSES` (seeded evidence decided by the
+    rule); ``unseeded`` and ``artifact`` (not held-out evidence); ``revised`` (no set at today's
+    code); ``not_gated`` (timing claims, undecided); ``seeds`` (the fewest and most counted seeds of
+    a claim with seeded evidence). Informational claims and checks are left out, and so are claims
+    not in ``claims`` (the book's (chapter, id) pairs) where given."""
+    req = _shown(accumulated, claims)
+    counts = Counter(c["class"] for c in req)
+    counted = [c["n"] for c in req if c["class"] in CLASSES]
+    out: dict[str, Any] = {"total": len(req)}
+    out.update({k.replace("-", "_"): counts[k] for k in (*CLASSES, *NOT_EVIDENCE, "revised", "not-gated")})
+    out["seeds"] = (min(counted), max(counted)) if counted else (0, 0)
+    return out
+
+
+def attach(
+    records: Sequence[Mapping[str, Any]], accumulated: Mapping[tuple[str, str], Mapping[str, Any]] | None
+):
+    """Each claim record with ``held_out`` (its accumulated entry: ``class``, pass count, interval,
+    ``evidence``, summary, counted seeds, ``revised`` when no set is at today's code, ``artifact``;
+    ``verdict``: ``pass`` when reproduced, else the class) where a held-out set has the claim; the
+    others unchanged."""
     out = []
     for r in records:
         r = dict(r)
-        v = verdicts.get((r["chapter"], r["id"]))
-        if v is not None:
+        c = (accumulated or {}).get((r.get("chapter"), r.get("id")))
+        if c is not None:
             r["held_out"] = {
-                "verdict": v["verdict"],
-                "summary": v["summary"],
-                "seeds": v["seeds"],
-                "revised": r["chapter"] in revised,
-                "artifact": record.get("artifact", f"{HELD_OUT_DIR / RECORD}"),
+                **{k: c[k] for k in ("class", "n", "passes", "interval", "evidence", "summary", "seeds")},
+                "verdict": "pass" if c["class"] == "reproduced" else c["class"],
+                "sets": len(c["sets"]),
+                "revised": c["class"] == "revised",
+                "artifact": f"{HELD_OUT_DIR / SETS}/{r['chapter']}.json",
             }
         out.append(r)
     return out
 
 
-def headline_text(record: Mapping[str, Any] | None, root: Path | None = None) -> str:
-    """The report's first line: the verdicts of record (required reproductions at held-out seeds)."""
-    if not record:
+def headline_text(
+    accumulated: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+    claims: Iterable[tuple[str, str]] | None = None,
+) -> str:
+    """The report's first line: the accumulated held-out verdicts of the required reproductions
+    (of the book's ``claims`` where given, :func:`headline`)."""
+    if not accumulated:
         return (
             "**No held-out verdicts yet**: the verdicts below come from the development set (base "
             "seed 0 of this build; seeds 0–4 in the seed sweeps), where the chapters were written."
         )
-    h = headline(record, root)
-    seeds = ", ".join(map(str, h["seeds"]))
-    revised = (
-        f" Chapters revised since their held-out run (their verdicts describe an earlier version): "
-        f"{', '.join(sorted(h['revised']))}."
-        if h["revised"]
-        else ""
-    )
+    h = headline(accumulated, claims)
+    lo, hi = h["seeds"]
+    seeds = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    rest = [
+        f"{h['artifact']} read from committed artifacts" if h["artifact"] else "",
+        f"{h['unseeded']} without randomness (the same computation at every seed)" if h["unseeded"] else "",
+        f"{h['revised']} whose chapter changed since its last held-out set" if h["revised"] else "",
+        f"{h['not_gated']} timing claims not gated (measured beside other runs)" if h["not_gated"] else "",
+    ]
+    rest = [t for t in rest if t]
     return (
-        f"**Verdicts of record** (`ci` profile at held-out base seeds {seeds}, drawn when the run "
-        f"started, `{HELD_OUT_DIR / RECORD}`): of **{h['total']} required reproductions**, "
-        f"{h['reproduced']} reproduced at every held-out seed, {h['not_reproduced']} not reproduced, "
-        f"{h['failed']} failed or mixed"
-        + (
-            f", {h['not_gated']} timing claims not gated (measured beside other runs)"
-            if h["not_gated"]
-            else ""
-        )
-        + f". Informational claims and checks are not counted.{revised} "
-        f"The development set (base seed 0 of this build; 0–4 in the seed sweeps) gives:"
+        f"**Verdicts of record** (`ci` profile at held-out base seeds drawn when each run started, "
+        f"accumulated over every held-out set run at the chapter's current code: {seeds} seeds per "
+        f"claim; `{HELD_OUT_DIR / SETS}/`): of **{h['total']} required reproductions**, "
+        f"{h['reproduced']} reproduced (the {int(100 * CONFIDENCE)}% Clopper–Pearson lower bound of "
+        f"the pass rate ≥ {REPRODUCED_LOWER}), {h['underpowered']} pass at every seed with too few "
+        f"seeds to decide, {h['fragile']} fragile (pass at some seeds, not at others), "
+        f"{h['not_reproduced']} not reproduced (explained at every seed), {h['fails']} fail at every seed"
+        + (f"; not counted as held-out evidence: {', '.join(rest)}" if rest else "")
+        + f". The decision rule was declared on {RULE_DATE} (CONTRIBUTING). Informational claims and "
+        "checks are not counted. The development set (base seed 0 of this build; 0–4 in the seed "
+        "sweeps) gives:"
     )
+
+
+def report_lines(
+    accumulated: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+    order: Mapping[str, int] | None = None,
+    claims: Iterable[tuple[str, str]] | None = None,
+) -> list[str]:
+    """The report's section on held-out evidence: every required reproduction (of the book's
+    ``claims`` where given) that is not *reproduced*, with its pass count, interval, class and the
+    sets counted (Markdown lines)."""
+    if not accumulated:
+        return []
+    order = order or {}
+    shown = sorted(
+        (c for c in _shown(accumulated, claims) if c["class"] != "reproduced"),
+        key=lambda c: (order.get(c["chapter"], len(order)), c["chapter"], c["claim"]),
+    )
+    lines = [
+        "",
+        "## Held-out evidence",
+        "",
+        f"A claim's held-out verdict counts its passes over every held-out seed at which its chapter's "
+        f"code and ledger and the `nlcl` code it computes with were today's, with a "
+        f"{int(100 * CONFIDENCE)}% Clopper–Pearson interval of the pass rate. Reproduced: lower bound "
+        f"≥ {REPRODUCED_LOWER} (at least {seeds_to_decide()} seeds, all passing); underpowered: passes "
+        "at every seed, bound below; fragile: passes at some seeds, not at others; not reproduced: its "
+        "explanation held at every seed; fails: passes at none. Values read from committed artifacts and "
+        "claims without randomness are not evidence. The required reproductions that are not reproduced:",
+        "",
+        "| claim | chapter | passes | interval | class | sets | not counted |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in shown:
+        iv = f"[{c['interval'][0]:.2f}, {c['interval'][1]:.2f}]" if c["interval"] else "—"
+        others = ", ".join(f"{k} {s}" for s, k in sorted(c["statuses"].items()) if s != "pass" and k)
+        lines.append(
+            f"| `{c['claim']}` | {{doc}}`{c['chapter']}` | {c['passes']}/{c['n']}"
+            f"{f' ({others})' if others else ''} | {iv} | {c['class']} | {len(c['sets'])} | "
+            f"{c['excluded_sets']} sets at earlier code |"
+        )
+    return lines
 
 
 def _sweep(chapter: str, seeds: Sequence[int], args: argparse.Namespace):
@@ -361,6 +794,12 @@ def _run(args: argparse.Namespace) -> int:
             "(commit, or run in a clean clone)"
         )
         return 2
+    if args.n < MIN_SEEDS:
+        print(
+            f"held_out: --n {args.n}: a held-out set has at least {MIN_SEEDS} seeds (default {N_SEEDS}, the "
+            "fewest at which a claim passing at every seed is reproduced under the decision rule)"
+        )
+        return 2
     out = Path(args.out)
     ledger = load_ledger(out)
     seeds = draw_seeds(args.n, used_seeds(ledger))
@@ -393,28 +832,57 @@ def _run(args: argparse.Namespace) -> int:
     (out / RECORD).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
     entry = {"seeds": seeds, "date": record["date"], "commit": commit, "chapters": chapters}
     (out / LEDGER).write_text(json.dumps({"sets": [*ledger, entry]}, indent=2) + "\n")
-    h = headline(record, root)
+    append_sets(out, per_chapter, commit, record["date"])  # every set kept: the evidence accumulates
+    acc = evidence(out, root) or {}
+    h = headline(acc)
     print(
-        f"{out / RECORD}: required reproductions at seeds {seeds}: {h['reproduced']} reproduced, "
-        f"{h['not_reproduced']} not reproduced, {h['failed']} failed (of {h['total']})"
+        f"{out}: required reproductions, accumulated over the held-out sets at today's code: "
+        + ", ".join(
+            f"{h[k.replace('-', '_')]} {k}" for k in (*CLASSES, *NOT_EVIDENCE, "revised", "not-gated")
+        )
+        + f" (of {h['total']})"
     )
-    for (chapter, claim), v in sorted(claim_verdicts(record).items()):
-        if v["verdict"] not in ("pass",):
-            print(
-                f"  {chapter} {claim}: {v['verdict']} ({v['summary']}){' required' if v['required'] else ''}"
-            )
+    for (chapter, claim), c in sorted(acc.items()):
+        if chapter in per_chapter and c["class"] != "reproduced":
+            print(f"  {chapter} {claim}: {c['summary']}{' required' if c['required'] else ''}")
+    return 0
+
+
+def _archive(args: argparse.Namespace) -> int:
+    """Copy each chapter set of record.json's git history that ``sets/`` lacks (never rewriting one)."""
+    out = Path(args.out)
+    history = sets_from_history()
+    added = 0
+    for chapter, sets in sorted(history.items()):
+        archived = _read_sets(out, chapter)
+        known = {tuple(s["seeds"]) for s in archived}
+        new = [s for s in sets if tuple(s["seeds"]) not in known]
+        if new:
+            merged = sorted([*archived, *new], key=lambda s: str(s.get("date") or ""))
+            path = _sets_file(out, chapter)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_dump_sets(chapter, merged))
+            added += len(new)
+    print(f"{out / SETS}: {added} chapter sets added from the git history of {out / RECORD}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nlcl.harness.records.held_out run [--n 3] [--workers N]``, ``... check`` or ``... replay``."""
+    """``python -m nlcl.harness.records.held_out run [--n N] [--workers N]``, ``... check``, ``... replay``
+    or ``... archive``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "action",
-        choices=["run", "check", "replay"],
-        help="run: a new held-out set; check: revised chapters; replay: the record's seeds again, here",
+        choices=["run", "check", "replay", "archive"],
+        help="run: a new held-out set; check: revised chapters; replay: the record's seeds again, here; "
+        "archive: copy the sets in the git history of record.json into sets/",
     )
-    parser.add_argument("--n", type=int, default=N_SEEDS, help="seeds in the new held-out set")
+    parser.add_argument(
+        "--n",
+        type=int,
+        default=N_SEEDS,
+        help=f"seeds in the new held-out set (default {N_SEEDS}, at least {MIN_SEEDS})",
+    )
     parser.add_argument("--chapters", nargs="*", help="only these chapters (default: every chapter)")
     parser.add_argument("--workers", type=int, default=None, help="LocalCluster worker processes")
     parser.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
@@ -430,6 +898,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     if args.action == "replay":
         return _replay(args)
+    if args.action == "archive":
+        return _archive(args)
     record = load_record(Path(args.out))
     if record is None:
         print(f"{args.out}: no held-out record")

@@ -5,7 +5,9 @@ this module checks the verdicts themselves against the one number a reader may c
 base ``seed``. ``python -m nlcl.harness.records.seed_sweeps CHAPTER`` runs the chapter at base seeds 0–4
 (``--seeds``) in the ``ci`` profile through ``nlcl sweep`` (Dask, one run folder per point) and writes
 ``results/seed-sweeps/<chapter>.json``: the chapter's source hash, commit, date, profile, seeds, wall
-time of its points and one row per (seed, claim) with its status, measured value, kind and whether it is required.
+time of its points and one row per (seed, claim) with its status, measured value, kind, whether it is
+required, where its value came from (``computed``) and, for a claim whose explanation tests
+diagnostics, their values at that seed (``diagnostics``; rows made before they were kept lack it).
 
 The reproducibility report (:mod:`nlcl.harness.site.report`) shows, per chapter, how many claims keep one
 verdict at every seed, lists the claims whose verdict changes with the seed, and names every required
@@ -40,6 +42,14 @@ SWEEP_DIR = Path("results") / "seed-sweeps"
 DEFAULT_SEEDS = "0..4"
 
 
+def _diagnostics(claim: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The diagnostics a claim record's explanation tested (``note_prediction["diagnostics"]``: the
+    values given with ``run.diagnostic(name, value)``), or None."""
+    prediction = claim.get("note_prediction")
+    values = prediction.get("diagnostics") if isinstance(prediction, Mapping) else None
+    return dict(values) if isinstance(values, Mapping) and values else None
+
+
 def record_from_points(
     chapter: str,
     points: Sequence[Mapping[str, Any]],
@@ -60,17 +70,19 @@ def record_from_points(
         if not p["claims"]:
             errors[str(seed)] = (p.get("error") or "no claims").splitlines()[0][:300]
         for c in p["claims"]:
-            rows.append(
-                {
-                    "seed": seed,
-                    "claim": c["id"],
-                    "kind": c.get("kind", "reproduction"),
-                    "required": bool(c.get("required")),
-                    "status": c["status"],
-                    "measured": c.get("measured"),
-                    "computed": c.get("computed", "this run"),
-                }
-            )
+            row = {
+                "seed": seed,
+                "claim": c["id"],
+                "kind": c.get("kind", "reproduction"),
+                "required": bool(c.get("required")),
+                "status": c["status"],
+                "measured": c.get("measured"),
+                "computed": c.get("computed", "this run"),
+            }
+            diagnostics = _diagnostics(c)
+            if diagnostics:  # what the claim's explanation tested at this seed, to audit its verdict
+                row["diagnostics"] = diagnostics
+            rows.append(row)
     return {
         "chapter": chapter,
         "profile": profile,

@@ -53,6 +53,6 @@ def add_site_extras(
     full_dir = root / FULL_DIR
     if full_dir.is_dir():  # the paper-scale verdicts, as the report shows them
         records = merge_full([dict(r) for r in records], load_full_records(full_dir))
-    held = held_out.load_record(root / held_out.HELD_OUT_DIR)
-    records = held_out.attach(records, held, root)  # the verdicts of record, as the headline counts them
+    held = held_out.evidence(root / held_out.HELD_OUT_DIR, root)
+    records = held_out.attach(records, held)  # the verdicts of record, as the headline counts them
     return dashboard.write_dashboard(records, timings, page, static, list(chapters))

@@ -169,8 +169,10 @@ def write_report(
     order = {c: i for i, c in enumerate(chapter_order or [])}
     records = sorted(records, key=lambda r: (order.get(r["chapter"], len(order)), r["chapter"]))
     records = merge_full(records, full)
-    held = held_out.load_record(full_dir.parent / "held-out") if full_dir.parent.is_dir() else None
-    records = held_out.attach(records, held, full_dir.resolve().parent.parent)
+    root = full_dir.resolve().parent.parent
+    # the held-out verdicts, accumulated over every held-out set at today's code (held_out.accumulate)
+    held = held_out.evidence(full_dir.parent / "held-out", root) if full_dir.parent.is_dir() else None
+    records = held_out.attach(records, held)
     repro = [r for r in records if r.get("kind", "reproduction") == "reproduction"]
     checks = [r for r in records if r.get("kind", "reproduction") == "check"]
     counts = {s: sum(r["status"] == s for r in repro) for s in _STATUSES}
@@ -180,7 +182,7 @@ def write_report(
     n_full = sum(r.get("full") is not None for r in repro)
     profile = records[0]["profile"] if records else "—"
     commit = records[0]["commit"] if records else "—"
-    first = held_out.headline_text(held, full_dir.resolve().parent.parent)
+    first = held_out.headline_text(held, [(r["chapter"], r["id"]) for r in records])
     lines = [
         f"{first} **{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
         f"{published.count('not-reproduced')} not reproduced, {published.count('fail')} fail, "
@@ -240,6 +242,7 @@ def write_report(
         except FileNotFoundError:  # records outside a book: nothing to compare with
             pass
     lines += _sections(records, repro, full, order, sweeps)
+    lines += held_out.report_lines(held, order, [(r["chapter"], r["id"]) for r in records])
     if sweeps:
         lines += seed_sweeps.report_lines(sweeps, order)
     if timings:
@@ -271,7 +274,7 @@ def _held_out_text(r: dict[str, Any]) -> str:
     h = r.get("held_out")
     if not h:
         return ""
-    return f"; held-out: {h['summary']}" + (" (chapter revised since)" if h["revised"] else "")
+    return f"; held-out: {h['summary']}"
 
 
 def _explained_at_other_seeds(record: dict[str, Any], sweeps: dict[str, dict[str, Any]]) -> list[int]:
