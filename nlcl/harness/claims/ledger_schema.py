@@ -170,6 +170,9 @@ _COMMON = {  # fields a claim may take from the ledger's defaults
     "kind": {"enum": ["reproduction", "check"]},
     "decide": {"$ref": "#/$defs/decide"},
     "timing": {"type": "boolean"},
+    # false: nothing random in the claim's computation, so its held-out verdict is no evidence
+    # (nlcl.harness.records.held_out); true by default
+    "seeded": {"type": "boolean"},
 }
 
 _CLAIM = {
