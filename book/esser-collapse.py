@@ -100,14 +100,12 @@ import nlcl
 # fmt: off
 run = nlcl.start("esser-collapse", globals(), spec={
     "loss": {"choices": ["contrastive", "non_contrastive"], "paper": "contrastive",
-             "source": "Esser et al. 2024, Example 1 and Fig. 2 (loss (1))"},
+             "source": "Esser et al. 2024, Example 1, Fig. 2"},
     "noise_var": {"range": [0.0, 10.0], "paper": 0.1,
-                  "source": "Esser et al. 2024, Example 1 (ε ~ N(0, 0.1 I))"},
-    "lr": {"range": [1e-6, 10.0], "paper": 0.01,
-           "source": "Esser et al. 2024, Fig. 2 (Numerical Evaluation after Conjecture 1)"},
+                  "source": "Esser et al. 2024, Example 1"},
+    "lr": {"range": [1e-6, 10.0], "paper": 0.01, "source": "Esser et al. 2024, Fig. 2"},
     "epochs": {"range": [1, 100_000], "paper": 500,
-               "source": "Esser et al. 2024, Fig. 2 (Numerical Evaluation after Conjecture 1)"},
-    "hidden": {"range": [2, 10_000]},
+               "source": "Esser et al. 2024, Fig. 2"}, "hidden": {"range": [2, 10_000]},
     "activations": {"length": [1, 6], "items": {"type": "str", "choices": [
         "relu", "leaky_relu", "quadratic", "monomial", "sigmoid", "tanh"]}},
     "n_points": {"range": [4, 100_000], "ci": 200, "full": 500},

@@ -97,45 +97,18 @@ run = nlcl.start(
     "renli-simulation",
     globals(),
     spec={
-        "kappa": {
-            "range": [1.0, 1000.0], "paper": 4.0,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
+        "kappa": {"range": [1.0, 1000.0], "paper": 4.0, "source": "reconstruction"},
         "kappas": {"length": [1, 20], "items": {"type": "float", "range": [1.0, 1e3]}},
-        "lam": {
-            "range": [1e-6, 1000.0], "paper": 1.0,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
+        "lam": {"range": [1e-6, 1000.0], "paper": 1.0, "source": "reconstruction"},
         "lams": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1e3]}},
-        "beta1": {
-            "range": [1e-6, 1000.0], "paper": 0.05,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
-        "beta2": {
-            "range": [1e-6, 1000.0], "paper": 2.0,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
+        "beta1": {"range": [1e-6, 1000.0], "paper": 0.05, "source": "reconstruction"},
+        "beta2": {"range": [1e-6, 1000.0], "paper": 2.0, "source": "reconstruction"},
         "beta1s": {"length": [1, 20], "items": {"type": "float", "range": [1e-6, 1e3]}},
-        "lr": {
-            "range": [1e-6, 1e6], "paper": 2.0,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
-        "d": {
-            "range": [2, 4096], "paper": 64,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
-        "r": {
-            "range": [1, "d"], "paper": 8,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
-        "r_xi": {
-            "range": [1, "d"], "paper": 8,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
-        "nu": {
-            "range": [0.0, 100.0], "paper": 0.3,
-            "source": "reconstruction: the prototype of appendix-renli-setup",
-        },
+        "lr": {"range": [1e-6, 1e6], "paper": 2.0, "source": "reconstruction"},
+        "d": {"range": [2, 4096], "paper": 64, "source": "reconstruction"},
+        "r": {"range": [1, "d"], "paper": 8, "source": "reconstruction"},
+        "r_xi": {"range": [1, "d"], "paper": 8, "source": "reconstruction"},
+        "nu": {"range": [0.0, 100.0], "paper": 0.3, "source": "reconstruction"},
         "width": {"range": [1, 8192], "ci": 128, "full": 512},
         "batch_size": {"range": [2, 65_536], "ci": 128, "full": 512},
         "steps_stage1": {"range": [1, 1_000_000], "ci": 300, "full": 1500},

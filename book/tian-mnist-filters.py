@@ -111,7 +111,7 @@ run = nlcl.start(
         "activation": {
             "choices": ["linear", "relu", "leaky_relu", "quadratic", "sigmoid"],
             "paper": "relu",
-            "source": "reconstruction: App. E.3 reuses the network of App. E.2, ReLU in Sec. 5",
+            "source": "reconstruction (App. E.3 names none)",
         },
         "M": {"range": [2, 1024]},
         "batch_size": {"range": [2, 4096], "paper": 8, "source": "Tian 2023, App. E.3"},

@@ -73,7 +73,7 @@ run = nlcl.start(
             "paper": "relu",
             "source": "Tian 2023, Sec. 3.1 (Eqs. 8-9, ReLU)",
         },
-        "q": {"range": [0.001, 0.999], "paper": 0.2, "source": "our choice (Eq. 9: q < 0.382)"},
+        "q": {"range": [0.001, 0.999], "paper": 0.2, "source": "our choice"},
         "n_patterns": {"range": [1, 1000]},
         "dim": {"range": ["n_patterns", 10_000]},
         "tau": {"range": [0.01, 100.0]},

@@ -106,7 +106,10 @@ def _namespace(**values):
     return ns
 
 
-SPEC = {"n": {"range": [1, 10], "ci": 2, "full": 8}, "lr": {"range": [0.0, 1.0], "paper": 0.1, "source": "our choice"}}
+SPEC = {
+    "n": {"range": [1, 10], "ci": 2, "full": 8},
+    "lr": {"range": [0.0, 1.0], "paper": 0.1, "source": "our choice"},
+}
 
 
 def test_start_keeps_freed_memory_for_reuse(runs_dir, monkeypatch):
