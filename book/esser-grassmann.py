@@ -175,8 +175,10 @@ paper_fig3 = run.at_paper("lr", "loss", "noise_var") and paper_widths
 
 # %% [markdown]
 # The claims, declared in the chapter's ledger before anything is measured. The Fig. 3 claims are
-# required in the paper's setting of Fig. 3 (`lr`, `loss`, `noise_var` and the widths 10, 100, 1000),
-# the Fig. 4 accuracy claims at the paper's `lr`, `loss` and `n_per_class`.
+# required in the setting of Fig. 3 (the paper's `lr` and widths 10, 100, 1000; Figs. 3-4 state no
+# loss or pair noise, so `loss` and `noise_var` are the reconstruction's: the contrastive $C$ of
+# Eq. 7 with Example 1's noise), the Fig. 4 accuracy claims at the paper's `lr` and `n_per_class`
+# with the same `loss`.
 
 # %%
 run.show_ledger(paper_fig3=paper_fig3)
