@@ -238,7 +238,12 @@ def test_accumulate_counts_every_set_at_todays_code_and_no_other():
     assert (a["passes"], a["n"], a["class"]) == (17, 17, "reproduced") and a["one_value"]
     # nothing at today's code: shown, never counted
     g = acc[("gone", "a")]
-    assert g["class"] == "revised" and g["n"] == 0 and "no held-out set at the current code" in g["summary"]
+    assert g["class"] == "revised" and g["n"] == 0 and g["earlier"] == {"passes": 1, "n": 1}
+    assert (
+        g["summary"]
+        == "no held-out set at the current code (1 set at earlier code; 1/1 pass at earlier code, not counted)"
+    )
+    assert a["earlier"] == {"passes": 0, "n": 9}  # the three sets at other code: shown, not counted
     h = held_out.headline(acc)
     assert (h["total"], h["fragile"], h["revised"], h["seeds"]) == (2, 1, 1, (17, 17))
 
@@ -289,6 +294,7 @@ def test_sets_are_appended_never_rewritten_and_the_record_counts_too(tmp_path):
     assert set(held_out.load_sets(tmp_path)) == {"ch", "other"}
     acc = held_out.evidence(tmp_path, tmp_path)  # no book here: every set is at other code
     assert acc[("ch", "a")]["class"] == "revised"
+    assert "at the chapter's current code: none yet" in held_out.headline_text(acc)
     assert held_out.evidence(tmp_path / "none") is None
 
 

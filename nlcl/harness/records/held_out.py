@@ -449,10 +449,30 @@ def _counted(s: Mapping[str, Any], now: tuple[str, str] | None) -> bool:
     )
 
 
+def _count(statuses: Mapping[str, int]) -> dict[str, int]:
+    """``passes`` and ``n`` (not-gated seeds left out) of a status count."""
+    return {
+        "passes": statuses.get("pass", 0),
+        "n": sum(k for s, k in statuses.items() if s != "not-gated"),
+    }
+
+
+def _sets(k: int) -> str:
+    return f"{k} set" + "s" * (k != 1)
+
+
+def _earlier(c: Mapping[str, Any]) -> str:
+    e = c.get("earlier") or {}
+    return f"{e['passes']}/{e['n']} pass at earlier code, not counted" if e.get("n") else ""
+
+
 def _summary(c: Mapping[str, Any]) -> str:
     n, passes = c["n"], c["passes"]
     if c["class"] == "revised":
-        return f"no held-out set at the current code ({c['excluded_sets']} at earlier code, not counted)"
+        earlier = _earlier(c)
+        return f"no held-out set at the current code ({_sets(c['excluded_sets'])} at earlier code" + (
+            f"; {earlier})" if earlier else ", not counted)"
+        )
     if n == 0:
         return "not gated at every held-out seed (timing, measured beside other runs)"
     others = ", ".join(f"{k} {s}" for s, k in sorted(c["statuses"].items()) if s != "pass" and k)
@@ -485,7 +505,8 @@ def accumulate(
     (:func:`interval`), ``evidence`` (``seeded``, ``unseeded`` or ``artifact``; ``read_from``),
     ``class`` (:func:`decide` for seeded evidence; ``unseeded``/``artifact``; ``revised`` when no set
     is at today's code; ``not-gated``), ``sets`` (seeds, commit, date of each counted set),
-    ``seeds``, ``excluded_sets``, ``one_value`` (the same value at every counted seed) and ``summary``."""
+    ``seeds``, ``excluded_sets``, ``earlier`` (``passes`` and ``n`` over the rows of those sets, for the
+    audit), ``one_value`` (the same value at every counted seed) and ``summary``."""
     unseeded = set(unseeded)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for chapter, chapter_sets in sets.items():
@@ -505,6 +526,11 @@ def accumulate(
             for claim in claims:
                 for seed in s["seeds"]:
                     per_seed[claim][int(seed)] = rows.get((int(seed), claim))
+        earlier: dict[str, Counter] = {c: Counter() for c in claims}
+        for s in chapter_sets:
+            if not _counted(s, now):  # shown for the audit, never counted
+                for r in s["rows"]:
+                    earlier[r["claim"]][r["status"]] += 1
         for claim, c in claims.items():
             rows = per_seed[claim]
             statuses = Counter(r["status"] if r else "missing" for r in rows.values())
@@ -526,6 +552,7 @@ def accumulate(
                 sets=used,
                 seeds=sorted(rows),
                 excluded_sets=excluded,
+                earlier=_count(earlier[claim]),
                 one_value=len(rows) > 1 and len(values) == 1 and "missing" not in statuses,
             )
             if not counted:
@@ -637,7 +664,7 @@ def headline_text(
         )
     h = headline(accumulated, claims)
     lo, hi = h["seeds"]
-    seeds = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    seeds = "none yet" if not hi else f"{lo} seeds per claim" if lo == hi else f"{lo}–{hi} seeds per claim"
     rest = [
         f"{h['artifact']} read from committed artifacts" if h["artifact"] else "",
         f"{h['unseeded']} without randomness (the same computation at every seed)" if h["unseeded"] else "",
@@ -647,8 +674,8 @@ def headline_text(
     rest = [t for t in rest if t]
     return (
         f"**Verdicts of record** (`ci` profile at held-out base seeds drawn when each run started, "
-        f"accumulated over every held-out set run at the chapter's current code: {seeds} seeds per "
-        f"claim; `{HELD_OUT_DIR / SETS}/`): of **{h['total']} required reproductions**, "
+        f"accumulated over every held-out set run at the chapter's current code: {seeds}; "
+        f"`{HELD_OUT_DIR / SETS}/`): of **{h['total']} required reproductions**, "
         f"{h['reproduced']} reproduced (the {int(100 * CONFIDENCE)}% Clopper–Pearson lower bound of "
         f"the pass rate ≥ {REPRODUCED_LOWER}), {h['underpowered']} pass at every seed with too few "
         f"seeds to decide, {h['fragile']} fragile (pass at some seeds, not at others), "
@@ -696,7 +723,7 @@ def report_lines(
         lines.append(
             f"| `{c['claim']}` | {{doc}}`{c['chapter']}` | {c['passes']}/{c['n']}"
             f"{f' ({others})' if others else ''} | {iv} | {c['class']} | {len(c['sets'])} | "
-            f"{c['excluded_sets']} sets at earlier code |"
+            f"{_sets(c['excluded_sets'])} at earlier code{': ' + _earlier(c) if _earlier(c) else ''} |"
         )
     return lines
 
