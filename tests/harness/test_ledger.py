@@ -573,6 +573,8 @@ def test_from_ledgers_reads_statements_and_revisions_from_the_ledger(tmp_path):
     assert out[0]["statement"] == "With relu, a claim." and out[0]["source"] == "Paper, Fig. 2"
     assert out[0]["revised"] == [{"from": "≥ 9", "to": "≥ 8", "reason": "why", "date": "2026-11-26"}]
     assert out[0]["ledger"] == "book/claims/unit.yaml"
+    # kind and basis as the ledger declares them now, also for a record made before the field
+    assert out[0]["basis"] == "dynamical" and out[0]["kind"] == "reproduction" and "basis" not in records[0]
     assert out[1]["statement"] == "A bound 0.5."  # a computed value: the record's own rendering
     assert out[2:] == records[2:]
 

@@ -124,7 +124,8 @@ def test_write_report(tmp_path):
     )
     text = (tmp_path / "out.md").read_text()
     assert (counts["pass"], counts["fail"], counts["not-reproduced"]) == (1, 0, 1)
-    assert "| `a` | {doc}`ch` | Tian 2023 |" in text and "✓ pass" in text
+    # a record without a basis (made before records carried one) reads as unclassified
+    assert "| `a` | {doc}`ch` | unclassified | Tian 2023 |" in text and "✓ pass" in text
     assert "because" in text and "1.5 s" in text and report.REPORT_MARKER not in text
 
 

@@ -429,3 +429,66 @@ def test_reproductions_made_informational_are_named_beside_the_headline():
     assert [r["id"] for r in demoted(recs)] == ["a"]
     assert "1 reproductions were made informational by a revision" in demoted_sentence(recs)
     assert "`a` (fail)" in demoted_sentence(recs) and demoted_sentence(recs[1:]) == ""
+
+
+def test_headline_gives_the_bases_apart_and_names_unclassified_records(tmp_path):
+    """Exact results are verified, dynamical and statistical claims reproduced at held-out seeds,
+    informational reproductions apart, and a record made before ``basis`` existed is unclassified."""
+    records = [
+        rec("e1", basis="exact"),
+        rec("e2", basis="exact", status="fail"),
+        rec("d1", basis="dynamical"),
+        rec("s1", basis="statistical", status="not-reproduced"),
+        rec("old"),  # predates the field
+        rec("i1", basis="dynamical", required=False),
+        rec("k", kind="check"),
+    ]
+    _, text = make_report(tmp_path, records)
+    head = text[text.index("**By basis**") :].split("\n", 1)[0]
+    assert (
+        "exact results (a paper's closed form or identity against an independent computation): 1 of 2 verified"
+        in head
+    )
+    assert "dynamical claims (what training shows): 0 of 0 reproduced at held-out seeds and 1 of 1" in head
+    assert "statistical claims (what sampling shows): 0 of 0 reproduced at held-out seeds and 0 of 1" in head
+    assert "unclassified (records without a basis, made before records carried one): " in head
+    assert (
+        "**Informational reproductions** (not required, not counted above): 1, 1 of them reproduced" in head
+    )
+    assert "| `old` | {doc}`ch` | unclassified |" in text and "| `e1` | {doc}`ch` | exact |" in text
+    # no unclassified record: the class is not named
+    (tmp_path / "all").mkdir()
+    _, text = make_report(tmp_path / "all", records[:4])
+    assert "unclassified" not in text
+
+
+def test_basis_counts_read_held_out_evidence_by_basis():
+    """A dynamical claim counts as reproduced by the held-out class; an exact one needs every
+    counted held-out seed to pass; unseeded or artifact entries are not held-out evidence."""
+    held = lambda cls, passes, n: {"class": cls, "passes": passes, "n": n, "verdict": cls}  # noqa: E731
+    counts = report.basis_counts(
+        [
+            rec("d1", basis="dynamical", held_out=held("reproduced", 10, 10)),
+            rec("d2", basis="dynamical", held_out=held("fragile", 7, 10)),
+            rec("d3", basis="dynamical", held_out=held("unseeded", 0, 0)),
+            rec("e1", basis="exact", held_out=held("underpowered", 10, 10)),
+            rec("e2", basis="exact", held_out=held("fragile", 9, 10)),
+            rec("s1", basis="statistical", status="fail"),
+        ]
+    )
+    assert counts["dynamical"] == {"total": 3, "reproduced": 2, "held_out": 2, "held_out_reproduced": 1}
+    assert counts["exact"] == {"total": 2, "reproduced": 1, "held_out": 2, "held_out_reproduced": 1}
+    assert counts["statistical"]["reproduced"] == 0 and counts["unclassified"]["total"] == 0
+    assert counts["informational"] == {"total": 0, "reproduced": 0}
+    sentence = report.basis_sentence([rec("e1", basis="exact")])
+    assert sentence.startswith("**By basis**") and ": 1 of 1 verified" in sentence
+
+
+def test_dashboard_shows_the_basis_beside_the_kind():
+    from nlcl.harness.site import dashboard
+
+    rows = dashboard.claim_rows([rec("a", basis="exact"), rec("b"), rec("k", kind="check")])
+    assert [r["basis"] for r in rows] == ["exact", "unclassified", None]
+    html = dashboard.dashboard_html(rows)
+    assert "kind: reproduction (exact)" in html and "kind: reproduction (unclassified)" in html
+    assert "kind: check</span>" in html

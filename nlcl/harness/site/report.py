@@ -1,7 +1,9 @@
 """The reproducibility report: every claim of the book and every chapter's run time, one page.
 
 Written by ``nlcl book`` (:func:`nlcl.harness.site.build.build_book`) into the staged ``book/reproducibility.md``.
-Reproductions and checks are separate tables; only reproductions are counted in the headline.
+Reproductions and checks are separate tables; only reproductions are counted in the headline,
+which also gives them apart by basis (:func:`basis_sentence`): exact results verified, dynamical and
+statistical claims reproduced at held-out seeds, and informational (not required) ones apart.
 Each reproduction shows its ci verdict (with seed statistics where it was measured over seeds)
 beside its paper-scale verdict, read from the committed full-profile records
 ``results/claims-full/<chapter>.json`` (:mod:`nlcl.harness.records.paper_scale`), and how each chapter's
@@ -20,7 +22,11 @@ from nlcl.harness.records import held_out
 from nlcl.harness.records.paper_scale import load_full_records, stale_records
 
 __all__ = [
+    "BASIS_LABELS",
     "HEADLINE_MARKER",
+    "UNCLASSIFIED",
+    "basis_counts",
+    "basis_sentence",
     "REPORT_MARKER",
     "from_ledgers",
     "merge_full",
@@ -33,6 +39,16 @@ REPORT_MARKER = "<!-- nlcl:claims-report -->"
 #: Where the headline (the counts) goes, when the template has it; else it opens the report.
 HEADLINE_MARKER = "<!-- nlcl:claims-headline -->"
 _STATUSES = ("pass", "fail", "not-reproduced", "invalid", "not-gated")
+#: The basis of a reproduction record without one (made before records carried ``basis``, or
+#: declared inline without it).
+UNCLASSIFIED = "unclassified"
+#: How the headline names each basis (:data:`nlcl.harness.claims.verdicts.BASES`, then unclassified).
+BASIS_LABELS = {
+    "exact": "exact results (a paper's closed form or identity against an independent computation)",
+    "dynamical": "dynamical claims (what training shows)",
+    "statistical": "statistical claims (what sampling shows)",
+    UNCLASSIFIED: "unclassified (records without a basis, made before records carried one)",
+}
 
 
 def _fmt_value(value: Any) -> str:
@@ -82,6 +98,77 @@ def demoted_sentence(records: list[dict[str, Any]]) -> str:
     names = ", ".join(f"`{r['id']}` ({r['status']})" for r in out)
     return (
         f" **{len(out)} reproductions were made informational by a revision** (not counted above): {names}."
+    )
+
+
+def _class_verdict(r: dict[str, Any]) -> tuple[bool, bool]:
+    """(reproduced, with held-out evidence) of a reproduction record.
+
+    With seeded held-out evidence (a class of :data:`nlcl.harness.records.held_out.CLASSES`): an
+    exact result is verified when its published verdict (:func:`published_verdict`) is reproduced
+    and it passed at every counted held-out seed (round-off does not depend on the seed); a
+    dynamical or statistical claim is reproduced when the decision rule's class is ``reproduced``.
+    Without it (no held-out set, unseeded, read from an artifact, revised since): the published
+    verdict."""
+    h = r.get("held_out")
+    published = published_verdict(r) == "reproduced"
+    if not h or h.get("class") not in held_out.CLASSES:
+        return published, False
+    if r.get("basis") == "exact":
+        return published and h.get("passes") == h.get("n"), True
+    return h["class"] == "reproduced", True
+
+
+def basis_counts(repro: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per basis (``exact``, ``dynamical``, ``statistical``, :data:`UNCLASSIFIED`), over the required
+    reproductions: ``total``, ``reproduced`` (:func:`_class_verdict`), ``held_out`` (how many have
+    seeded held-out evidence) and ``held_out_reproduced``; and ``informational``: the reproductions that are
+    not required, with ``total`` and ``reproduced``. A record without ``basis`` is unclassified."""
+    out: dict[str, dict[str, int]] = {
+        b: {"total": 0, "reproduced": 0, "held_out": 0, "held_out_reproduced": 0} for b in BASIS_LABELS
+    }
+    info = {"total": 0, "reproduced": 0}
+    for r in repro:
+        ok, held = _class_verdict(r)
+        if not r.get("required"):
+            info["total"] += 1
+            info["reproduced"] += ok
+            continue
+        c = out[r.get("basis") if r.get("basis") in BASIS_LABELS else UNCLASSIFIED]
+        c["total"] += 1
+        c["reproduced"] += ok
+        c["held_out"] += held
+        c["held_out_reproduced"] += ok and held
+    return {**out, "informational": info}
+
+
+def basis_sentence(repro: list[dict[str, Any]]) -> str:
+    """The headline's classes apart: exact results verified, dynamical and statistical claims
+    reproduced at held-out seeds (those without seeded held-out evidence counted apart, by their
+    published verdict), unclassified records named as such, informational reproductions apart."""
+    counts = basis_counts(repro)
+    parts = []
+    for b, label in BASIS_LABELS.items():
+        c = counts[b]
+        if not c["total"] and b == UNCLASSIFIED:
+            continue
+        if b == "exact":
+            text = f"{c['reproduced']} of {c['total']} verified"
+        else:
+            text = f"{c['held_out_reproduced']} of {c['held_out']} reproduced at held-out seeds"
+        rest = c["total"] - c["held_out"]
+        if b != "exact" and rest:
+            text += (
+                f" and {c['reproduced'] - c['held_out_reproduced']} of {rest} without held-out "
+                "evidence reproduced in this build"
+            )
+        parts.append(f"{label}: {text}")
+    info = counts["informational"]
+    return (
+        "**By basis**, of the required reproductions: "
+        + "; ".join(parts)
+        + f". **Informational reproductions** (not required, not counted above): {info['total']}, "
+        f"{info['reproduced']} of them reproduced."
     )
 
 
@@ -192,14 +279,15 @@ def write_report(
         f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
         f"{_not_gated_count(counts['not-gated'])}. "
         f"**{len(checks)} checks** of our own implementation "
-        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted.",
+        f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted. "
+        + basis_sentence(repro),
         "",
         "## Reproductions",
         "",
         *([demoted_sentence(repro).strip(), ""] if demoted(repro) else []),
-        f"| claim | chapter | source | statement | paper | check | measured (`{profile}`) | seeds | "
+        f"| claim | chapter | basis | source | statement | paper | check | measured (`{profile}`) | seeds | "
         f"`{profile}` verdict | paper scale (`full`) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     full_chapters = set(full)
     for r in repro:
@@ -209,7 +297,8 @@ def write_report(
         badge += _gate_outcome(r) + _held_out_text(r)
         revised = " (tolerance revised)" if r.get("revised") else ""
         lines.append(
-            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {_cell(r['source'])} | {_cell(r['statement'])} | "
+            f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {r.get('basis') or UNCLASSIFIED} | "
+            f"{_cell(r['source'])} | {_cell(r['statement'])} | "
             f"{_fmt_value(r['expected'])} | {_cell(r['tolerance'])}{revised} | {_fmt_value(r['measured'])} | "
             f"{_fmt_seeds(r)} | {badge} | {_verdict_cell(r, full_chapters)} |"
         )
@@ -414,7 +503,8 @@ def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any
     """Claim records with their static text read from the chapters' ledgers, as the report and the
     dashboard show them: for a chapter with ``book/claims/<chapter>.yaml``, each record's source,
     statement (its ``{name}`` templates filled from the record's parameters; the record's own
-    rendering where it names a value the chapter computed) and revisions come from the ledger, and
+    rendering where it names a value the chapter computed), revisions, kind and basis come from the
+    ledger (so a record made before a claim's kind or basis was declared reads as declared now), and
     ``ledger`` names the file. Records of chapters without a ledger, and ids a ledger lacks, are
     returned as they are (the repository test keeps ledgers and chapters in step)."""
     from nlcl.harness.claims.checks import to_plain
@@ -439,12 +529,15 @@ def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any
         except LedgerError:
             statement = rec.get("statement", entry["statement"])
         revised = normalize_revisions(entry.get("revised", []))
+        kind = entry.get("kind", "reproduction")
         out.append(
             {
                 **rec,
                 "source": entry["source"],
                 "statement": statement,
                 "revised": revised,
+                "kind": kind,
+                "basis": entry.get("basis") if kind == "reproduction" else None,
                 "ledger": led.label,
             }
         )
