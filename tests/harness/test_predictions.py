@@ -359,10 +359,13 @@ def test_loophole_5_a_diagnostic_declares_its_source(tmp_path):
     # the records: sources are stored, and the walk refuses the same forms
     rec = {"chapter": "ch", "id": "x", "required": True, "note": "w", "measured": 0.7}
     art = {"kind": "diagnostics", "diagnostics": {"g": 0.01}, "sources": {"g": "artifact"}}
-    same = {"kind": "diagnostics", "diagnostics": {"z": 0.7000000001}, "sources": {"z": "run"}}
-    assert walk_records([{**rec, "note_prediction": art}, {**rec, "id": "y", "note_prediction": same}]) == [
+    run = {
+        "kind": "diagnostics",
+        "diagnostics": {"g": 0.01, "z": 0.3},
+        "sources": {"g": "artifact", "z": "run"},
+    }
+    assert walk_records([{**rec, "note_prediction": art}, {**rec, "id": "y", "note_prediction": run}]) == [
         "ch/x: its only conditions are diagnostics not measured in the run {'g': 'artifact'}",
-        "ch/y: the diagnostics ['z'] equal the measured value (a restatement)",
     ]
 
 
@@ -393,20 +396,31 @@ def test_each_diagnostics_spread_over_the_held_out_rows():
 
 
 def test_the_held_out_records_diagnostics_vary():
-    """Over the committed held-out record: every required explanation that stores diagnostics has
-    one that differs between held-out seeds (rows made before diagnostics were stored are skipped)."""
+    """Over the committed held-out sets: every required explanation whose rows store diagnostics has
+    one that differs between held-out seeds at the same code (rows made before diagnostics were
+    stored are skipped)."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "results" / "held-out" / "record.json"
-    if not path.is_file():
-        pytest.skip("no held-out record")
-    record = json.loads(path.read_text())
+    folder = Path(__file__).resolve().parents[2] / "results" / "held-out" / "sets"
     rows = [
-        {**row, "chapter": chapter}
-        for chapter, entry in record.get("chapters", {}).items()
+        {**row, "chapter": f"{data['chapter']}@{entry.get('chapter_sha256')}:{entry.get('modules_sha256')}"}
+        for path in sorted(folder.glob("*.json"))
+        for data in [json.loads(path.read_text())]
+        for entry in data.get("sets", [])
         for row in entry.get("rows", [])
     ]
-    stored = [r for r in rows if isinstance(r.get("note_prediction"), dict) or r.get("diagnostics")]
+    stored = [r for r in rows if r.get("diagnostics")]
     if not stored:
         pytest.skip("the held-out rows store no diagnostics yet")
     assert predictions.constant_predictions(stored) == []
+
+
+def test_constant_predictions_read_held_out_rows():
+    """A held-out row stores its diagnostics as ``diagnostics`` (no note_prediction)."""
+    rows = [
+        {"chapter": "ch", "claim": "a", "seed": s, "required": True, "diagnostics": {"x": 1.0, "y": y}}
+        for s, y in ((1, 0.5), (2, 0.5))
+    ]
+    assert predictions.constant_predictions(rows) == ["ch/a"]
+    rows[1]["diagnostics"] = {"x": 1.0, "y": 0.7}
+    assert predictions.constant_predictions(rows) == []

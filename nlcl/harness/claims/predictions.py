@@ -236,20 +236,11 @@ def prediction_record(not_reproduced: Any, check: Any, diagnostics: Mapping[str,
     return {"kind": "band", "excluded": fraction}
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether a diagnostic's value restates the measured value (equal to float32 round-off)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return False
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=0.0)
-    return False
-
-
 def walk_records(records: Iterable[Mapping[str, Any]]) -> list[str]:
     """Problems of the explanations in claim records: every required claim with an explanation must
     record a prediction that :func:`validate_explanation` would accept (a band excluding more than
     :data:`MIN_EXCLUDED`, also beside diagnostics; a diagnostic with source ``run`` unless the band
-    carries the prediction; no diagnostic equal to the measured value)."""
+    carries the prediction)."""
     problems = []
     for r in records:
         if not r.get("required") or not r.get("note"):
@@ -287,10 +278,6 @@ def walk_records(records: Iterable[Mapping[str, Any]]) -> list[str]:
             problems.append(
                 f"{where}: its only conditions are diagnostics not measured in the run {dict(sources)}"
             )
-        measured = r.get("measured")
-        same = sorted(n for n, v in values.items() if _same(v, measured))
-        if same:
-            problems.append(f"{where}: the diagnostics {same} equal the measured value (a restatement)")
     return problems
 
 
@@ -325,20 +312,23 @@ def diagnostic_spread(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str,
 
 def constant_predictions(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Required explanations, over held-out rows, whose diagnostics are all the same at every seed
-    and that no band carries: ``chapter/claim`` for each."""
+    and that no band carries: ``chapter/claim`` for each. A row stores the diagnostics in its
+    ``note_prediction`` (a claim record) or as ``diagnostics`` (a held-out row)."""
     rows = list(rows)
     spread = diagnostic_spread(rows)
     out = set()
     for r in rows:
         pred = r.get("note_prediction")
-        if not r.get("required") or not isinstance(pred, Mapping) or pred.get("kind") != "diagnostics":
+        if isinstance(pred, Mapping):
+            names, excluded = pred.get("diagnostics") or {}, pred.get("band_excluded")
+        else:
+            names, excluded = r.get("diagnostics") or {}, None
+        if not r.get("required") or not names:
             continue
-        excluded = pred.get("band_excluded")
         if isinstance(excluded, (int, float)) and excluded > MIN_EXCLUDED:
             continue
         chapter, claim = str(r.get("chapter", "")), str(r.get("claim", r.get("id")))
-        keys = [(chapter, claim, n) for n in pred.get("diagnostics") or {}]
-        if keys and all(spread[k]["constant"] for k in keys):
+        if all(spread[(chapter, claim, n)]["constant"] for n in names):
             out.add(f"{chapter}/{claim}")
     return sorted(out)
 
