@@ -157,7 +157,6 @@ run.show_ledger(
     q_star_high=Q_STAR + 0.01,
     linear_required=P.alpha == "uniform",
     kmax_target=M - 1,
-    kmax_explained=M - 2,
 )
 
 # %% [markdown]

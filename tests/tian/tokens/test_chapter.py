@@ -139,10 +139,9 @@ def test_the_ledger_declares_the_grid_checks_and_predictions():
     checks = chapter.grid_checks(LEDGER, make_check)
     assert [cid for cid, _, _ in chapter.GRID_CLAIMS] == list(checks)
     assert checks["relu-lowest-chi-minus"]("relu") and not checks["table1-vs-paper"](0.2)
-    recs = [{"id": "tokens-relu-lowest-chi-minus", "measured": "leaky_relu", "status": "not-reproduced"}]
-    rows = chapter.prediction_rows(
-        recs, ["tokens-relu-lowest-chi-minus"], {"relu_chi_minus_rank": 3}, LEDGER, make_check
-    )
+    recs = [{"id": "tokens-table1-vs-paper", "measured": 0.2, "status": "fail"}]
+    diagnostics = {"table1_minus_paper": -0.1, "lr0_01_table1_vs_paper": 0.3}
+    rows = chapter.prediction_rows(recs, ["tokens-table1-vs-paper"], diagnostics, LEDGER, make_check)
     assert [r["prediction holds"] for r in rows] == [True, False]
 
 
