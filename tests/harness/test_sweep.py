@@ -214,3 +214,41 @@ def test_sweep_point_tells_the_kernel_whether_other_points_run_beside_it(tmp_pat
     monkeypatch.setattr(notebook, "run_chapter", fake_run_chapter)
     out = sweep._run_point("ch", {}, "ci", str(tmp_path / "p"), str(tmp_path), concurrent)
     assert out["ok"] and seen["concurrent"] is concurrent
+
+
+def test_a_full_point_saves_its_artifacts_into_a_results_copy_of_its_own(tmp_path, monkeypatch):
+    """A full run saves its chapter's artifacts; points of one full sweep run side by side, so each
+    saves into a copy of the results folder of its own and the committed one stays as it was
+    (a ci point reads the committed folder)."""
+    from nlcl.harness.records import results
+    from nlcl.harness.run import notebook
+
+    committed = tmp_path / "results"
+    (committed / "held-out" / "sets").mkdir(parents=True)
+    (committed / "ch-full.json").write_text("committed")
+    monkeypatch.setenv("NLCL_BUILD_DIR", str(tmp_path))
+    monkeypatch.delenv("NLCL_RESULTS_DIR", raising=False)
+    seen = []
+
+    def fake_run_chapter(chapter, **kw):
+        here = results.results_dir()
+        seen.append(here)
+        (here / "ch-full.json").write_text(f"written by {kw['parameters']}")
+        return notebook.ChapterResult(chapter, tmp_path / "x.ipynb", 0.0, True)
+
+    monkeypatch.setattr(notebook, "run_chapter", fake_run_chapter)
+    for seed in (1, 2):
+        out = sweep._run_point("ch", {"seed": seed}, "full", str(tmp_path / f"p{seed}"), str(tmp_path))
+        assert out["ok"]
+    assert seen == [tmp_path / "p1" / "results", tmp_path / "p2" / "results"]
+    assert (committed / "ch-full.json").read_text() == "committed"
+    assert (tmp_path / "p1" / "results" / "ch-full.json").read_text() == "written by {'seed': 1}"
+    assert not (tmp_path / "p1" / "results" / "held-out").exists()  # the held-out records stay out
+    assert "NLCL_RESULTS_DIR" not in os.environ  # restored after the point
+    # a results folder named by NLCL_RESULTS_DIR is the one copied, and named again afterwards
+    monkeypatch.setenv("NLCL_RESULTS_DIR", str(committed))
+    sweep._run_point("ch", {"seed": 3}, "full", str(tmp_path / "p3"), str(tmp_path / "elsewhere"))
+    assert seen[-1] == tmp_path / "p3" / "results" and os.environ["NLCL_RESULTS_DIR"] == str(committed)
+    assert (committed / "ch-full.json").read_text() == "committed"
+    sweep._run_point("ch", {"seed": 4}, "ci", str(tmp_path / "p4"), str(tmp_path))  # ci: as it was
+    assert seen[-1] == committed and (committed / "ch-full.json").read_text() == "written by {'seed': 4}"

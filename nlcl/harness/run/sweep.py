@@ -12,7 +12,10 @@ runs, :func:`nlcl.harness.records.sources.modules_sha256`, and the committed art
 ``results/<chapter>-*``), the profile and the point's parameters: a sweep that is run again skips
 the points already done (their ``point.json`` exists), and a changed chapter, module or artifact
 re-runs everything. A failing point is recorded with its error and does not stop
-the others. The sweep writes:
+the others. A ``full``-profile point saves the artifacts its chapter writes into a copy of the
+results folder of its own (``<point>/results``, ``NLCL_RESULTS_DIR``), never into the committed
+``results/``: points running at the same time never read each other's half-written files, and the
+sweep leaves the committed artifacts as they were. The sweep writes:
 
 * ``<out>/points/<key>/``: the point's run folder (``run/``: notebook, claims, provenance, log) and
   ``point.json``;
@@ -32,6 +35,7 @@ import hashlib
 import itertools
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +50,7 @@ __all__ = [
     "expand_grid",
     "inputs_sha256",
     "point_key",
+    "point_results",
     "run_sweep",
     "summarize_sweep",
 ]
@@ -133,6 +138,23 @@ class SweepResult:
         return [p for p in self.points if not p["ok"]]
 
 
+#: The environment variable that names the results folder (:func:`nlcl.harness.records.results.results_dir`).
+RESULTS_ENV = "NLCL_RESULTS_DIR"
+
+
+def point_results(folder: Path, committed: Path) -> Path:
+    """``<folder>/results``: a fresh copy of the ``committed`` results folder (the held-out records
+    left out), where a ``full``-profile point saves the artifacts its chapter writes."""
+    own = Path(folder) / "results"
+    if own.exists():
+        shutil.rmtree(own)
+    if Path(committed).is_dir():
+        shutil.copytree(committed, own, ignore=shutil.ignore_patterns("held-out*"))
+    else:
+        own.mkdir(parents=True)
+    return own
+
+
 def _run_point(
     chapter: str, params: dict, profile: str, point_dir: str, root: str, concurrent: bool = False
 ) -> dict[str, Any]:
@@ -148,8 +170,11 @@ def _run_point(
     # time on one machine never see each other's files. Workers run one task at a time.
     os.environ["NLCL_BUILD_DIR"] = str(folder)
     os.environ[CONCURRENT_ENV] = "1" if concurrent else "0"
+    committed = os.environ.get(RESULTS_ENV)
     t0 = time.perf_counter()
     try:
+        if profile == "full":  # a full run saves artifacts: into a copy of its own (module docstring)
+            os.environ[RESULTS_ENV] = str(point_results(folder, Path(committed or Path(root) / "results")))
         res = run_chapter(
             chapter,
             parameters=params,
@@ -161,6 +186,11 @@ def _run_point(
         ok, error, claims = res.ok, res.error, res.claims
     except Exception as exc:  # a usage error of this point (bad value): recorded, the sweep goes on
         ok, error, claims = False, f"{type(exc).__name__}: {exc}", []
+    finally:
+        if committed is None:
+            os.environ.pop(RESULTS_ENV, None)
+        else:
+            os.environ[RESULTS_ENV] = committed
     return {
         "params": params,
         "ok": bool(ok),
