@@ -423,3 +423,188 @@ def test_a_run_appends_its_sets_and_reads_the_accumulated_verdicts(one_chapter_r
     a = held_out.evidence(out, one_chapter_repo)[("ch", "a")]
     assert a["n"] == 20 and len(a["sets"]) == 2
     assert f"ch a: {a['summary']} required" in capsys.readouterr().out
+
+
+# -- paper scale at held-out seeds: the full profile (issue 52, item 4) ------------------------------
+
+
+def test_the_full_profile_has_its_own_directory_seed_counts_and_errors():
+    assert held_out.PROFILES == ("ci", "full")
+    assert held_out.PROFILE_DIRS == {"ci": held_out.HELD_OUT_DIR, "full": held_out.HELD_OUT_FULL_DIR}
+    assert str(held_out.HELD_OUT_FULL_DIR) == "results/held-out-full"
+    assert held_out.seed_counts("ci") == (held_out.N_SEEDS, held_out.MIN_SEEDS) == (17, 10)
+    assert held_out.seed_counts("full") == (3, 3)
+    # 3 passes of 3 cannot reach "reproduced": the full profile's result is a pass count, not a class
+    assert (
+        held_out.interval(3, 3)[0] == pytest.approx(0.025 ** (1 / 3))
+        and held_out.decide(3, 3) == "underpowered"
+    )
+    assert held_out.check_profile("full") == "full"
+    for bad in ("paper", None, "FULL"):
+        with pytest.raises(ValueError, match="a held-out run takes one of ci, full"):
+            held_out.check_profile(bad)
+    with pytest.raises(ValueError, match="one of ci, full"):
+        held_out.seed_counts("paper")
+    with pytest.raises(ValueError, match="one of ci, full"):
+        held_out.build_record([1], {}, commit="c", numerics=None, seconds=1, profile="paper")
+
+
+def test_a_full_record_says_its_profile_and_is_never_merged_with_a_ci_one(tmp_path):
+    sweep = {**_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
+    full = held_out.build_record(
+        [77, 88, 99], {"ch": sweep}, commit="f", numerics=None, seconds=1, profile="full"
+    )
+    assert full["profile"] == "full" and full["chapters"]["ch"]["profile"] == "full"
+    assert held_out.build_record([1], {}, commit="c", numerics=None, seconds=1)["profile"] == "ci"
+    with pytest.raises(ValueError, match="of profile 'ci' cannot take a run of profile 'full'"):
+        held_out.merge_records(_record(), full)
+    assert held_out.merge_records(full, full)["profile"] == "full"
+    (tmp_path / "record.json").write_text(json.dumps(full))
+    assert held_out.load_record(tmp_path)["artifact"] == "results/held-out-full/record.json"
+    (tmp_path / "record.json").write_text(json.dumps({**full, "profile": "paper"}))
+    with pytest.raises(ValueError, match="profile 'paper'"):
+        held_out.load_record(tmp_path)
+
+
+def test_load_sets_keeps_the_profiles_apart(tmp_path):
+    held_out.append_sets(tmp_path, {"ch": {**_set([11, 22], ["pass"] * 2), "profile": "full"}}, "c", "d")
+    sets = held_out.load_sets(tmp_path, "full")
+    assert sets["ch"][0]["profile"] == "full" and held_out.load_sets(tmp_path)["ch"] == sets["ch"]
+    with pytest.raises(ValueError, match=r"sets at seeds \[\[11, 22\]\] are not of profile 'ci'"):
+        held_out.load_sets(tmp_path, "ci")
+    with pytest.raises(ValueError, match=r"sets at seeds \[\[11, 22\]\] are not of profile 'ci'"):
+        held_out.evidence(tmp_path)  # the ci verdicts of record never count a full set
+    held_out.append_sets(tmp_path / "ci", {"ch": _set([33], ["pass"])})  # a set of before the field: ci
+    assert "profile" not in held_out.load_sets(tmp_path / "ci", "ci")["ch"][0]
+    with pytest.raises(ValueError, match="not of profile 'full'"):
+        held_out.load_sets(tmp_path / "ci", "full")
+    with pytest.raises(ValueError, match="one of ci, full"):
+        held_out.load_sets(tmp_path, "paper")
+
+
+def test_all_ledgers_reads_both_profiles_and_the_run_directory(tmp_path):
+    def ledger(directory, *seeds):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "ledger.json").write_text(json.dumps({"sets": [{"seeds": list(seeds)}]}))
+
+    ledger(tmp_path / held_out.HELD_OUT_DIR, 10_001, 10_002)
+    ledger(tmp_path / held_out.HELD_OUT_FULL_DIR, 20_001)
+    ledger(tmp_path / "elsewhere", 30_001)
+    both = held_out.all_ledgers(root=tmp_path)
+    assert sorted(s for e in both for s in e["seeds"]) == [10_001, 10_002, 20_001]
+    # the run's own directory is read once, whether or not it is one of the two
+    assert len(held_out.all_ledgers(tmp_path / held_out.HELD_OUT_FULL_DIR, tmp_path)) == 2
+    used = held_out.used_seeds(held_out.all_ledgers(tmp_path / "elsewhere", tmp_path))
+    assert used == set(held_out.DEV_SEEDS) | {10_001, 10_002, 20_001, 30_001}
+    assert held_out.all_ledgers(root=tmp_path / "nothing") == []
+
+
+def _fake_sweep(calls):
+    from types import SimpleNamespace
+
+    def fake(chapter, seeds, args):
+        calls.append((chapter, list(seeds), args.profile))
+        claims = [{"id": "a", "status": "pass", "required": True, "measured": 1.0}]
+        return SimpleNamespace(
+            points=[{"params": {"seed": s}, "claims": claims, "seconds": 1.0} for s in seeds]
+        )
+
+    return fake
+
+
+def test_a_full_run_draws_seeds_of_neither_ledger_and_records_its_profile(
+    one_chapter_repo, monkeypatch, capsys
+):
+    from nlcl.harness.records import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc")
+    calls = []
+    monkeypatch.setattr(held_out, "_sweep", _fake_sweep(calls))
+    ci = one_chapter_repo / held_out.HELD_OUT_DIR
+    ci.mkdir(parents=True)
+    (ci / "ledger.json").write_text(json.dumps({"sets": [{"seeds": [10_001, 10_002]}]}))
+    drawn = []
+
+    def draw(n, used, rng=None):
+        drawn.append(set(used))
+        return sorted(max(used) + 1 + i for i in range(n))
+
+    monkeypatch.setattr(held_out, "draw_seeds", draw)
+    assert held_out.main(["run", "--profile", "full", "--chapters", "ch", "--quiet"]) == 0
+    full = one_chapter_repo / held_out.HELD_OUT_FULL_DIR
+    record = held_out.load_record(full)
+    assert record["profile"] == "full" and record["seeds"] == [10_003, 10_004, 10_005]
+    assert calls == [("ch", [10_003, 10_004, 10_005], "full")]
+    assert {r["profile"] for r in record["chapters"]["ch"]["rows"]} == {"full"}
+    assert held_out.load_ledger(full)[0]["profile"] == "full"
+    assert held_out.load_sets(full, "full")["ch"][0]["profile"] == "full"
+    assert drawn[0] >= set(held_out.DEV_SEEDS) | {10_001, 10_002}
+    out = capsys.readouterr().out
+    assert "profile full" in out and "paper scale at held-out seeds" in out
+    # the next draw of either profile avoids the full set's seeds too; a chapter run alone is merged
+    assert held_out.main(["run", "--n", "10", "--chapters", "ch", "--quiet"]) == 0
+    assert drawn[1] >= {10_001, 10_002, 10_003, 10_004, 10_005}
+    assert held_out.main(["run", "--profile", "full", "--n", "4", "--chapters", "ch", "--quiet"]) == 0
+    assert (
+        len(held_out.load_sets(full, "full")["ch"]) == 2 and held_out.load_record(full)["profile"] == "full"
+    )
+    assert drawn[2] >= set(held_out.load_record(ci)["seeds"])
+
+
+def test_a_full_run_refuses_bad_input(one_chapter_repo, monkeypatch, capsys):
+    from nlcl.harness.records import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "abc")
+    monkeypatch.setattr(held_out, "_sweep", _fake_sweep([]))
+    assert held_out.main(["run", "--profile", "full", "--n", "2"]) == 2
+    assert "a held-out full set has at least 3 seeds (default 3" in capsys.readouterr().out
+    assert held_out.main(["run", "--n", "3"]) == 2
+    assert "a held-out ci set has at least 10 seeds (default 17" in capsys.readouterr().out
+    assert held_out.main(["run", "--profile", "full", "--chapters", "nope"]) == 2
+    assert "--chapters: no chapter nope" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        held_out.main(["run", "--profile", "paper"])
+    assert "invalid choice: 'paper'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        held_out.main(["check", "--n", "3"])
+    assert "only a run draws seeds" in capsys.readouterr().err
+    # a directory of the other profile's sets is refused before anything runs
+    assert held_out.main(["run", "--chapters", "ch", "--n", "10", "--quiet"]) == 0
+    capsys.readouterr()
+    assert held_out.main(["run", "--profile", "full", "--out", str(held_out.HELD_OUT_DIR), "--quiet"]) == 2
+    assert "holds held-out sets of profile ci" in capsys.readouterr().out
+
+
+def test_check_and_replay_read_the_full_record_at_its_profile(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from nlcl.harness.records import seed_sweeps
+    from nlcl.harness.run import sweep
+
+    sweep_rec = {**_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
+    full = held_out.build_record(
+        [77, 88, 99], {"ch": sweep_rec}, commit="f", numerics=None, seconds=1, profile="full"
+    )
+    (tmp_path / "record.json").write_text(json.dumps(full))
+    calls = []
+
+    def fake_sweep(chapter, grid, **kw):
+        calls.append((chapter, grid["seed"], kw["profile"]))
+        return SimpleNamespace(points=[])
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    monkeypatch.setattr(seed_sweeps, "record_from_points", lambda *a, **k: {"rows": sweep_rec["rows"]})
+    monkeypatch.setattr(held_out, "revised_since", lambda record, root=None: {})
+    report = tmp_path / "replay.json"
+    assert held_out.main(["replay", "--out", str(tmp_path), "--report", str(report), "--quiet"]) == 0
+    assert calls == [("ch", [77, 88, 99], "full")]  # the record's profile, without --profile
+    assert json.loads(report.read_text())["profile"] == "full"
+    assert held_out.main(["replay", "--profile", "full", "--out", str(tmp_path), "--quiet"]) == 0
+    assert calls[-1][2] == "full"
+    capsys.readouterr()
+    assert held_out.main(["replay", "--profile", "ci", "--out", str(tmp_path)]) == 2
+    assert "holds a full-profile record" in capsys.readouterr().out
+    assert held_out.main(["check", "--profile", "ci", "--out", str(tmp_path)]) == 2
+    assert held_out.main(["check", "--profile", "full", "--out", str(tmp_path)]) == 0
+    assert held_out.main(["check", "--profile", "full", "--out", str(tmp_path / "none")]) == 1
+    assert "no held-out record" in capsys.readouterr().out

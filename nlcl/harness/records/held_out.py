@@ -1,4 +1,4 @@
-"""Held-out verdicts: the ci verdicts of record come from base seeds nobody developed a chapter at.
+"""Held-out verdicts: the verdicts of record come from base seeds nobody developed a chapter at.
 
 Base seeds 0–4 are the **development set**: chapters were written, and claims revised, while their
 verdicts at those seeds were visible (``results/seed-sweeps/``), so "no required claim fails at
@@ -39,6 +39,22 @@ compares every row with the record (:func:`compare_rows`): whether the verdicts 
 here. It draws nothing and writes no record; seeds already run are not consumed again.
 ``archive`` copies into ``sets/`` every chapter set found in the git history of ``record.json``
 that the archive lacks (the sets run before the archive existed).
+
+**Paper scale at held-out seeds** (``run --profile full``): the same run with every chapter's
+``full`` profile (the papers' sizes; tian-tokens retrains its grid at the base seed and the two
+after it, so at held-out seeds too), into ``results/held-out-full/`` (:data:`HELD_OUT_FULL_DIR`:
+``record.json``, ``ledger.json``, ``sets/``), :data:`N_SEEDS_FULL` seeds by default and never fewer
+than :data:`MIN_SEEDS_FULL`. Its seeds are drawn excluding the development set and every seed of
+*both* ledgers (:func:`all_ledgers`), so no base seed is run at two profiles; its record, sets and
+rows say ``profile: full``, and ``check``, ``replay`` and ``archive`` take ``--profile full`` too
+(replay sweeps at the record's profile). Its sets are accumulated exactly as the ``ci`` ones (every
+set at today's ``chapter_sha256`` and ``modules_sha256``, the same interval;
+:func:`nlcl.harness.records.paper_scale.held_out_counts`), but the result is shown as a **pass
+count**, "k/n held-out seeds" with the statuses of the seeds that did not pass, never as a class:
+at 3 seeds the decision rule cannot reach *reproduced* (3 passes of 3 give a lower bound of 0.29,
+below :data:`REPRODUCED_LOWER`), so a class would call every clean claim "underpowered". The
+report's paper-scale column shows the count beside the seed-0 record
+(:mod:`nlcl.harness.records.paper_scale`).
 """
 
 from __future__ import annotations
@@ -64,9 +80,17 @@ __all__ = [
     "RULE_DATE",
     "CLASSES",
     "HELD_OUT_DIR",
+    "HELD_OUT_FULL_DIR",
+    "PROFILES",
+    "PROFILE_DIRS",
+    "N_SEEDS_FULL",
+    "MIN_SEEDS_FULL",
+    "check_profile",
+    "seed_counts",
     "draw_seeds",
     "used_seeds",
     "load_ledger",
+    "all_ledgers",
     "load_record",
     "build_record",
     "merge_records",
@@ -108,6 +132,16 @@ MIN_SEEDS = 10
 CLASSES = ("reproduced", "underpowered", "fragile", "not-reproduced", "fails")
 NOT_EVIDENCE = ("unseeded", "artifact")
 HELD_OUT_DIR = Path("results") / "held-out"
+#: Where the held-out runs of the ``full`` profile (the papers' sizes) are recorded.
+HELD_OUT_FULL_DIR = Path("results") / "held-out-full"
+#: The profiles a held-out run takes, and each one's directory (relative to the book's root).
+PROFILES = ("ci", "full")
+PROFILE_DIRS = {"ci": HELD_OUT_DIR, "full": HELD_OUT_FULL_DIR}
+#: Seeds per held-out ``full`` run by default, and the fewest it takes: a full run costs minutes of a
+#: GPU per chapter and seed, so its sets are small and its result a pass count, not a class (3 of 3
+#: give a Clopper–Pearson lower bound of 0.29: the decision rule cannot reach *reproduced*).
+N_SEEDS_FULL = 3
+MIN_SEEDS_FULL = 3
 LEDGER = "ledger.json"
 RECORD = "record.json"
 SETS = "sets"
@@ -128,6 +162,20 @@ def seeds_to_decide(lower: float = REPRODUCED_LOWER, confidence: float = CONFIDE
 N_SEEDS = seeds_to_decide()
 
 
+def check_profile(profile: Any) -> str:
+    """``profile`` when it is one of :data:`PROFILES`; a clear error otherwise."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r}: a held-out run takes one of {', '.join(PROFILES)}")
+    return profile
+
+
+def seed_counts(profile: str) -> tuple[int, int]:
+    """(default, fewest) seeds of a held-out set of ``profile``: (:data:`N_SEEDS`, :data:`MIN_SEEDS`)
+    for ``ci``, whose sets decide classes; (:data:`N_SEEDS_FULL`, :data:`MIN_SEEDS_FULL`) for
+    ``full``, whose sets give pass counts."""
+    return (N_SEEDS, MIN_SEEDS) if check_profile(profile) == "ci" else (N_SEEDS_FULL, MIN_SEEDS_FULL)
+
+
 def load_ledger(directory: Path) -> list[dict[str, Any]]:
     """The held-out sets drawn so far (oldest first): seeds, date, commit, what they decided."""
     path = Path(directory) / LEDGER
@@ -137,6 +185,23 @@ def load_ledger(directory: Path) -> list[dict[str, Any]]:
 def used_seeds(ledger: Sequence[Mapping[str, Any]]) -> set[int]:
     """Every seed a held-out draw must avoid: the development set and all earlier held-out sets."""
     return set(DEV_SEEDS) | {int(s) for entry in ledger for s in entry["seeds"]}
+
+
+def all_ledgers(out: Path | None = None, root: Path | None = None) -> list[dict[str, Any]]:
+    """The held-out sets drawn so far at *every* profile: the ledgers of :data:`HELD_OUT_DIR` and
+    :data:`HELD_OUT_FULL_DIR` under ``root`` (the book's root; the current directory when None)
+    and of ``out`` (a run's own directory, where it is elsewhere), each directory read once. A new
+    draw avoids all of their seeds (:func:`used_seeds`), so no seed is run at two profiles."""
+    base = Path(root) if root is not None else Path()
+    directories = [base / d for d in PROFILE_DIRS.values()] + ([Path(out)] if out is not None else [])
+    seen: set[Path] = set()
+    entries: list[dict[str, Any]] = []
+    for d in directories:
+        key = d.resolve()
+        if key not in seen:
+            seen.add(key)
+            entries += load_ledger(d)
+    return entries
 
 
 def draw_seeds(n: int, used: set[int], rng: Any = None) -> list[int]:
@@ -162,7 +227,9 @@ def load_record(directory: Path) -> dict[str, Any] | None:
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or not isinstance(data.get("chapters"), dict) or "seeds" not in data:
         raise ValueError(f"{path}: expected a held-out record with 'seeds' and 'chapters'")
-    data["artifact"] = f"{HELD_OUT_DIR / RECORD}"
+    if data.get("profile", "ci") not in PROFILES:
+        raise ValueError(f"{path}: profile {data.get('profile')!r}; a held-out record has one of {PROFILES}")
+    data["artifact"] = f"{PROFILE_DIRS[data.get('profile', 'ci')] / RECORD}"
     return data
 
 
@@ -173,21 +240,24 @@ def build_record(
     commit: str,
     numerics: Mapping[str, Any] | None,
     seconds: float,
+    profile: str = "ci",
 ) -> dict[str, Any]:
     """The committed record of one held-out run; ``chapters``: chapter → seed-sweep record
-    (:func:`nlcl.harness.records.seed_sweeps.record_from_points`) of that chapter at ``seeds``."""
+    (:func:`nlcl.harness.records.seed_sweeps.record_from_points`) of that chapter at ``seeds``;
+    ``profile``: the profile the chapters ran at (:data:`PROFILES`), in the record and each chapter's set."""
+    check_profile(profile)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     keys = ("chapter_sha256", "modules_sha256", "seeds", "errors", "rows", "points_time_s")
     return {
         "seeds": sorted(int(s) for s in seeds),
         "development_seeds": list(DEV_SEEDS),
-        "profile": "ci",
+        "profile": profile,
         "commit": commit,
         "date": date,
         "wall_time_s": round(float(seconds), 1),
         "numerics": dict(numerics) if numerics else None,
         "chapters": {
-            c: {**{k: rec.get(k) for k in keys}, "commit": commit, "date": date}
+            c: {**{k: rec.get(k) for k in keys}, "profile": profile, "commit": commit, "date": date}
             for c, rec in chapters.items()
         },
     }
@@ -196,9 +266,15 @@ def build_record(
 def merge_records(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
     """``new`` (a held-out run of some chapters, at a fresh set) over ``old``: the chapters of
     ``new`` replace theirs, the others keep the set they were decided at; ``seeds`` lists every set
-    still in use (a chapter's own ``seeds`` say which decided it)."""
+    still in use (a chapter's own ``seeds`` say which decided it). Records of two profiles are
+    never merged (a clear error)."""
     if not old:
         return dict(new)
+    if old.get("profile", "ci") != new.get("profile", "ci"):
+        raise ValueError(
+            f"a held-out record of profile {old.get('profile', 'ci')!r} cannot take a run of profile "
+            f"{new.get('profile', 'ci')!r} (each profile has its own directory: {PROFILE_DIRS})"
+        )
     # an old chapter keeps the commit and date it was decided at (the new run's are not its own)
     kept = {
         c: {"commit": old.get("commit"), "date": old.get("date"), **r} for c, r in old["chapters"].items()
@@ -308,6 +384,8 @@ def _set_entry(rec: Mapping[str, Any], commit: Any = None, date: Any = None, **e
     out["seeds"] = sorted(int(s) for s in rec["seeds"])
     out["commit"] = rec.get("commit") or commit
     out["date"] = rec.get("date") or date
+    if rec.get("profile"):  # sets made before the field are ci sets
+        out["profile"] = rec["profile"]
     return {**out, **extra, "rows": list(rec["rows"])}
 
 
@@ -331,9 +409,11 @@ def _dump_sets(chapter: str, sets: Sequence[Mapping[str, Any]]) -> str:
     return f'{{"chapter": {json.dumps(chapter)}, "sets": [\n' + ",\n".join(blocks) + "\n]}\n"
 
 
-def load_sets(directory: Path) -> dict[str, list[dict[str, Any]]]:
+def load_sets(directory: Path, profile: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """chapter → every held-out set of it, oldest first: ``sets/<chapter>.json``, and the chapter sets
-    of ``record.json`` that the archive lacks (matched by seeds)."""
+    of ``record.json`` that the archive lacks (matched by seeds). ``profile``: every set must be of
+    it (a set without the field is a ``ci`` one), else a clear error: the sets of two profiles are
+    never counted together."""
     directory = Path(directory)
     out: dict[str, list[dict[str, Any]]] = {}
     for path in sorted((directory / SETS).glob("*.json")):
@@ -345,9 +425,17 @@ def load_sets(directory: Path) -> dict[str, list[dict[str, Any]]]:
     for chapter, rec in (record or {}).get("chapters", {}).items():
         have = {tuple(s["seeds"]) for s in out.get(chapter, [])}
         if tuple(sorted(int(s) for s in rec["seeds"])) not in have:
-            out.setdefault(chapter, []).append(_set_entry(rec, record.get("commit"), record.get("date")))
-    for sets in out.values():
+            entry = _set_entry(rec, record.get("commit"), record.get("date"))
+            entry.setdefault("profile", record.get("profile", "ci"))
+            out.setdefault(chapter, []).append(entry)
+    for chapter, sets in out.items():
         sets.sort(key=lambda s: str(s.get("date") or ""))
+        other = [s["seeds"] for s in sets if profile and s.get("profile", "ci") != check_profile(profile)]
+        if other:
+            raise ValueError(
+                f"{directory}: {chapter}: sets at seeds {other} are not of profile {profile!r}; "
+                "each profile's held-out sets have a directory of their own"
+            )
     return out
 
 
@@ -590,7 +678,7 @@ def evidence(
 ) -> dict[tuple[str, str], dict[str, Any]] | None:
     """:func:`accumulate` over every set under ``directory`` with today's hashes and ledgers; None
     when there is no held-out set."""
-    sets = load_sets(Path(directory))
+    sets = load_sets(Path(directory), "ci")
     if not sets:
         return None
     return accumulate(sets, current_hashes(sets, root), declared_unseeded(root))
@@ -729,13 +817,14 @@ def report_lines(
 
 
 def _sweep(chapter: str, seeds: Sequence[int], args: argparse.Namespace):
-    """``nlcl sweep`` of ``chapter``'s ci profile at ``seeds``, as the command line asked."""
+    """``nlcl sweep`` of ``chapter`` at ``seeds`` in the profile (``args.profile``, default ci), as the
+    command line asked."""
     from nlcl.harness.run.sweep import run_sweep
 
     return run_sweep(
         chapter,
         {"seed": list(seeds)},
-        profile="ci",
+        profile=check_profile(getattr(args, "profile", None) or "ci"),
         workers=args.workers,
         scheduler=args.scheduler,
         out=Path(args.sweep_dir) / chapter if args.sweep_dir else None,
@@ -777,6 +866,11 @@ def _replay(args: argparse.Namespace) -> int:
     if record is None:
         print(f"{args.out}: no held-out record")
         return 1
+    profile = record.get("profile", "ci")  # a replay runs the record's profile
+    if args.profile is not None and args.profile != profile:
+        print(f"held_out: --profile {args.profile}: {args.out} holds a {profile}-profile record")
+        return 2
+    args.profile = profile
     revised = revised_since(record)
     report: dict[str, Any] = {}
     for chapter in args.chapters or list(record["chapters"]):
@@ -788,7 +882,7 @@ def _replay(args: argparse.Namespace) -> int:
             continue
         res = _sweep(chapter, rec["seeds"], args)
         rows = seed_sweeps.record_from_points(
-            chapter, res.points, chapter_sha256="", commit=None, profile="ci", seconds=0.0
+            chapter, res.points, chapter_sha256="", commit=None, profile=profile, seconds=0.0
         )["rows"]
         report[chapter] = cmp = compare_rows(rec["rows"], rows)
         rel, at = cmp["max_rel_difference"]
@@ -803,7 +897,12 @@ def _replay(args: argparse.Namespace) -> int:
     if args.report:
         from nlcl.core.numerics import environment
 
-        out = {"record_commit": record.get("commit"), "numerics": environment(), "chapters": report}
+        out = {
+            "record_commit": record.get("commit"),
+            "profile": profile,
+            "numerics": environment(),
+            "chapters": report,
+        }
         Path(args.report).write_text(json.dumps(out, indent=1, default=str) + "\n")
     return 1 if any(c.get("status_differs") for c in report.values()) else 0
 
@@ -821,45 +920,88 @@ def _run(args: argparse.Namespace) -> int:
             "(commit, or run in a clean clone)"
         )
         return 2
-    if args.n < MIN_SEEDS:
+    profile = args.profile = args.profile or "ci"
+    default, fewest = seed_counts(profile)
+    n = default if args.n is None else args.n
+    if n < fewest:
+        why = (
+            "the fewest at which a claim passing at every seed is reproduced under the decision rule"
+            if profile == "ci"
+            else "its result is a pass count per claim, not a class"
+        )
         print(
-            f"held_out: --n {args.n}: a held-out set has at least {MIN_SEEDS} seeds (default {N_SEEDS}, the "
-            "fewest at which a claim passing at every seed is reproduced under the decision rule)"
+            f"held_out: --n {n}: a held-out {profile} set has at least {fewest} seeds (default {default}, {why})"
         )
         return 2
     out = Path(args.out)
-    ledger = load_ledger(out)
-    seeds = draw_seeds(args.n, used_seeds(ledger))
-    chapters = list(args.chapters or notebook.chapters(root))
-    print(f"held_out: seeds {seeds} (drawn now), {len(chapters)} chapters, profile ci", flush=True)
+    known = list(notebook.chapters(root))
+    chapters = list(args.chapters or known)
+    if unknown := [c for c in chapters if c not in known and not (root / "book" / f"{c}.py").is_file()]:
+        print(f"held_out: --chapters: no chapter {', '.join(unknown)} (the chapters: {', '.join(known)})")
+        return 2
+    existing, ledger = load_record(out), load_ledger(out)
+    found = {e.get("profile", "ci") for e in ledger} | (
+        {existing.get("profile", "ci")} if existing else set()
+    )
+    if found - {profile}:
+        print(
+            f"held_out: --profile {profile}: {out} holds held-out sets of profile {', '.join(sorted(found))}"
+        )
+        return 2
+    old = existing if args.chapters else None
+    seeds = draw_seeds(n, used_seeds(all_ledgers(out, root)))  # no seed of either profile again
+    print(f"held_out: seeds {seeds} (drawn now), {len(chapters)} chapters, profile {profile}", flush=True)
     t0 = time.perf_counter()
     per_chapter = {}
     for chapter in chapters:
         res = _sweep(chapter, seeds, args)
-        per_chapter[chapter] = seed_sweeps.record_from_points(
+        per_chapter[chapter] = rec = seed_sweeps.record_from_points(
             chapter,
             res.points,
             chapter_sha256=provenance.chapter_sha256(chapter, root),
             modules_sha256=sources.modules_sha256(chapter, root),
             commit=commit,
-            profile="ci",
+            profile=profile,
             seconds=sum(float(p.get("seconds", 0.0)) for p in res.points),
             numerics={},
         )
+        for row in rec["rows"]:
+            row["profile"] = profile
     record = build_record(
         seeds,
         per_chapter,
         commit=commit,
         numerics=numerics.environment(),
         seconds=time.perf_counter() - t0,
+        profile=profile,
     )
-    record = merge_records(load_record(out) if args.chapters else None, record)
+    record = merge_records(old, record)
     record.pop("artifact", None)
     out.mkdir(parents=True, exist_ok=True)
     (out / RECORD).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
-    entry = {"seeds": seeds, "date": record["date"], "commit": commit, "chapters": chapters}
+    entry = {
+        "seeds": seeds,
+        "date": record["date"],
+        "commit": commit,
+        "profile": profile,
+        "chapters": chapters,
+    }
     (out / LEDGER).write_text(json.dumps({"sets": [*ledger, entry]}, indent=2) + "\n")
-    append_sets(out, per_chapter, commit, record["date"])  # every set kept: the evidence accumulates
+    sets = {c: {**rec, "profile": profile} for c, rec in per_chapter.items()}
+    append_sets(out, sets, commit, record["date"])  # every set kept: the evidence accumulates
+    if profile == "full":
+        from nlcl.harness.records.paper_scale import held_out_counts
+
+        acc = held_out_counts(out, root) or {}
+        counted = [c for c in acc.values() if c["chapter"] in per_chapter]
+        print(
+            f"{out}: paper scale at held-out seeds, accumulated at today's code: "
+            f"{sum(c['passes'] == c['n'] > 0 for c in counted)} of {len(counted)} claims pass at every seed"
+        )
+        for c in sorted(counted, key=lambda c: (c["chapter"], c["claim"])):
+            if c["passes"] != c["n"] or c["failing"]:
+                print(f"  {c['chapter']} {c['claim']}: {c['count']}{' required' if c['required'] else ''}")
+        return 0
     acc = evidence(out, root) or {}
     h = headline(acc)
     print(
@@ -878,7 +1020,7 @@ def _run(args: argparse.Namespace) -> int:
 def _archive(args: argparse.Namespace) -> int:
     """Copy each chapter set of record.json's git history that ``sets/`` lacks (never rewriting one)."""
     out = Path(args.out)
-    history = sets_from_history()
+    history = sets_from_history(record_path=PROFILE_DIRS[args.profile or "ci"] / RECORD)
     added = 0
     for chapter, sets in sorted(history.items()):
         archived = _read_sets(out, chapter)
@@ -895,8 +1037,8 @@ def _archive(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nlcl.harness.records.held_out run [--n N] [--workers N]``, ``... check``, ``... replay``
-    or ``... archive``."""
+    """``python -m nlcl.harness.records.held_out run [--profile ci|full] [--n N] [--workers N]``,
+    ``... check``, ``... replay`` or ``... archive`` (each with ``--profile``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "action",
@@ -905,10 +1047,18 @@ def main(argv: list[str] | None = None) -> int:
         "archive: copy the sets in the git history of record.json into sets/",
     )
     parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=None,
+        help=f"the chapters' profile (default ci; full: the papers' sizes, recorded in {HELD_OUT_FULL_DIR}; "
+        "replay: the record's own)",
+    )
+    parser.add_argument(
         "--n",
         type=int,
-        default=N_SEEDS,
-        help=f"seeds in the new held-out set (default {N_SEEDS}, at least {MIN_SEEDS})",
+        default=None,
+        help=f"seeds in the new held-out set (ci: default {N_SEEDS}, at least {MIN_SEEDS}; "
+        f"full: default {N_SEEDS_FULL}, at least {MIN_SEEDS_FULL})",
     )
     parser.add_argument("--chapters", nargs="*", help="only these chapters (default: every chapter)")
     parser.add_argument("--workers", type=int, default=None, help="LocalCluster worker processes")
@@ -916,11 +1066,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sweep-dir", default=None, help="nlcl sweep folders (default: sweeps/<chapter>/...)"
     )
-    parser.add_argument("--out", default=str(HELD_OUT_DIR))
+    parser.add_argument(
+        "--out",
+        default=None,
+        help=f"the record's directory (default {HELD_OUT_DIR}; --profile full: {HELD_OUT_FULL_DIR})",
+    )
     parser.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--report", default=None, help="replay: write the comparison as JSON here")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = str(PROFILE_DIRS[args.profile or "ci"])
+    if args.n is not None and args.action != "run":
+        parser.error(f"--n: only a run draws seeds ({args.action} reads the record's)")
     if args.action == "run":
         return _run(args)
     if args.action == "replay":
@@ -931,6 +1089,11 @@ def main(argv: list[str] | None = None) -> int:
     if record is None:
         print(f"{args.out}: no held-out record")
         return 1
+    if record.get("profile", "ci") != (args.profile or record.get("profile", "ci")):
+        print(
+            f"held_out: --profile {args.profile}: {args.out} holds a {record.get('profile', 'ci')}-profile record"
+        )
+        return 2
     from nlcl.harness.records import provenance
 
     return provenance.print_stale(args.out, revised_since(record))
