@@ -492,3 +492,121 @@ def test_dashboard_shows_the_basis_beside_the_kind():
     html = dashboard.dashboard_html(rows)
     assert "kind: reproduction (exact)" in html and "kind: reproduction (unclassified)" in html
     assert "kind: check</span>" in html
+
+
+# -- paper scale at held-out seeds (issue 52, item 4) ------------------------------------------------
+
+
+def _full_set(seeds, statuses, claim="a", sha="x", **row):
+    rows = [
+        {
+            "seed": s,
+            "claim": claim,
+            "kind": "reproduction",
+            "required": True,
+            "status": st,
+            "measured": 1,
+            **row,
+        }
+        for s, st in zip(seeds, statuses)
+        if st is not None
+    ]
+    return {
+        "chapter_sha256": sha,
+        "modules_sha256": "m",
+        "seeds": list(seeds),
+        "errors": {},
+        "rows": rows,
+        "profile": "full",
+    }
+
+
+def _write_full_sets(directory, sets, today=("x", "m"), monkeypatch=None):
+    """``sets``: chapter → list of sweep records, appended to ``directory/sets`` as held_out run does."""
+    from nlcl.harness.records import held_out
+
+    for i, (chapter, recs) in enumerate(sets.items()):
+        for j, rec in enumerate(recs):
+            held_out.append_sets(directory, {chapter: rec}, f"c{i}{j}", f"2026-12-1{j}T00:00:00Z")
+    if monkeypatch is not None:
+        monkeypatch.setattr(
+            held_out, "current_hashes", lambda chapters, root=None: {c: today for c in chapters}
+        )
+
+
+def test_held_out_counts_are_pass_counts_at_todays_code(tmp_path, monkeypatch):
+    full = tmp_path / "held-out-full"
+    sets = {
+        "ch": [
+            {
+                **_full_set([1, 2, 3], ["pass"] * 3),
+                "rows": _full_set([1, 2, 3], ["pass"] * 3)["rows"]
+                + _full_set([1, 2, 3], ["pass", "fail", None], claim="b")["rows"]
+                + _full_set(
+                    [1, 2, 3],
+                    ["pass"] * 3,
+                    claim="c",
+                    computed="this run, joined with seeds read from results/g.json",
+                )["rows"]
+                + _full_set([1, 2, 3], ["not-reproduced"] * 3, claim="d")["rows"],
+            },
+            _full_set([4, 5, 6], ["fail"] * 3, sha="old"),  # at earlier code: not counted
+        ],
+        "gone": [_full_set([7, 8, 9], ["pass"] * 3, sha="old")],
+    }
+    _write_full_sets(full, sets, monkeypatch=monkeypatch)
+    counts = paper_scale.held_out_counts(full, tmp_path)
+    a, b, c, d, g = (counts[k] for k in [("ch", "a"), ("ch", "b"), ("ch", "c"), ("ch", "d"), ("gone", "a")])
+    assert (a["passes"], a["n"], a["failing"], a["count"]) == (3, 3, 0, "3/3 held-out seeds")
+    assert a["interval"][0] == pytest.approx(0.025 ** (1 / 3))  # 0.29: no class could say "reproduced"
+    assert (b["passes"], b["n"], b["failing"]) == (1, 3, 2)
+    assert b["count"] == "1/3 held-out seeds (1 fail, 1 missing)"
+    assert c["count"] == "3/3 held-out seeds; not held-out evidence: values pooled with committed artifacts"
+    assert d["count"] == "0/3 held-out seeds (3 not-reproduced)" and d["failing"] == 0
+    assert (
+        g["failing"] == 0
+        and g["count"] == "no held-out set at the current code (3/3 pass at earlier code, not counted)"
+    )
+    assert paper_scale.held_out_counts(tmp_path / "none") is None
+    assert [f["claim"] for f in paper_scale.held_out_failures(counts)] == ["b"]
+    assert (
+        paper_scale.held_out_failures(counts, [("ch", "a")]) == []
+        and paper_scale.held_out_failures(None) == []
+    )
+    # the words of the other cases
+    text = paper_scale.pass_count_text
+    assert text({**a, "n": 1, "passes": 1, "statuses": {"pass": 1}}) == "1/1 held-out seed"
+    assert text({**a, "evidence": "artifact", "read_from": "read from results/g.json"}).endswith(
+        "values read from committed artifacts"
+    )
+    assert text({**a, "evidence": "unseeded"}).endswith("nothing random (ledger: seeded: false)")
+    assert text({**a, "n": 0, "statuses": {"not-gated": 3}}).startswith("not gated at any held-out seed")
+    assert text({**g, "earlier": {"passes": 0, "n": 0}}) == "no held-out set at the current code"
+    # a ci set in the full directory is refused
+    from nlcl.harness.records import held_out
+
+    held_out.append_sets(full, {"ci-only": {**_full_set([10], ["pass"]), "profile": "ci"}})
+    with pytest.raises(ValueError, match="not of profile 'full'"):
+        paper_scale.held_out_counts(full, tmp_path)
+
+
+def test_attach_held_out_gives_each_claim_its_count():
+    counts = {
+        ("ch", "a"): {
+            "count": "3/3 held-out seeds",
+            "passes": 3,
+            "n": 3,
+            "statuses": {"pass": 3},
+            "interval": (0.29, 1.0),
+            "evidence": "seeded",
+            "seeds": [1, 2, 3],
+            "failing": 0,
+            "class": "underpowered",
+            "sets": [{}],
+        },
+    }
+    out = paper_scale.attach_held_out([rec("a"), rec("z")], counts)
+    h = out[0]["held_out_full"]
+    assert (h["count"], h["counted"], h["sets"], h["failing"]) == ("3/3 held-out seeds", True, 1, 0)
+    assert h["artifact"] == "results/held-out-full/sets/ch.json" and "held_out_full" not in out[1]
+    assert paper_scale.attach_held_out([rec("a")], None) == [rec("a")]

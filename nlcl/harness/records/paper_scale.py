@@ -6,21 +6,38 @@ the newest finished full-profile run (or of ``--run FOLDER``, or of a book build
 with provenance (commit, date, device, wall time), into ``results/claims-full/<chapter>.json``. The reproducibility report
 (:mod:`nlcl.harness.site.report`) reads these files and shows each claim's paper-scale verdict beside
 its ci verdict; a chapter without such a file is shown as "not run at paper scale".
+
+Those records are of base seed 0, a development seed. **At held-out seeds**, ``python -m
+nlcl.harness.records.held_out run --profile full`` runs every chapter's full profile at 3 or more
+freshly drawn seeds into ``results/held-out-full/`` (:mod:`nlcl.harness.records.held_out`);
+:func:`held_out_counts` accumulates those sets as the ``ci`` held-out verdicts are accumulated
+(every set at today's code, the same Clopper–Pearson interval), and the report shows each claim's
+result as a **pass count**, "k/n held-out seeds" with the statuses of the seeds that did not pass
+(:func:`pass_count_text`), beside the seed-0 status, never as a class: at 3 seeds the decision rule
+cannot reach *reproduced* (3 passes of 3 give a lower bound of 0.29), so every clean claim would read
+"underpowered". A required reproduction that fails at a counted held-out full seed
+(:func:`held_out_failures`) is shown as such; the published verdicts stay those of the seed-0 records.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "FULL_DIR",
+    "HELD_OUT_FAILING",
     "save_full_record",
     "load_full_records",
     "latest_full_run",
     "stale_records",
+    "held_out_counts",
+    "pass_count_text",
+    "attach_held_out",
+    "held_out_failures",
     "main",
 ]
 
@@ -142,6 +159,106 @@ def latest_full_run(chapter: str, root: Path | None = None) -> Path:
             f"`nlcl run {chapter} --profile full` first, or give --run FOLDER / --build FOLDER"
         )
     return candidates[-1]  # run ids start with the UTC time
+
+
+# -- at held-out seeds: pass counts, not classes ------------------------------------------------
+
+#: Statuses of a counted held-out ``full`` row that the report shows as a failure (``missing``: the
+#: run at that seed measured nothing for the claim).
+HELD_OUT_FAILING = ("fail", "invalid", "missing")
+
+
+def held_out_counts(
+    directory: Path | None = None, root: Path | None = None
+) -> dict[tuple[str, str], dict[str, Any]] | None:
+    """The paper-scale pass counts at held-out seeds, (chapter, claim) → entry: every ``full``-profile
+    set under ``directory`` (default ``results/held-out-full``, :data:`held_out.HELD_OUT_FULL_DIR`)
+    accumulated by :func:`nlcl.harness.records.held_out.accumulate` (only the sets at today's
+    ``chapter_sha256`` and ``modules_sha256`` counted; the same interval), each entry with ``count``
+    (:func:`pass_count_text`) and ``failing`` (how many counted seeds gave one of
+    :data:`HELD_OUT_FAILING`). None when there is no set (no held-out full run); a clear error when a
+    set under ``directory`` is not of the ``full`` profile.
+
+    The entry's ``class`` is the decision rule's, kept for completeness and never shown: at the
+    default 3 seeds it is at best *underpowered* (3 passes of 3: lower bound 0.29)."""
+    from nlcl.harness.records import held_out
+
+    directory = Path(directory) if directory is not None else held_out.HELD_OUT_FULL_DIR
+    sets = held_out.load_sets(directory, "full")
+    if not sets:
+        return None
+    out = held_out.accumulate(sets, held_out.current_hashes(sets, root), held_out.declared_unseeded(root))
+    for c in out.values():
+        counted = c["class"] != "revised"
+        c["failing"] = sum(c["statuses"].get(s, 0) for s in HELD_OUT_FAILING) if counted else 0
+        c["count"] = pass_count_text(c)
+    return out
+
+
+def pass_count_text(c: Mapping[str, Any]) -> str:
+    """A claim's held-out pass count in words, from an accumulated entry: ``"3/3 held-out seeds"``,
+    with the statuses of the seeds that did not pass (``"2/3 held-out seeds (1 fail)"``), whether it
+    is not held-out evidence (values read from or pooled with committed artifacts; nothing random),
+    or, when no set is at today's code, what the sets at earlier code gave (not counted)."""
+    if c["class"] == "revised":
+        e = c.get("earlier") or {}
+        before = f" ({e['passes']}/{e['n']} pass at earlier code, not counted)" if e.get("n") else ""
+        return f"no held-out set at the current code{before}"
+    if c["n"] == 0:
+        return "not gated at any held-out seed (timing, measured beside other runs)"
+    others = ", ".join(f"{k} {s}" for s, k in sorted(c["statuses"].items()) if s != "pass" and k)
+    text = f"{c['passes']}/{c['n']} held-out seed{'s' * (c['n'] != 1)}" + (f" ({others})" if others else "")
+    if c["evidence"] == "artifact":
+        how = "pooled with" if "joined with" in str(c.get("read_from")) else "read from"
+        return f"{text}; not held-out evidence: values {how} committed artifacts"
+    if c["evidence"] == "unseeded":
+        return f"{text}; not held-out evidence: nothing random (ledger: seeded: false)"
+    return text
+
+
+def attach_held_out(
+    records: Sequence[Mapping[str, Any]], counts: Mapping[tuple[str, str], Mapping[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Each claim record with ``held_out_full`` where a held-out full set has the claim (its
+    :func:`held_out_counts` entry: ``count``, ``passes``, ``n``, ``statuses``, ``interval``,
+    ``evidence``, ``failing``, ``counted``: a set at today's code was counted, ``seeds``, ``sets``,
+    ``artifact``); the others unchanged."""
+    from nlcl.harness.records import held_out
+
+    out = []
+    for r in records:
+        r = dict(r)
+        c = (counts or {}).get((r.get("chapter"), r.get("id")))
+        if c is not None:
+            r["held_out_full"] = {
+                **{k: c[k] for k in ("count", "passes", "n", "statuses", "interval", "evidence", "seeds")},
+                "failing": c.get("failing", 0),
+                "counted": c["class"] != "revised",
+                "sets": len(c["sets"]),
+                "artifact": f"{held_out.HELD_OUT_FULL_DIR / held_out.SETS}/{r['chapter']}.json",
+            }
+        out.append(r)
+    return out
+
+
+def held_out_failures(
+    counts: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+    claims: Iterable[tuple[str, str]] | None = None,
+) -> list[Mapping[str, Any]]:
+    """The required reproductions (of the book's ``claims``, (chapter, id) pairs, where given) that
+    gave one of :data:`HELD_OUT_FAILING` at some counted held-out full seed, by chapter and claim."""
+    keep = None if claims is None else set(claims)
+    return sorted(
+        (
+            c
+            for key, c in (counts or {}).items()
+            if c.get("failing")
+            and c["required"]
+            and c["kind"] == "reproduction"
+            and (keep is None or key in keep)
+        ),
+        key=lambda c: (c["chapter"], c["claim"]),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
