@@ -462,6 +462,8 @@ def test_committed_verdict_records_come_from_committed_trees():
         *(ROOT / "results" / "seed-sweeps").glob("*.json"),
         *(ROOT / "results" / "held-out").glob("record.json"),
         *(ROOT / "results" / "held-out" / "sets").glob("*.json"),
+        *(ROOT / "results" / "held-out-full").glob("record.json"),
+        *(ROOT / "results" / "held-out-full" / "sets").glob("*.json"),
     ]
     dirty = []
     for path in paths:
@@ -478,15 +480,34 @@ def test_every_held_out_set_keeps_its_rows():
     ``held_out archive`` copies the sets of record.json's git history)."""
     from nlcl.harness.records import held_out
 
-    directory = ROOT / held_out.HELD_OUT_DIR
-    ledger = held_out.load_ledger(directory)
-    kept = {
-        (c, tuple(s["seeds"])) for c, sets in held_out.load_sets(directory).items() for s in sets if s["rows"]
-    }
-    missing = [
-        (c, e["seeds"]) for e in ledger for c in e["chapters"] if (c, tuple(sorted(e["seeds"]))) not in kept
-    ]
-    assert ledger and not missing, f"held-out sets without their rows: {missing}"
+    for profile, directory in held_out.PROFILE_DIRS.items():  # results/held-out and held-out-full
+        ledger = held_out.load_ledger(ROOT / directory)
+        sets = held_out.load_sets(ROOT / directory, profile)  # a set of the other profile: an error
+        kept = {(c, tuple(s["seeds"])) for c, chapter_sets in sets.items() for s in chapter_sets if s["rows"]}
+        missing = [
+            (c, e["seeds"])
+            for e in ledger
+            for c in e["chapters"]
+            if (c, tuple(sorted(e["seeds"]))) not in kept
+        ]
+        assert ledger or profile == "full", f"{directory}: no held-out set"
+        assert not missing, f"{directory}: held-out sets without their rows: {missing}"
+
+
+def test_no_held_out_seed_is_drawn_twice_at_any_profile():
+    """A held-out seed is used once (issue 52): never a development seed, never in two sets, of
+    either profile (``held_out run`` draws avoiding both ledgers, ``held_out.all_ledgers``)."""
+    from nlcl.harness.records import held_out
+
+    seen: dict[int, str] = {}
+    twice = []
+    for profile, directory in held_out.PROFILE_DIRS.items():
+        for i, entry in enumerate(held_out.load_ledger(ROOT / directory)):
+            for s in entry["seeds"]:
+                if s in seen or s in held_out.DEV_SEEDS:
+                    twice.append(f"{s}: {seen.get(s, 'a development seed')} and {profile} set {i}")
+                seen[s] = f"{profile} set {i}"
+    assert seen and not twice, f"held-out seeds used twice: {twice}"
 
 
 def test_claims_declared_without_randomness_have_one_value_per_held_out_set():
@@ -495,8 +516,9 @@ def test_claims_declared_without_randomness_have_one_value_per_held_out_set():
     from nlcl.harness.records import held_out
 
     unseeded = held_out.declared_unseeded(ROOT)
-    sets = held_out.load_sets(ROOT / held_out.HELD_OUT_DIR)
-    assert not held_out.unseeded_problems(sets, unseeded)
+    for directory in held_out.PROFILE_DIRS.values():  # the ci and the full held-out sets
+        sets = held_out.load_sets(ROOT / directory)
+        assert not held_out.unseeded_problems(sets, unseeded), directory
 
 
 def test_committed_seed_sweeps_are_current():

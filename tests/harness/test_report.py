@@ -347,7 +347,7 @@ def test_headline_reads_the_accumulated_held_out_verdicts(tmp_path, monkeypatch)
         held_out, "current_hashes", lambda chapters, root=None: {c: ("x", "m") for c in chapters}
     )
     (tmp_path / "claims-full").mkdir()
-    _, text = make_report(tmp_path, [rec("a"), rec("b")], full=tmp_path / "claims-full")
+    _, text = make_report(tmp_path, [rec("a"), rec("b")], full=tmp_path / "full")
     assert "**Verdicts of record**" in text and "20 seeds per claim" in text
     assert "of **2 required reproductions**, 1 reproduced" in text and "1 fragile" in text
     assert "held-out: 20/20 pass, 95% CI [0.83, 1.00]: reproduced (2 sets)" in text
@@ -358,7 +358,7 @@ def test_headline_reads_the_accumulated_held_out_verdicts(tmp_path, monkeypatch)
     monkeypatch.setattr(
         held_out, "current_hashes", lambda chapters, root=None: {c: ("y", "m") for c in chapters}
     )
-    _, text = make_report(tmp_path, [rec("a")], full=tmp_path / "claims-full")
+    _, text = make_report(tmp_path, [rec("a")], full=tmp_path / "full")
     assert "1 whose chapter changed since its last held-out set" in text
     assert "held-out: no held-out set at the current code (2 sets at earlier code; 20/20 pass" in text
     (tmp_path / "elsewhere").mkdir()
@@ -610,3 +610,80 @@ def test_attach_held_out_gives_each_claim_its_count():
     assert (h["count"], h["counted"], h["sets"], h["failing"]) == ("3/3 held-out seeds", True, 1, 0)
     assert h["artifact"] == "results/held-out-full/sets/ch.json" and "held_out_full" not in out[1]
     assert paper_scale.attach_held_out([rec("a")], None) == [rec("a")]
+
+
+def test_paper_scale_column_shows_the_seed0_status_and_the_held_out_count(tmp_path, monkeypatch):
+    """The paper-scale column reads the seed-0 record (results/claims-full) and the held-out full
+    sets (results/held-out-full): 'pass · 3/3 held-out seeds'; without a held-out full run it says
+    so; a set at earlier code is not counted; a required reproduction failing at a held-out full
+    seed is marked and listed, while the published verdicts and the headline's classes stay the
+    seed-0 record's."""
+    assert write_full(tmp_path, "ch", [rec("a"), rec("b"), rec("c")]) == 0  # into tmp_path/full
+    records = [rec("a"), rec("b"), rec("c"), rec("d"), rec("e", chapter="other")]
+    # no held-out full run
+    counts, plain = make_report(tmp_path, records, full=tmp_path / "full")
+    assert "| ✓ pass · no held-out full run |" in plain
+    assert "no held-out full run yet (`results/held-out-full/`)" in plain
+    assert "The paper-scale column reads the full run at base seed 0 (`results/claims-full/`" in plain
+    assert "| held-out seeds (`full`) |" in plain and "| — | no held-out full run |" in plain
+    # a held-out full run of ch: a passes at 3 of 3 seeds, b fails at one, c was not measured
+    _write_full_sets(
+        tmp_path / "held-out-full",
+        {
+            "ch": [
+                {
+                    **_full_set([11, 22, 33], ["pass"] * 3),
+                    "rows": _full_set([11, 22, 33], ["pass"] * 3)["rows"]
+                    + _full_set([11, 22, 33], ["pass", "fail", "pass"], claim="b")["rows"],
+                }
+            ]
+        },
+        monkeypatch=monkeypatch,
+    )
+    again, text = make_report(tmp_path, records, full=tmp_path / "full")
+    assert again == counts  # the published verdicts and the headline's classes are the seed-0 record's
+    assert "| ✓ pass · 3/3 held-out seeds |" in text
+    assert "| ✓ pass · **⚠ 2/3 held-out seeds (1 fail)** |" in text
+    assert "| ✓ pass · not measured at held-out full seeds |" in text  # c
+    assert "| not measured at paper scale · not measured at held-out full seeds |" in text  # d
+    assert "| not run at paper scale · no held-out full run of this chapter |" in text  # other
+    assert "and the pass count at held-out base seeds in the full profile" in text
+    assert (
+        "3 seeds per claim" in text
+        and "1 of 2 reproductions pass at every counted held-out full seed" in text
+    )
+    assert "**1 required reproduction fails at some held-out full seed** (`b`)" in text
+    assert "| 11, 22, 33 (1 set) |" in text
+    assert "- `b` ({doc}`ch`): 2/3 held-out seeds (1 fail) at seeds 11, 22, 33; at base seed 0: pass" in text
+    # the same sets at earlier code: shown, not counted
+    monkeypatch.setattr(
+        held_out_module(), "current_hashes", lambda chapters, root=None: {c: ("new", "m") for c in chapters}
+    )
+    _, later = make_report(tmp_path, records, full=tmp_path / "full")
+    assert "| ✓ pass · no held-out set at the current code (3/3 pass at earlier code, not counted) |" in later
+    assert "1 set at earlier code, not counted |" in later and "⚠" not in later
+    assert "0 of 0 reproductions pass at every counted held-out full seed, 2 without a count" in later
+
+
+def held_out_module():
+    from nlcl.harness.records import held_out
+
+    return held_out
+
+
+def test_dashboard_shows_the_held_out_full_count_under_the_paper_scale_verdict():
+    from nlcl.harness.site import dashboard
+
+    h = {"count": "2/3 held-out seeds (1 fail)", "seeds": [11, 22, 33], "counted": True, "failing": 1}
+    rows = dashboard.claim_rows(
+        [
+            rec("a", full={"status": "pass", "measured": 9}, held_out_full=h),
+            rec("b", held_out_full={**h, "count": "3/3 held-out seeds", "failing": 0}),
+            rec("c", full={"status": "pass", "measured": 9}),
+        ]
+    )
+    html = dashboard.dashboard_html(rows)
+    assert "⚠ held-out: 2/3 held-out seeds (1 fail)" in html
+    assert 'title="held-out base seeds 11, 22, 33 (full profile)"' in html
+    assert "held-out: 3/3 held-out seeds</span>" in html  # under a missing seed-0 verdict too
+    assert html.count("(full profile)") == 2

@@ -162,6 +162,7 @@ def claim_rows(
                 "href": f"{rec['chapter']}.html#claim-{rec['id']}",
                 "at": at,
                 "held_out": rec.get("held_out"),
+                "held_out_full": rec.get("held_out_full"),
             }
         )
     return rows
@@ -248,8 +249,9 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     value, with seed statistics below it; the record it comes from (``artifact``) is the cell's
     title. Sorting by it sorts by verdict."""
     at = row["at"].get(profile)
+    held_full = _held_out_full_line(row) if profile == "full" else ""
     if not at or at.get("status") is None:
-        return f'<td class="nlcl-verdict" data-sort="">{MISSING}</td>'
+        return f'<td class="nlcl-verdict" data-sort="">{MISSING}{held_full}</td>'
     status = at["status"]
     label = STATUS_LABELS.get(status, status)
     if not row["required"] and profile == row["profile"]:
@@ -259,7 +261,7 @@ def _verdict_cell(row: Mapping[str, Any], profile: str) -> str:
     if at.get("seeds") is not None:
         extra += f'<br><span class="nlcl-seeds" title="seeds">{_e(_seeds(at["seeds"]))}</span>'
     extra += _provenance_line(at)
-    extra += _held_out_line(row) if profile == "ci" else ""
+    extra += _held_out_line(row) if profile == "ci" else held_full
     # The record it comes from (the same file for a chapter's rows): on hover, not in the way.
     title = f' title="from {_e(at["artifact"])}"' if at.get("artifact") else ""
     return (
@@ -289,6 +291,21 @@ def _held_out_line(row: Mapping[str, Any]) -> str:
     return (
         f'<br><span class="nlcl-heldout" title="held-out base seeds {_e(seeds)}">'
         f"held-out: {_e(h['summary'])}{revised}</span>"
+    )
+
+
+def _held_out_full_line(row: Mapping[str, Any]) -> str:
+    """The pass count at held-out base seeds in the full profile, under the paper-scale verdict (or
+    ""): a count, not a class (:func:`nlcl.harness.records.paper_scale.held_out_counts`); ⚠ where a
+    required claim fails at a counted seed."""
+    h = row.get("held_out_full")
+    if not h:
+        return ""
+    seeds = ", ".join(map(str, h["seeds"]))
+    warn = "⚠ " if h["counted"] and h["failing"] and row["required"] else ""
+    return (
+        f'<br><span class="nlcl-heldout" title="held-out base seeds {_e(seeds)} (full profile)">'
+        f"{warn}held-out: {_e(h['count'])}</span>"
     )
 
 

@@ -7,7 +7,8 @@
   (:mod:`nlcl.harness.site.rerun`), and tidy outputs (:mod:`nlcl.harness.site.outputs`);
 * the claims dashboard on the reproducibility page (:mod:`nlcl.harness.site.dashboard`), with each
   claim's paper-scale verdict from the committed full-profile records
-  (``results/claims-full/<chapter>.json``) beside its verdict in this build.
+  (``results/claims-full/<chapter>.json``, base seed 0) and its pass count at held-out full seeds
+  (``results/held-out-full/``) beside its verdict in this build.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nlcl.harness.records import held_out
-from nlcl.harness.records.paper_scale import FULL_DIR, load_full_records
+from nlcl.harness.records.paper_scale import FULL_DIR, attach_held_out, held_out_counts, load_full_records
 from nlcl.harness.site import dashboard, outputs, rerun
 from nlcl.harness.site.report import merge_full
 
@@ -55,4 +56,5 @@ def add_site_extras(
         records = merge_full([dict(r) for r in records], load_full_records(full_dir))
     held = held_out.evidence(root / held_out.HELD_OUT_DIR, root)
     records = held_out.attach(records, held)  # the verdicts of record, as the headline counts them
+    records = attach_held_out(records, held_out_counts(root / held_out.HELD_OUT_FULL_DIR, root))
     return dashboard.write_dashboard(records, timings, page, static, list(chapters))

@@ -5,10 +5,16 @@ Reproductions and checks are separate tables; only reproductions are counted in 
 which also gives them apart by basis (:func:`basis_sentence`): exact results verified, dynamical and
 statistical claims reproduced at held-out seeds, and informational (not required) ones apart.
 Each reproduction shows its ci verdict (with seed statistics where it was measured over seeds)
-beside its paper-scale verdict, read from the committed full-profile records
-``results/claims-full/<chapter>.json`` (:mod:`nlcl.harness.records.paper_scale`), and how each chapter's
-verdicts hold across base seeds, from the committed ci sweeps ``results/seed-sweeps/<chapter>.json``
-(:mod:`nlcl.harness.records.seed_sweeps`).
+beside its paper-scale verdict, and how each chapter's verdicts hold across base seeds, from the
+committed ci sweeps ``results/seed-sweeps/<chapter>.json`` (:mod:`nlcl.harness.records.seed_sweeps`).
+The paper-scale column reads two records (:mod:`nlcl.harness.records.paper_scale`): the status of
+the full-profile run at base seed 0, ``results/claims-full/<chapter>.json``, and the pass count at
+held-out base seeds, ``results/held-out-full/`` (``held_out run --profile full``; only the sets at the
+chapter's current code counted, :func:`nlcl.harness.records.paper_scale.held_out_counts`), e.g.
+"✓ pass · 3/3 held-out seeds". The count is never a class (3 seeds cannot decide one), and the
+published verdicts and the headline's classes stay those of the seed-0 record; a required
+reproduction that fails at a counted held-out full seed is marked ⚠ in the column and listed
+under "Paper-scale runs".
 """
 
 from __future__ import annotations
@@ -19,7 +25,13 @@ from typing import Any
 from nlcl.harness.claims.display import status_badge
 from nlcl.harness.claims.verdicts import is_finite
 from nlcl.harness.records import held_out
-from nlcl.harness.records.paper_scale import load_full_records, stale_records
+from nlcl.harness.records.paper_scale import (
+    attach_held_out,
+    held_out_counts,
+    held_out_failures,
+    load_full_records,
+    stale_records,
+)
 
 __all__ = [
     "BASIS_LABELS",
@@ -211,16 +223,69 @@ def published_verdict(r: dict[str, Any]) -> str:
     return "reproduced" if full["status"] == "pass" else full["status"]
 
 
-def _verdict_cell(r: dict[str, Any], full_chapters: set[str]) -> str:
+def _verdict_cell(
+    r: dict[str, Any], full_chapters: set[str], held_full: dict[tuple[str, str], Any] | None = None
+) -> str:
+    """The paper-scale column: the seed-0 record's status, then the pass count at held-out seeds
+    (``held_full``: :func:`held_out_counts`, None when there is no held-out full run)."""
     full = r.get("full")
     if full is not None:
         cell = status_badge(full["status"], True)
         if full["status"] == "pass" and r["status"] != "pass":
             cell += " (ci caveat)"
-        return cell
-    if r["chapter"] in full_chapters:
-        return "not measured at paper scale"
-    return "not run at paper scale"
+    elif r["chapter"] in full_chapters:
+        cell = "not measured at paper scale"
+    else:
+        cell = "not run at paper scale"
+    return f"{cell} · {_held_out_full_text(r, held_full)}"
+
+
+def _held_out_full_text(r: dict[str, Any], held_full: dict[tuple[str, str], Any] | None) -> str:
+    """A claim's pass count at held-out full seeds, as the paper-scale column shows it."""
+    h = r.get("held_out_full")
+    if h is None:
+        if held_full is None:
+            return "no held-out full run"
+        if any(chapter == r["chapter"] for chapter, _ in held_full):
+            return "not measured at held-out full seeds"
+        return "no held-out full run of this chapter"
+    if h["counted"] and h["failing"] and r.get("required"):
+        return f"**⚠ {_cell(h['count'])}**"
+    return _cell(h["count"])
+
+
+def _held_out_full_sentence(repro: list[dict[str, Any]], held_full: dict[tuple[str, str], Any] | None) -> str:
+    """The headline's sentence on what the paper-scale column reads."""
+    seed0 = (
+        "The paper-scale column reads the full run at base seed 0 (`results/claims-full/`, the status "
+        "published above)"
+    )
+    if held_full is None:
+        return f" {seed0}; no held-out full run yet (`results/held-out-full/`)."
+    shown = [r["held_out_full"] for r in repro if r.get("held_out_full")]
+    counted = [h for h in shown if h["counted"] and h["n"]]
+    failing = held_out_failures(held_full, [(r["chapter"], r["id"]) for r in repro])
+    seeds = sorted({len(h["seeds"]) for h in counted})
+    n_seeds = "" if not seeds else f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
+    return (
+        f" {seed0} and the pass count at held-out base seeds in the full profile "
+        f"(`results/held-out-full/`, every set at the chapter's current code; {n_seeds or 'no'} seeds per "
+        f"claim, too few for the decision rule's classes, so a count is shown and the published verdict "
+        f"stays the seed-0 one): {sum(h['passes'] == h['n'] for h in counted)} of {len(counted)} reproductions "
+        f"pass at every counted held-out full seed"
+        + (
+            f", {len(shown) - len(counted)} without a count at the current code"
+            if len(shown) > len(counted)
+            else ""
+        )
+        + (
+            f"; **{len(failing)} required reproduction{' fails' if len(failing) == 1 else 's fail'} at some "
+            "held-out full seed** (" + ", ".join(f"`{c['claim']}`" for c in failing) + ")"
+            if failing
+            else ""
+        )
+        + "."
+    )
 
 
 def write_report(
@@ -260,6 +325,9 @@ def write_report(
     # the held-out verdicts, accumulated over every held-out set at today's code (held_out.accumulate)
     held = held_out.evidence(full_dir.parent / "held-out", root) if full_dir.parent.is_dir() else None
     records = held_out.attach(records, held)
+    # the paper scale at held-out seeds: pass counts over the held-out full sets at today's code
+    held_full = held_out_counts(full_dir.parent / "held-out-full", root)
+    records = attach_held_out(records, held_full)
     repro = [r for r in records if r.get("kind", "reproduction") == "reproduction"]
     checks = [r for r in records if r.get("kind", "reproduction") == "check"]
     counts = {s: sum(r["status"] == s for r in repro) for s in _STATUSES}
@@ -274,13 +342,14 @@ def write_report(
         f"{first} **{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
         f"{published.count('not-reproduced')} not reproduced, {published.count('fail')} fail, "
         f"{published.count('invalid')} invalid{_not_gated_count(published.count('not-gated'))} "
-        f"(paper-scale verdict where a committed full run exists — {n_full} claims — else profile "
-        f"`{profile}`; commit `{commit}`). In `{profile}` alone: {counts['pass']} pass, "
+        f"(paper-scale verdict where a committed full run at base seed 0 exists — {n_full} claims — else "
+        f"profile `{profile}`; commit `{commit}`). In `{profile}` alone: {counts['pass']} pass, "
         f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
         f"{_not_gated_count(counts['not-gated'])}. "
         f"**{len(checks)} checks** of our own implementation "
         f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted. "
-        + basis_sentence(repro),
+        + basis_sentence(repro)
+        + _held_out_full_sentence(repro, held_full),
         "",
         "## Reproductions",
         "",
@@ -300,7 +369,7 @@ def write_report(
             f"| `{r['id']}` | {{doc}}`{r['chapter']}` | {r.get('basis') or UNCLASSIFIED} | "
             f"{_cell(r['source'])} | {_cell(r['statement'])} | "
             f"{_fmt_value(r['expected'])} | {_cell(r['tolerance'])}{revised} | {_fmt_value(r['measured'])} | "
-            f"{_fmt_seeds(r)} | {badge} | {_verdict_cell(r, full_chapters)} |"
+            f"{_fmt_seeds(r)} | {badge} | {_verdict_cell(r, full_chapters, held_full)} |"
         )
     lines += [
         "",
@@ -330,7 +399,7 @@ def write_report(
                 sweeps[chapter]["stale"] = why
         except FileNotFoundError:  # records outside a book: nothing to compare with
             pass
-    lines += _sections(records, repro, full, order, sweeps)
+    lines += _sections(records, repro, full, order, sweeps, held_full)
     lines += held_out.report_lines(held, order, [(r["chapter"], r["id"]) for r in records])
     if sweeps:
         lines += seed_sweeps.report_lines(sweeps, order)
@@ -412,7 +481,7 @@ def _not_gated_lines(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _sections(records, repro, full, order, sweeps=None) -> list[str]:
+def _sections(records, repro, full, order, sweeps=None, held_full=None) -> list[str]:
     lines: list[str] = _not_gated_lines(records)
     notes = [r for r in records if r.get("note") and r["status"] == "not-reproduced"]
     if notes:
@@ -483,20 +552,56 @@ def _sections(records, repro, full, order, sweeps=None) -> list[str]:
         "",
         "## Paper-scale runs",
         "",
-        "| chapter | full-profile record | commit | date | wall time | current? |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "Each chapter's full-profile record at base seed 0 (`results/claims-full/`), and its full-profile "
+        "runs at held-out base seeds (`results/held-out-full/`): the seeds of the sets at the chapter's "
+        "current code, which the paper-scale column counts, and the sets at earlier code, which it does not.",
+        "",
+        "| chapter | full-profile record | commit | date | wall time | current? | held-out seeds (`full`) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in chapters:
         f = full.get(c)
+        held = _held_out_full_sets(c, held_full)
         if f is None:
-            lines.append(f"| {{doc}}`{c}` | not run at paper scale | — | — | — | — |")
+            lines.append(f"| {{doc}}`{c}` | not run at paper scale | — | — | — | — | {held} |")
         else:
             current = f"**stale**: {f['stale']}" if f.get("stale") else "yes"
             lines.append(
                 f"| {{doc}}`{c}` | `{f['artifact']}` | `{f.get('commit')}` | {f.get('date')} | "
-                f"{f.get('wall_time_s', 0):.0f} s | {current} |"
+                f"{f.get('wall_time_s', 0):.0f} s | {current} | {held} |"
             )
+    failing = held_out_failures(held_full, [(r["chapter"], r["id"]) for r in repro])
+    if failing:
+        seed0 = {(r["chapter"], r["id"]): (r.get("full") or {}).get("status") for r in repro}
+        lines += [
+            "",
+            "Required reproductions that fail, are invalid or measured nothing at a counted held-out "
+            "full seed (their published verdict stays the seed-0 record's):",
+            "",
+        ]
+        lines += [
+            f"- `{c['claim']}` ({{doc}}`{c['chapter']}`): {_cell(c['count'])} at seeds "
+            f"{', '.join(map(str, c['seeds']))}; at base seed 0: "
+            f"{seed0.get((c['chapter'], c['claim'])) or 'not run at paper scale'}"
+            for c in failing
+        ]
     return lines
+
+
+def _held_out_full_sets(chapter: str, held_full: dict[tuple[str, str], Any] | None) -> str:
+    """The paper-scale runs table's cell on a chapter's held-out full sets."""
+    entries = [c for (ch, _), c in (held_full or {}).items() if ch == chapter]
+    if not entries:
+        return "no held-out full run"
+    e = max(entries, key=lambda c: len(c["seeds"]))  # every claim of a chapter shares its sets
+    parts = []
+    if e["sets"]:
+        n = len(e["sets"])
+        parts.append(f"{', '.join(map(str, e['seeds']))} ({n} set{'s' * (n != 1)})")
+    if e["excluded_sets"]:
+        k = e["excluded_sets"]
+        parts.append(f"{k} set{'s' * (k != 1)} at earlier code, not counted")
+    return "; ".join(parts)
 
 
 def from_ledgers(records: list[dict[str, Any]], root: Any) -> list[dict[str, Any]]:
