@@ -126,6 +126,30 @@ def test_fail_not_reproduced_and_required(tmp_path):
     assert "✗ fail" in reg.table_markdown() and "(info)" in reg.table_markdown()
 
 
+def test_a_declared_failure_is_a_failure_that_does_not_stop_the_chapter(tmp_path):
+    reg = registry(tmp_path)
+    why = "no quantity of the run predicts it"
+    reg.declare("a", source="s", statement="s", check=exactly(1), fails=why, basis="dynamical").measure(2)
+    reg.declare("b", source="s", statement="s", check=exactly(1), fails=why).measure(1)
+    reg.declare("c", source="s", statement="s", check=exactly(1)).measure(2)
+    rec = {r["id"]: r for r in reg.records}
+    assert rec["a"]["status"] == "fail" and rec["a"]["declared_failure"] == why
+    assert rec["b"]["status"] == "pass" and "declared_failure" not in rec["b"]
+    assert [r["id"] for r in reg.failed_required()] == ["c"]  # the undeclared failure stops it
+    assert [r["id"] for r in reg.declared_failures()] == ["a"]
+
+
+def test_a_declared_failure_is_refused_on_checks_explanations_and_empty_reasons(tmp_path):
+    reg = registry(tmp_path)
+    nr = NotReproduced("because X", expected=lambda m: m == 2)
+    with pytest.raises(ParameterError, match="fails .*not_reproduced explanation"):
+        reg.declare("a", source="s", statement="s", check=exactly(1), fails="x", not_reproduced=nr)
+    with pytest.raises(ParameterError, match="kind='check'"):
+        reg.declare("b", source="s", statement="s", check=exactly(1), fails="x", kind="check")
+    with pytest.raises(ParameterError, match="non-empty reason"):
+        reg.declare("c", source="s", statement="s", check=exactly(1), fails=" ")
+
+
 def test_declaration_errors(tmp_path):
     reg = registry(tmp_path)
     reg.declare("x", source="s", statement="s", check=at_least(1))

@@ -617,3 +617,22 @@ def test_the_books_timing_chapters_are_decided_in_the_serial_ci_stage():
     root = Path(__file__).resolve().parents[2]
     assert "esser-grassmann" in ledger.timing_chapters(root)
     assert "python -m nlcl.harness.claims.ledger" in (root / ".ci" / "run").read_text()
+
+
+def test_a_declared_failure_reaches_the_claim_its_record_and_the_ledger_table(runs_dir, tmp_path):
+    """``fails: {why}`` declares a required claim's failure that no prediction explains: the record
+    says why, the chapter does not stop on it, and the ledger's table lists it."""
+    from nlcl.harness.claims.ledger_view import ledger_markdown
+    from nlcl.harness.claims.registry import ClaimRegistry
+
+    path = write(tmp_path, ONE + "    fails:\n      why: Nothing in the run predicts it.\n")
+    led = ledger.read_ledger(path)
+    registry = ClaimRegistry(
+        "unit", profile="ci", device="cpu", commit="abc", directory=tmp_path, glue=False, display=False
+    )
+    claims = ledger.declare_ledger(led, {}, registry, {}, paper_setting=True, at_paper=lambda *n: True)
+    rec = claims["c1"].measure(1)
+    assert rec["status"] == "fail" and rec["declared_failure"] == "Nothing in the run predicts it."
+    assert registry.failed_required() == [] and "Declared failures" in ledger_markdown(led, claims, {})
+    with pytest.raises(LedgerError, match="why"):
+        ledger.read_ledger(write(tmp_path, ONE + "    fails: {}\n"))

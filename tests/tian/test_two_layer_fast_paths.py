@@ -237,7 +237,7 @@ def _old_two_view_seed(generator, n_samples, scales, activation):
     row["view_p2"], row["view_p3"], row["view_share"] = view_r["p2"], view_r["p3"], pooled_r["share"]
     x7e, z7e = two_view_binary_tokens(n_samples, 4, 6, generator=generator, scales=scales, gain=1.0)
     exch = two_view_parts(x7e, z7e, W7, activation, True)
-    row["exch_p2"], row["exch_p3"] = exch["p2"], exch["p3"]
+    row["exch_p1"], row["exch_p2"], row["exch_p3"] = exch["p1"], exch["p2"], exch["p3"]
     v_rf = {key: v[0].norm(dim=-1) for key, v in vel.items()}
     row["speed"] = float(v_rf["pooled", False].min() / v_rf["pooled", False].max()) / float(
         v_rf[None, True].min() / v_rf[None, True].max()

@@ -393,6 +393,7 @@ def declare_ledger(
                 revised=entry.get("revised", ()),
                 decide=_field("decide", make_rule, entry.get("decide"), values),
                 timing=entry.get("timing", False),
+                fails=(entry.get("fails") or {}).get("why"),
             )
         except ParameterError as exc:
             raise LedgerError(f"{_where(led.label, {'claims': led.claims}, ['claims', i])}: {exc}") from None

@@ -188,6 +188,13 @@ _CLAIM = {
         "range": _RANGE,  # the values the measured quantity can take: where its failure region is sampled
         "revised": {"type": "array", "items": _REVISION},
         "not_reproduced": _NOT_REPRODUCED,
+        # a declared failure: a required reproduction that fails and that no prediction explains
+        "fails": {
+            "type": "object",
+            "properties": {"why": _TEXT},
+            "required": ["why"],
+            "additionalProperties": False,
+        },
     },
     "required": ["id", "source", "statement", "check"],
     "additionalProperties": False,

@@ -45,7 +45,7 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
         "| claim | statement | source | check | decided by | required · kind |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    notes, revisions = [], []
+    notes, revisions, failures = [], [], []
     for cid, c in claims.items():
         paper = None if c.paper is None or str(c.paper) == c.check.description else c.paper
         check = c.check.description + ("" if paper is None else f" (paper: {paper})")
@@ -62,6 +62,8 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
             + " | ".join(_cell(x) for x in (f"`{cid}`", c.statement, c.source, check, rule, required))
             + " |"
         )
+        if getattr(c, "fails", None):
+            failures.append(f"- `{cid}`: {c.fails}")
         nr = c.not_reproduced
         if nr is not None:
             predicts = getattr(nr.expected, "description", None)
@@ -76,6 +78,13 @@ def ledger_markdown(led: Any, claims: Mapping[str, Any], values: Mapping[str, An
         rows += ["", f"Values the checks use: {used}."]
     if notes:
         rows += ["", "Not-reproduced explanations, declared with what they predict:", "", *notes]
+    if failures:
+        rows += [
+            "",
+            "Declared failures (required claims that fail, with no prediction to explain them):",
+            "",
+            *failures,
+        ]
     if revisions:
         rows += ["", "Revisions of the ledger (the reasons recorded with each):", "", *revisions]
     rows += ["", "</details>"]

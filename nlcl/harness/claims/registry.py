@@ -114,6 +114,9 @@ RECORD_FIELDS = (
 # gate_note when it was not gated) / a run / an explanation of a required claim
 OPTIONAL_FIELDS = ("seeds", "full", "timing", "outcome", "gate_note", "run_id", "parameters")
 OPTIONAL_FIELDS += ("note_prediction",)  # what a required claim's explanation bet on
+# a required claim that failed where its ledger declares ``fails:`` (no prediction explains it):
+# the reason, counted as a failure everywhere, but the chapter does not stop on it
+OPTIONAL_FIELDS += ("declared_failure",)
 
 
 class ClaimsFailed(AssertionError):
@@ -194,8 +197,15 @@ class ClaimRegistry:
         decide: _v.SeedRule | None = None,
         timing: bool = False,
         basis: str | None = None,
+        fails: str | None = None,
     ) -> Claim:
         """Declare a claim before measuring it; returns a :class:`Claim` to ``.measure()`` later.
+
+        ``fails`` (a required reproduction's, never with ``not_reproduced``): the declared failure,
+        why the claim fails and why no explanation can predict it. Its failure is recorded as a
+        failure (status ``fail``, the reason in ``declared_failure``) and counted as one by the
+        report and the held-out record, but ``run.finish()`` does not stop the chapter on it: the
+        book publishes the finding instead of refusing to build. An undeclared failure still stops it.
 
         ``basis`` (a reproduction's; one of :data:`~nlcl.harness.claims.verdicts.BASES`): ``exact``,
         ``dynamical`` or ``statistical``. A ledger requires it; declared inline it may be left out,
@@ -233,6 +243,15 @@ class ClaimRegistry:
             raise ParameterError(f"claim {id!r}: basis={basis!r}; allowed: {_v.BASES} (or None)")
         if basis is not None and kind == "check":
             raise ParameterError(f"claim {id!r}: a check has no basis (basis={basis!r}); only reproductions")
+        if fails is not None:
+            if not isinstance(fails, str) or not fails.strip():
+                raise ParameterError(f"claim {id!r}: fails={fails!r} must be a non-empty reason")
+            if kind != "reproduction" or not_reproduced is not None:
+                raise ParameterError(
+                    f"claim {id!r}: fails (a declared failure) is for a reproduction without a "
+                    f"not_reproduced explanation (kind={kind!r}, "
+                    f"not_reproduced={'given' if not_reproduced is not None else None})"
+                )
         self._declared.add(id)
         return Claim(
             registry=self,
@@ -249,6 +268,7 @@ class ClaimRegistry:
             decide=decide,
             timing=bool(timing),
             basis=basis,
+            fails=fails,
         )
 
     def record(
@@ -302,6 +322,8 @@ class ClaimRegistry:
         }
         if prediction is not None:
             rec["note_prediction"] = prediction
+        if claim.fails is not None and status == "fail" and claim.required:
+            rec["declared_failure"] = claim.fails
         if self.run_id is not None:  # provenance that binds: which run, with which parameters
             rec["run_id"] = self.run_id
             rec["parameters"] = to_plain(self.settings)
@@ -321,7 +343,18 @@ class ClaimRegistry:
         return rec
 
     def failed_required(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["status"] in ("fail", "invalid") and r["required"]]
+        """The required claims that stop the chapter: failed (unless the failure is declared,
+        ``declared_failure``) or invalid."""
+        return [
+            r
+            for r in self.records
+            if r["required"]
+            and (r["status"] == "invalid" or (r["status"] == "fail" and not r.get("declared_failure")))
+        ]
+
+    def declared_failures(self) -> list[dict[str, Any]]:
+        """The required claims that failed where their ledger declares ``fails:``."""
+        return [r for r in self.records if r.get("declared_failure")]
 
     def unmeasured(self) -> list[str]:
         measured = {r["id"] for r in self.records}
@@ -350,6 +383,7 @@ class Claim:
     decide: _v.SeedRule | None = None
     timing: bool = False
     basis: str | None = None
+    fails: str | None = None
     record: dict[str, Any] | None = field(default=None, repr=False)
 
     def measure(

@@ -206,7 +206,13 @@ class NlclClaims(SphinxDirective):
                 f"{_statement(c['statement'])} "
                 f"<span class='nlcl-claim-check'>Check: {html.escape(_check_text(c['check']))}"
                 + (f"; the paper: {html.escape(str(paper))}" if paper is not None else "")
-                + f". Source: {html.escape(str(c['source']))}.</span></li>"
+                + f". Source: {html.escape(str(c['source']))}.</span>"
+                + (
+                    f" <span class='nlcl-claim-fails'>Declared failure: {html.escape(str(c['fails']['why']))}</span>"
+                    if c.get("fails")
+                    else ""
+                )
+                + "</li>"
             )
         text = (
             "<div class='nlcl-claims'><p class='nlcl-claims-title'>Declared in the ledger, before the measurement</p><ul>"
