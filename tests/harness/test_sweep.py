@@ -252,3 +252,15 @@ def test_a_full_point_saves_its_artifacts_into_a_results_copy_of_its_own(tmp_pat
     assert (committed / "ch-full.json").read_text() == "committed"
     sweep._run_point("ch", {"seed": 4}, "ci", str(tmp_path / "p4"), str(tmp_path))  # ci: as it was
     assert seen[-1] == committed and (committed / "ch-full.json").read_text() == "written by {'seed': 4}"
+
+
+def test_point_results_is_a_fresh_copy_without_the_held_out_records(tmp_path):
+    committed = tmp_path / "results"
+    (committed / "held-out-full" / "sets").mkdir(parents=True)
+    (committed / "ch-full.json").write_text("committed")
+    own = sweep.point_results(tmp_path / "p", committed)
+    assert own == tmp_path / "p" / "results" and (own / "ch-full.json").read_text() == "committed"
+    assert not (own / "held-out-full").exists()
+    (own / "stale.json").write_text("from an earlier try")
+    assert not (sweep.point_results(tmp_path / "p", committed) / "stale.json").exists()  # fresh each time
+    assert list(sweep.point_results(tmp_path / "q", tmp_path / "none").iterdir()) == []

@@ -70,6 +70,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nlcl.harness.run.spec import PROFILES
+
 __all__ = [
     "DEV_SEEDS",
     "DRAW_RANGE",
@@ -134,8 +136,8 @@ NOT_EVIDENCE = ("unseeded", "artifact")
 HELD_OUT_DIR = Path("results") / "held-out"
 #: Where the held-out runs of the ``full`` profile (the papers' sizes) are recorded.
 HELD_OUT_FULL_DIR = Path("results") / "held-out-full"
-#: The profiles a held-out run takes, and each one's directory (relative to the book's root).
-PROFILES = ("ci", "full")
+#: Each profile's held-out directory (relative to the book's root); a held-out run takes every
+#: profile of :data:`nlcl.harness.run.spec.PROFILES`.
 PROFILE_DIRS = {"ci": HELD_OUT_DIR, "full": HELD_OUT_FULL_DIR}
 #: Seeds per held-out ``full`` run by default, and the fewest it takes: a full run costs minutes of a
 #: GPU per chapter and seed, so its sets are small and its result a pass count, not a class (3 of 3
@@ -989,18 +991,21 @@ def _run(args: argparse.Namespace) -> int:
     (out / LEDGER).write_text(json.dumps({"sets": [*ledger, entry]}, indent=2) + "\n")
     sets = {c: {**rec, "profile": profile} for c, rec in per_chapter.items()}
     append_sets(out, sets, commit, record["date"])  # every set kept: the evidence accumulates
-    if profile == "full":
-        from nlcl.harness.records.paper_scale import held_out_counts
-
-        acc = held_out_counts(out, root) or {}
+    if profile == "full":  # pass counts, not classes (nlcl.harness.records.paper_scale.held_out_counts)
+        sets = load_sets(out, "full")
+        acc = accumulate(sets, current_hashes(sets, root), declared_unseeded(root))
         counted = [c for c in acc.values() if c["chapter"] in per_chapter]
         print(
             f"{out}: paper scale at held-out seeds, accumulated at today's code: "
             f"{sum(c['passes'] == c['n'] > 0 for c in counted)} of {len(counted)} claims pass at every seed"
         )
         for c in sorted(counted, key=lambda c: (c["chapter"], c["claim"])):
-            if c["passes"] != c["n"] or c["failing"]:
-                print(f"  {c['chapter']} {c['claim']}: {c['count']}{' required' if c['required'] else ''}")
+            if c["passes"] != c["n"]:
+                others = ", ".join(f"{k} {s}" for s, k in sorted(c["statuses"].items()) if s != "pass" and k)
+                print(
+                    f"  {c['chapter']} {c['claim']}: {c['passes']}/{c['n']} held-out seeds ({others})"
+                    + (" required" if c["required"] else "")
+                )
         return 0
     acc = evidence(out, root) or {}
     h = headline(acc)

@@ -172,7 +172,8 @@ def held_out_counts(
     directory: Path | None = None, root: Path | None = None
 ) -> dict[tuple[str, str], dict[str, Any]] | None:
     """The paper-scale pass counts at held-out seeds, (chapter, claim) → entry: every ``full``-profile
-    set under ``directory`` (default ``results/held-out-full``, :data:`held_out.HELD_OUT_FULL_DIR`)
+    set under ``directory`` (default ``results/held-out-full``,
+    :data:`nlcl.harness.records.held_out.HELD_OUT_FULL_DIR`)
     accumulated by :func:`nlcl.harness.records.held_out.accumulate` (only the sets at today's
     ``chapter_sha256`` and ``modules_sha256`` counted; the same interval), each entry with ``count``
     (:func:`pass_count_text`) and ``failing`` (how many counted seeds gave one of
