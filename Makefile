@@ -8,7 +8,7 @@ PROFILE ?= ci
 JOBS    ?= 2
 STAMP   := $(VENV)/.installed
 
-.PHONY: help setup book book-bench test linkcheck run seed-sweep bench list clean distclean
+.PHONY: help setup book book-bench test linkcheck run seed-sweep held-out-full bench list clean distclean
 
 help:
 	@echo "make book              execute every chapter (PROFILE=$(PROFILE), JOBS=$(JOBS)) and build _build/html"
@@ -16,6 +16,7 @@ help:
 	@echo "make linkcheck         Sphinx's link check of the built book (after make book)"
 	@echo "make run CHAPTER=id ARGS='-p name value'   re-run one chapter with parameters"
 	@echo "make seed-sweep CHAPTER=id   run the chapter's ci profile at base seeds 0..4 into results/seed-sweeps/"
+	@echo "make held-out-full     every chapter's full profile at 3 freshly drawn held-out seeds into results/held-out-full/ (ARGS='--workers 3')"
 	@echo "make list              list the chapters"
 	@echo "make bench             benchmark the token-task trainer (WORKERS=$(WORKERS) processes; ARGS='--quick')"
 	@echo "make book-bench        time the whole book (PROFILE, JOBS) and write results/book-<profile>-bench-<cpu|gpu>.json"
@@ -49,6 +50,10 @@ run: $(STAMP)
 seed-sweep: $(STAMP)
 	@test -n "$(CHAPTER)" || (echo "usage: make seed-sweep CHAPTER=<id> [ARGS='--seeds 0..9']"; exit 2)
 	OMP_NUM_THREADS=1 $(BIN)/python -m nlcl.harness.records.seed_sweeps $(CHAPTER) --workers $(WORKERS) $(ARGS)
+
+# Paper scale at held-out seeds: from a clean, committed tree; the seeds are drawn when it starts.
+held-out-full: $(STAMP)
+	$(BIN)/python -m nlcl.harness.records.held_out run --profile full $(ARGS)
 
 list: $(STAMP)
 	$(BIN)/nlcl list
