@@ -363,6 +363,7 @@ def write_report(
         badge = status_badge(r["status"], r["required"]) + (
             " (stale explanation)" if r.get("note_stale") else ""
         )
+        badge += " (declared failure)" if r.get("declared_failure") else ""
         badge += _gate_outcome(r) + _held_out_text(r)
         revised = " (tolerance revised)" if r.get("revised") else ""
         lines.append(
