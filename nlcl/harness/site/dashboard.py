@@ -287,7 +287,8 @@ def _held_out_line(row: Mapping[str, Any]) -> str:
     if not h:
         return ""
     seeds = ", ".join(map(str, h["seeds"]))
-    revised = " (chapter revised since)" if h["revised"] else ""
+    # a claim with no set at today's code already says so in its summary
+    revised = " (chapter revised since)" if h["revised"] and h.get("class") != "revised" else ""
     return (
         f'<br><span class="nlcl-heldout" title="held-out base seeds {_e(seeds)}">'
         f"held-out: {_e(h['summary'])}{revised}</span>"
