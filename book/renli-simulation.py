@@ -1000,12 +1000,6 @@ run.glue("infinite-stage1-by-kappa", "; ".join(by_kappa))
 # ```
 
 # %%
-bad_end = kappa_inf[-1] > 1.05
-still_falling = kappa_inf[-1][bad_end] < kappa_inf[-6][bad_end]
-run.diagnostic(
-    "infinite_stage2_failing_still_falling",
-    float(still_falling.double().mean()) if bool(bad_end.any()) else 1.0,
-)
 run.claim("infinite-stage2-balanced").measure_seeds(kappa_inf[-1].tolist())
 nsr_inf = tracking.gram_noise_to_signal(G_inf, TR["r"], TR["r_xi"])
 run.claim("infinite-noise-decreases").measure_seeds((nsr_inf[-1] / nsr_inf[0]).tolist())
@@ -1179,21 +1173,10 @@ rem_slopes = [loglog_slope(widths, remainder[:, s_].numpy()) for s_ in range(S_t
 run.claim("tracking-remainder-rate").measure_seeds(rem_slopes)
 
 # %% [markdown]
-# and the finite batches, with the width-ratio explanation's diagnostic (on the failing seeds,
-# the batch-free width error over the batch error at infinite width):
+# The finite batches:
 
 # %%
-G_widest = G_all[:, -1]
-pop_err_widest = (
-    tracking.tracking_error(G_widest, G_inf, TR["r"], TR["r_xi"]).max(0).values
-)
 width_ratio = batch_err[-1] / batch_err[0]
-failing_batch = ~((width_ratio >= 0.8) & (width_ratio <= 1.25))
-width_share = pop_err_widest / batch_err[0]
-run.diagnostic(
-    "tracking_batch_failing_width_share",
-    float(width_share[failing_batch].min()) if bool(failing_batch.any()) else 1.0,
-)
 run.claim("tracking-batch-width-free").measure_seeds(width_ratio.tolist())
 noise_ratio = batch_err4 / batch_err[0]
 run.claim("tracking-batch-noise-scaling").measure_seeds(noise_ratio.tolist())
