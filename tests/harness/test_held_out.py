@@ -186,42 +186,21 @@ def test_interval_is_clopper_pearson_and_the_rule_needs_seventeen_clean_seeds():
     assert held_out.p_reproduced(1.0, 10) == 0.0  # 10 seeds can never decide "reproduced"
 
 
-def _set(seeds, statuses, *, sha="c1", mods="m1", date="2026-12-08T00:00:00Z", claim="a", **row):
-    rows = [
-        {
-            "seed": s,
-            "claim": claim,
-            "kind": "reproduction",
-            "required": True,
-            "status": st,
-            "measured": 1.0,
-            **row,
-        }
-        for s, st in zip(seeds, statuses)
-        if st is not None
-    ]
-    return {
-        "seeds": list(seeds),
-        "commit": "abc",
-        "date": date,
-        "chapter_sha256": sha,
-        "modules_sha256": mods,
-        "errors": {},
-        "rows": rows,
-    }
-
-
-def test_accumulate_counts_every_set_at_todays_code_and_no_other():
+def test_accumulate_counts_every_set_at_todays_code_and_no_other(held_out_set):
     ten = list(range(100, 110))
     sets = {
         "ch": [
-            _set(ten, ["pass"] * 10, date="2026-12-08T01:00:00Z"),
-            _set(range(200, 207), ["pass"] * 6 + [None], date="2026-12-08T02:00:00Z"),  # 206 died: missing
-            _set([300, 301, 302], ["fail"] * 3, sha="c0"),  # the chapter changed since
-            _set([400, 401, 402], ["fail"] * 3, mods="m0"),  # the nlcl code it imports changed since
-            _set([500, 501, 502], ["fail"] * 3, mods=None),  # made before records carried modules_sha256
+            held_out_set(ten, ["pass"] * 10, date="2026-12-08T01:00:00Z"),
+            held_out_set(
+                range(200, 207), ["pass"] * 6 + [None], date="2026-12-08T02:00:00Z"
+            ),  # 206 died: missing
+            held_out_set([300, 301, 302], ["fail"] * 3, sha="c0"),  # the chapter changed since
+            held_out_set([400, 401, 402], ["fail"] * 3, mods="m0"),  # the nlcl code it imports changed since
+            held_out_set(
+                [500, 501, 502], ["fail"] * 3, mods=None
+            ),  # made before records carried modules_sha256
         ],
-        "gone": [_set([600], ["pass"], sha="old")],
+        "gone": [held_out_set([600], ["pass"], sha="old")],
     }
     acc = held_out.accumulate(sets, {"ch": ("c1", "m1"), "gone": None})
     a = acc[("ch", "a")]
@@ -248,13 +227,13 @@ def test_accumulate_counts_every_set_at_todays_code_and_no_other():
     assert (h["total"], h["fragile"], h["revised"], h["seeds"]) == (2, 1, 1, (17, 17))
 
 
-def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted():
+def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted(held_out_set):
     seeds = list(range(10, 30))
     sets = {
         "ch": [
-            _set(seeds, ["pass"] * 20, claim="read", computed="read from results/grid.json"),
-            _set(seeds, ["pass"] * 20, claim="fixed"),
-            _set(seeds, ["not-gated"] * 20, claim="timing"),
+            held_out_set(seeds, ["pass"] * 20, claim="read", computed="read from results/grid.json"),
+            held_out_set(seeds, ["pass"] * 20, claim="fixed"),
+            held_out_set(seeds, ["not-gated"] * 20, claim="timing"),
         ]
     }
     merged = {**sets["ch"][0], "rows": [r for s in sets["ch"] for r in s["rows"]]}
@@ -277,18 +256,18 @@ def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted():
     assert held_out.unseeded_problems({"ch": [merged]}, {("ch", "read")}) == []
 
 
-def test_sets_are_appended_never_rewritten_and_the_record_counts_too(tmp_path):
-    rec = _set([11, 22], ["pass", "pass"])
+def test_sets_are_appended_never_rewritten_and_the_record_counts_too(held_out_set, tmp_path):
+    rec = held_out_set([11, 22], ["pass", "pass"])
     assert held_out.append_sets(tmp_path, {"ch": rec}, "abc", "2026-12-08T00:00:00Z") == ["ch"]
     assert held_out.append_sets(tmp_path, {"ch": {**rec, "rows": []}}) == []  # the same seeds: kept as it was
     with pytest.raises(ValueError, match=r"seeds \[22\] are in an archived set"):
-        held_out.append_sets(tmp_path, {"ch": _set([22, 33], ["pass", "pass"])})
-    held_out.append_sets(tmp_path, {"ch": _set([44], ["fail"], date="2026-12-09T00:00:00Z")})
+        held_out.append_sets(tmp_path, {"ch": held_out_set([22, 33], ["pass", "pass"])})
+    held_out.append_sets(tmp_path, {"ch": held_out_set([44], ["fail"], date="2026-12-09T00:00:00Z")})
     sets = held_out.load_sets(tmp_path)
     assert [s["seeds"] for s in sets["ch"]] == [[11, 22], [44]] and len(sets["ch"][0]["rows"]) == 2
     # record.json's sets that the archive lacks are read too (a record made before the archive)
     record = held_out.build_record(
-        [55], {"other": _set([55], ["pass"])}, commit="c", numerics=None, seconds=1
+        [55], {"other": held_out_set([55], ["pass"])}, commit="c", numerics=None, seconds=1
     )
     (tmp_path / "record.json").write_text(json.dumps(record))
     assert set(held_out.load_sets(tmp_path)) == {"ch", "other"}
@@ -298,7 +277,7 @@ def test_sets_are_appended_never_rewritten_and_the_record_counts_too(tmp_path):
     assert held_out.evidence(tmp_path / "none") is None
 
 
-def test_sets_from_history_reads_every_committed_record(tmp_path):
+def test_sets_from_history_reads_every_committed_record(held_out_set, tmp_path):
     import subprocess
 
     def git(*args):
@@ -310,13 +289,17 @@ def test_sets_from_history_reads_every_committed_record(tmp_path):
     git("config", "user.name", "t")
     path = tmp_path / "results" / "held-out" / "record.json"
     path.parent.mkdir(parents=True)
-    first = held_out.build_record([1], {"ch": _set([1], ["pass"])}, commit="c1", numerics=None, seconds=1)
+    first = held_out.build_record(
+        [1], {"ch": held_out_set([1], ["pass"])}, commit="c1", numerics=None, seconds=1
+    )
     path.write_text(json.dumps(first))
     git("add", ".")
     git("commit", "-q", "-m", "one")
     second = held_out.merge_records(
         first,
-        held_out.build_record([2], {"other": _set([2], ["fail"])}, commit="c2", numerics=None, seconds=1),
+        held_out.build_record(
+            [2], {"other": held_out_set([2], ["fail"])}, commit="c2", numerics=None, seconds=1
+        ),
     )
     second["chapters"]["ch"]["chapter_sha256"] = "rehashed"  # a later commit rewrote the hash, not the rows
     path.write_text(json.dumps(second))
@@ -336,9 +319,9 @@ def test_run_refuses_fewer_than_the_minimum_seeds(monkeypatch, capsys):
     assert "at least 10 seeds" in capsys.readouterr().out
 
 
-def test_attach_and_report_lines_show_the_accumulated_verdict():
+def test_attach_and_report_lines_show_the_accumulated_verdict(held_out_set):
     acc = held_out.accumulate(
-        {"ch": [_set(range(10, 20), ["pass"] * 9 + ["not-reproduced"])]}, {"ch": ("c1", "m1")}
+        {"ch": [held_out_set(range(10, 20), ["pass"] * 9 + ["not-reproduced"])]}, {"ch": ("c1", "m1")}
     )
     out = held_out.attach([{"chapter": "ch", "id": "a"}, {"chapter": "ch", "id": "new"}], acc)
     h = out[0]["held_out"]
@@ -449,8 +432,8 @@ def test_the_full_profile_has_its_own_directory_seed_counts_and_errors():
         held_out.build_record([1], {}, commit="c", numerics=None, seconds=1, profile="paper")
 
 
-def test_a_full_record_says_its_profile_and_is_never_merged_with_a_ci_one(tmp_path):
-    sweep = {**_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
+def test_a_full_record_says_its_profile_and_is_never_merged_with_a_ci_one(held_out_set, tmp_path):
+    sweep = {**held_out_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
     full = held_out.build_record(
         [77, 88, 99], {"ch": sweep}, commit="f", numerics=None, seconds=1, profile="full"
     )
@@ -466,15 +449,19 @@ def test_a_full_record_says_its_profile_and_is_never_merged_with_a_ci_one(tmp_pa
         held_out.load_record(tmp_path)
 
 
-def test_load_sets_keeps_the_profiles_apart(tmp_path):
-    held_out.append_sets(tmp_path, {"ch": {**_set([11, 22], ["pass"] * 2), "profile": "full"}}, "c", "d")
+def test_load_sets_keeps_the_profiles_apart(held_out_set, tmp_path):
+    held_out.append_sets(
+        tmp_path, {"ch": {**held_out_set([11, 22], ["pass"] * 2), "profile": "full"}}, "c", "d"
+    )
     sets = held_out.load_sets(tmp_path, "full")
     assert sets["ch"][0]["profile"] == "full" and held_out.load_sets(tmp_path)["ch"] == sets["ch"]
     with pytest.raises(ValueError, match=r"sets at seeds \[\[11, 22\]\] are not of profile 'ci'"):
         held_out.load_sets(tmp_path, "ci")
     with pytest.raises(ValueError, match=r"sets at seeds \[\[11, 22\]\] are not of profile 'ci'"):
         held_out.evidence(tmp_path)  # the ci verdicts of record never count a full set
-    held_out.append_sets(tmp_path / "ci", {"ch": _set([33], ["pass"])})  # a set of before the field: ci
+    held_out.append_sets(
+        tmp_path / "ci", {"ch": held_out_set([33], ["pass"])}
+    )  # a set of before the field: ci
     assert "profile" not in held_out.load_sets(tmp_path / "ci", "ci")["ch"][0]
     with pytest.raises(ValueError, match="not of profile 'full'"):
         held_out.load_sets(tmp_path / "ci", "full")
@@ -575,13 +562,13 @@ def test_a_full_run_refuses_bad_input(one_chapter_repo, monkeypatch, capsys):
     assert "holds held-out sets of profile ci" in capsys.readouterr().out
 
 
-def test_check_and_replay_read_the_full_record_at_its_profile(tmp_path, monkeypatch, capsys):
+def test_check_and_replay_read_the_full_record_at_its_profile(held_out_set, tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 
     from nlcl.harness.records import seed_sweeps
     from nlcl.harness.run import sweep
 
-    sweep_rec = {**_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
+    sweep_rec = {**held_out_set([77, 88, 99], ["pass"] * 3), "chapter_sha256": "y"}
     full = held_out.build_record(
         [77, 88, 99], {"ch": sweep_rec}, commit="f", numerics=None, seconds=1, profile="full"
     )

@@ -1,3 +1,4 @@
+import functools
 import json
 
 import pytest
@@ -497,28 +498,10 @@ def test_dashboard_shows_the_basis_beside_the_kind():
 # -- paper scale at held-out seeds (issue 52, item 4) ------------------------------------------------
 
 
-def _full_set(seeds, statuses, claim="a", sha="x", **row):
-    rows = [
-        {
-            "seed": s,
-            "claim": claim,
-            "kind": "reproduction",
-            "required": True,
-            "status": st,
-            "measured": 1,
-            **row,
-        }
-        for s, st in zip(seeds, statuses)
-        if st is not None
-    ]
-    return {
-        "chapter_sha256": sha,
-        "modules_sha256": "m",
-        "seeds": list(seeds),
-        "errors": {},
-        "rows": rows,
-        "profile": "full",
-    }
+@pytest.fixture()
+def full_set(held_out_set):
+    """A held-out set of the full profile at hashes ("x", "m")."""
+    return functools.partial(held_out_set, sha="x", mods="m", profile="full")
 
 
 def _write_full_sets(directory, sets, today=("x", "m"), monkeypatch=None):
@@ -534,25 +517,25 @@ def _write_full_sets(directory, sets, today=("x", "m"), monkeypatch=None):
         )
 
 
-def test_held_out_counts_are_pass_counts_at_todays_code(tmp_path, monkeypatch):
+def test_held_out_counts_are_pass_counts_at_todays_code(full_set, tmp_path, monkeypatch):
     full = tmp_path / "held-out-full"
     sets = {
         "ch": [
             {
-                **_full_set([1, 2, 3], ["pass"] * 3),
-                "rows": _full_set([1, 2, 3], ["pass"] * 3)["rows"]
-                + _full_set([1, 2, 3], ["pass", "fail", None], claim="b")["rows"]
-                + _full_set(
+                **full_set([1, 2, 3], ["pass"] * 3),
+                "rows": full_set([1, 2, 3], ["pass"] * 3)["rows"]
+                + full_set([1, 2, 3], ["pass", "fail", None], claim="b")["rows"]
+                + full_set(
                     [1, 2, 3],
                     ["pass"] * 3,
                     claim="c",
                     computed="this run, joined with seeds read from results/g.json",
                 )["rows"]
-                + _full_set([1, 2, 3], ["not-reproduced"] * 3, claim="d")["rows"],
+                + full_set([1, 2, 3], ["not-reproduced"] * 3, claim="d")["rows"],
             },
-            _full_set([4, 5, 6], ["fail"] * 3, sha="old"),  # at earlier code: not counted
+            full_set([4, 5, 6], ["fail"] * 3, sha="old"),  # at earlier code: not counted
         ],
-        "gone": [_full_set([7, 8, 9], ["pass"] * 3, sha="old")],
+        "gone": [full_set([7, 8, 9], ["pass"] * 3, sha="old")],
     }
     _write_full_sets(full, sets, monkeypatch=monkeypatch)
     counts = paper_scale.held_out_counts(full, tmp_path)
@@ -585,7 +568,7 @@ def test_held_out_counts_are_pass_counts_at_todays_code(tmp_path, monkeypatch):
     # a ci set in the full directory is refused
     from nlcl.harness.records import held_out
 
-    held_out.append_sets(full, {"ci-only": {**_full_set([10], ["pass"]), "profile": "ci"}})
+    held_out.append_sets(full, {"ci-only": {**full_set([10], ["pass"]), "profile": "ci"}})
     with pytest.raises(ValueError, match="not of profile 'full'"):
         paper_scale.held_out_counts(full, tmp_path)
 
@@ -612,7 +595,7 @@ def test_attach_held_out_gives_each_claim_its_count():
     assert paper_scale.attach_held_out([rec("a")], None) == [rec("a")]
 
 
-def test_paper_scale_column_shows_the_seed0_status_and_the_held_out_count(tmp_path, monkeypatch):
+def test_paper_scale_column_shows_the_seed0_status_and_the_held_out_count(full_set, tmp_path, monkeypatch):
     """The paper-scale column reads the seed-0 record (results/claims-full) and the held-out full
     sets (results/held-out-full): 'pass · 3/3 held-out seeds'; without a held-out full run it says
     so; a set at earlier code is not counted; a required reproduction failing at a held-out full
@@ -632,9 +615,9 @@ def test_paper_scale_column_shows_the_seed0_status_and_the_held_out_count(tmp_pa
         {
             "ch": [
                 {
-                    **_full_set([11, 22, 33], ["pass"] * 3),
-                    "rows": _full_set([11, 22, 33], ["pass"] * 3)["rows"]
-                    + _full_set([11, 22, 33], ["pass", "fail", "pass"], claim="b")["rows"],
+                    **full_set([11, 22, 33], ["pass"] * 3),
+                    "rows": full_set([11, 22, 33], ["pass"] * 3)["rows"]
+                    + full_set([11, 22, 33], ["pass", "fail", "pass"], claim="b")["rows"],
                 }
             ]
         },
@@ -648,6 +631,9 @@ def test_paper_scale_column_shows_the_seed0_status_and_the_held_out_count(tmp_pa
     assert "| not measured at paper scale · not measured at held-out full seeds |" in text  # d
     assert "| not run at paper scale · no held-out full run of this chapter |" in text  # other
     assert "and the pass count at held-out base seeds in the full profile" in text
+    # the sentence sits in 'Paper-scale runs', keeping the headline short enough for the figure to show
+    section = text.split("## Paper-scale runs", 1)[1]
+    assert "and the pass count at held-out base seeds in the full profile" in section
     assert (
         "3 seeds per claim" in text
         and "1 of 2 reproductions pass at every counted held-out full seed" in text

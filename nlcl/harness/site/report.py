@@ -255,7 +255,7 @@ def _held_out_full_text(r: dict[str, Any], held_full: dict[tuple[str, str], Any]
 
 
 def _held_out_full_sentence(repro: list[dict[str, Any]], held_full: dict[tuple[str, str], Any] | None) -> str:
-    """The headline's sentence on what the paper-scale column reads."""
+    """The 'Paper-scale runs' section's sentence on what the paper-scale column reads."""
     seed0 = (
         "The paper-scale column reads the full run at base seed 0 (`results/claims-full/`, the status "
         "published above)"
@@ -348,8 +348,7 @@ def write_report(
         f"{_not_gated_count(counts['not-gated'])}. "
         f"**{len(checks)} checks** of our own implementation "
         f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted. "
-        + basis_sentence(repro)
-        + _held_out_full_sentence(repro, held_full),
+        + basis_sentence(repro),
         "",
         "## Reproductions",
         "",
@@ -555,7 +554,8 @@ def _sections(records, repro, full, order, sweeps=None, held_full=None) -> list[
         "",
         "Each chapter's full-profile record at base seed 0 (`results/claims-full/`), and its full-profile "
         "runs at held-out base seeds (`results/held-out-full/`): the seeds of the sets at the chapter's "
-        "current code, which the paper-scale column counts, and the sets at earlier code, which it does not.",
+        "current code, which the paper-scale column counts, and the sets at earlier code, which it does not."
+        + _held_out_full_sentence(repro, held_full),
         "",
         "| chapter | full-profile record | commit | date | wall time | current? | held-out seeds (`full`) |",
         "| --- | --- | --- | --- | --- | --- | --- |",
