@@ -227,6 +227,19 @@ def test_accumulate_counts_every_set_at_todays_code_and_no_other(held_out_set):
     assert (h["total"], h["fragile"], h["revised"], h["seeds"]) == (2, 1, 1, (17, 17))
 
 
+def test_a_claim_no_longer_in_the_chapter_is_not_counted(held_out_set):
+    """A claim recorded only at earlier code, where every run at today's code completed without
+    recording it, was withdrawn or renamed: no entry. Where a run at today's code died, the claim is
+    missing at that seed and counted."""
+    old = held_out_set([1, 2, 3], ["pass"] * 3, sha="c0", claim="renamed")
+    today = held_out_set(range(100, 110), ["pass"] * 10)
+    acc = held_out.accumulate({"ch": [old, today]}, {"ch": ("c1", "m1")})
+    assert set(acc) == {("ch", "a")}
+    died = {**held_out_set(range(200, 210), ["pass"] * 9 + [None]), "errors": {"209": "killed"}}
+    acc = held_out.accumulate({"ch": [old, died]}, {"ch": ("c1", "m1")})
+    assert acc[("ch", "renamed")]["statuses"] == {"missing": 10}
+
+
 def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted(held_out_set):
     seeds = list(range(10, 30))
     sets = {
@@ -247,7 +260,7 @@ def test_artifact_and_unseeded_verdicts_are_labelled_and_not_counted(held_out_se
     assert (h["reproduced"], h["artifact"], h["unseeded"], h["not_gated"]) == (0, 1, 1, 1)
     text = held_out.headline_text(acc)
     assert "1 read from committed artifacts" in text and "1 without randomness" in text
-    assert f"declared on {held_out.RULE_DATE}" in text
+    assert f"declared on {held_out.RULE_DATE}" in "\n".join(held_out.report_lines(acc))
     # a declaration of no randomness that the rows contradict
     merged["rows"][20]["measured"] = 2.0
     assert held_out.unseeded_problems({"ch": [merged]}, {("ch", "fixed")}) == [

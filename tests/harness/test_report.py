@@ -446,12 +446,9 @@ def test_headline_gives_the_bases_apart_and_names_unclassified_records(tmp_path)
     ]
     _, text = make_report(tmp_path, records)
     head = text[text.index("**By basis**") :].split("\n", 1)[0]
-    assert (
-        "exact results (a paper's closed form or identity against an independent computation): 1 of 2 verified"
-        in head
-    )
-    assert "dynamical claims (what training shows): 0 of 0 reproduced at held-out seeds and 1 of 1" in head
-    assert "statistical claims (what sampling shows): 0 of 0 reproduced at held-out seeds and 0 of 1" in head
+    assert "exact results: 1 of 2 verified" in head
+    assert "dynamical claims: 0 of 0 reproduced at held-out seeds and 1 of 1" in head
+    assert "statistical claims: 0 of 0 reproduced at held-out seeds and 0 of 1" in head
     assert "unclassified (records without a basis, made before records carried one): " in head
     assert (
         "**Informational reproductions** (not required, not counted above): 1, 1 of them reproduced" in head

@@ -596,7 +596,9 @@ def accumulate(
     ``class`` (:func:`decide` for seeded evidence; ``unseeded``/``artifact``; ``revised`` when no set
     is at today's code; ``not-gated``), ``sets`` (seeds, commit, date of each counted set),
     ``seeds``, ``excluded_sets``, ``earlier`` (``passes`` and ``n`` over the rows of those sets, for the
-    audit), ``one_value`` (the same value at every counted seed) and ``summary``."""
+    audit), ``one_value`` (the same value at every counted seed) and ``summary``. A claim that no
+    counted set recorded, where every counted run completed, is no longer in the chapter (withdrawn or
+    renamed): it has no entry."""
     unseeded = set(unseeded)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for chapter, chapter_sets in sets.items():
@@ -621,8 +623,13 @@ def accumulate(
             if not _counted(s, now):  # shown for the audit, never counted
                 for r in s["rows"]:
                     earlier[r["claim"]][r["status"]] += 1
+        completed = bool(counted) and not any(s.get("errors") for s in counted)
         for claim, c in claims.items():
             rows = per_seed[claim]
+            if completed and not any(rows.values()):
+                # every run at today's code completed without recording it: the claim is no longer
+                # in the chapter (withdrawn or renamed), not a claim missing at every seed
+                continue
             statuses = Counter(r["status"] if r else "missing" for r in rows.values())
             n = sum(k for s, k in statuses.items() if s != "not-gated")
             passes = statuses.get("pass", 0)
@@ -757,23 +764,20 @@ def headline_text(
     seeds = "none yet" if not hi else f"{lo} seeds per claim" if lo == hi else f"{lo}–{hi} seeds per claim"
     rest = [
         f"{h['artifact']} read from committed artifacts" if h["artifact"] else "",
-        f"{h['unseeded']} without randomness (the same computation at every seed)" if h["unseeded"] else "",
+        f"{h['unseeded']} without randomness" if h["unseeded"] else "",
         f"{h['revised']} whose chapter changed since its last held-out set" if h["revised"] else "",
-        f"{h['not_gated']} timing claims not gated (measured beside other runs)" if h["not_gated"] else "",
+        f"{h['not_gated']} timing claims not gated" if h["not_gated"] else "",
     ]
     rest = [t for t in rest if t]
     return (
         f"**Verdicts of record** (`ci` profile at held-out base seeds drawn when each run started, "
         f"accumulated over every held-out set run at the chapter's current code: {seeds}; "
         f"`{HELD_OUT_DIR / SETS}/`): of **{h['total']} required reproductions**, "
-        f"{h['reproduced']} reproduced (the {int(100 * CONFIDENCE)}% Clopper–Pearson lower bound of "
-        f"the pass rate ≥ {REPRODUCED_LOWER}), {h['underpowered']} pass at every seed with too few "
-        f"seeds to decide, {h['fragile']} fragile (pass at some seeds, not at others), "
-        f"{h['not_reproduced']} not reproduced (explained at every seed), {h['fails']} fail at every seed"
+        f"{h['reproduced']} reproduced, {h['underpowered']} underpowered, {h['fragile']} fragile, "
+        f"{h['not_reproduced']} not reproduced, {h['fails']} fail at every seed (the classes: "
+        "[Held-out evidence](#held-out-evidence))"
         + (f"; not counted as held-out evidence: {', '.join(rest)}" if rest else "")
-        + f". The decision rule was declared on {RULE_DATE} (CONTRIBUTING). Informational claims and "
-        "checks are not counted. The development set (base seed 0 of this build; 0–4 in the seed "
-        "sweeps) gives:"
+        + ". The development set (base seed 0 of this build; 0–4 in the seed sweeps) gives:"
     )
 
 
@@ -794,6 +798,7 @@ def report_lines(
     )
     lines = [
         "",
+        "(held-out-evidence)=",
         "## Held-out evidence",
         "",
         f"A claim's held-out verdict counts its passes over every held-out seed at which its chapter's "
@@ -802,7 +807,8 @@ def report_lines(
         f"≥ {REPRODUCED_LOWER} (at least {seeds_to_decide()} seeds, all passing); underpowered: passes "
         "at every seed, bound below; fragile: passes at some seeds, not at others; not reproduced: its "
         "explanation held at every seed; fails: passes at none. Values read from committed artifacts and "
-        "claims without randomness are not evidence. The required reproductions that are not reproduced:",
+        f"claims without randomness are not evidence. The decision rule was declared on {RULE_DATE} "
+        "(CONTRIBUTING). The required reproductions that are not reproduced:",
         "",
         "| claim | chapter | passes | interval | class | sets | not counted |",
         "| --- | --- | --- | --- | --- | --- | --- |",

@@ -55,10 +55,11 @@ _STATUSES = ("pass", "fail", "not-reproduced", "invalid", "not-gated")
 #: declared inline without it).
 UNCLASSIFIED = "unclassified"
 #: How the headline names each basis (:data:`nlcl.harness.claims.verdicts.BASES`, then unclassified).
+#: The headline's names of the bases; "How to read this report" (book/reproducibility.md) defines them.
 BASIS_LABELS = {
-    "exact": "exact results (a paper's closed form or identity against an independent computation)",
-    "dynamical": "dynamical claims (what training shows)",
-    "statistical": "statistical claims (what sampling shows)",
+    "exact": "exact results",
+    "dynamical": "dynamical claims",
+    "statistical": "statistical claims",
     UNCLASSIFIED: "unclassified (records without a basis, made before records carried one)",
 }
 
@@ -342,15 +343,17 @@ def write_report(
         f"{first} **{len(repro)} reproductions**: {counts['reproduced']} reproduced, "
         f"{published.count('not-reproduced')} not reproduced, {published.count('fail')} fail, "
         f"{published.count('invalid')} invalid{_not_gated_count(published.count('not-gated'))} "
-        f"(paper-scale verdict where a committed full run at base seed 0 exists — {n_full} claims — else "
-        f"profile `{profile}`; commit `{commit}`). In `{profile}` alone: {counts['pass']} pass, "
-        f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
-        f"{_not_gated_count(counts['not-gated'])}. "
+        f"(paper-scale verdict where a committed full run at base seed 0 exists, else `{profile}`). "
         f"**{len(checks)} checks** of our own implementation "
         f"({sum(r['status'] == 'pass' for r in checks)} pass) are listed separately and not counted. "
         + basis_sentence(repro),
         "",
         "## Reproductions",
+        "",
+        f"This build: profile `{profile}`, commit `{commit}`; a committed full run at base seed 0 gives "
+        f"the paper-scale verdict of {n_full} reproductions. In `{profile}` alone: {counts['pass']} pass, "
+        f"{counts['not-reproduced']} not reproduced, {counts['fail']} fail, {counts['invalid']} invalid"
+        f"{_not_gated_count(counts['not-gated'])}.",
         "",
         *([demoted_sentence(repro).strip(), ""] if demoted(repro) else []),
         f"| claim | chapter | basis | source | statement | paper | check | measured (`{profile}`) | seeds | "
