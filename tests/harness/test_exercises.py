@@ -75,6 +75,33 @@ def test_answer_problems_compare_with_the_record(chapter):
     assert any("has no recorded run" in p for p in ex.answer_problems("ch", record, chapter))
 
 
+def test_an_answers_pass_count_is_the_records(tmp_path):
+    """ "k of n claims pass" in an answer is checked against the record's statuses."""
+    path = tmp_path / "ch.py"
+    path.write_text(CHAPTER.replace("`rate-claim` = −0.49", "2 of 3 claims pass; `rate-claim` = −0.49"))
+    claims = {
+        "rate-claim": {"measured": -0.49, "status": "pass"},
+        "other": {"measured": 0.0012, "status": "pass"},
+    }
+    record = {
+        "exercises": [
+            {
+                "command": "nlcl run ch -p tau 2.0",
+                "claims": {**claims, "x": {"measured": 1, "status": "fail"}},
+            },
+            {
+                "command": 'nlcl run ch -p widths "[1, 2]" -p seed 3',
+                "claims": {"rate-claim": {"measured": 0.512}},
+            },
+        ]
+    }
+    assert ex.answer_problems("ch", record, path) == []
+    record["exercises"][0]["claims"]["x"]["status"] = "pass"
+    assert ex.answer_problems("ch", record, path) == [
+        "ch: `nlcl run ch -p tau 2.0`: the answer says 2 of 3 claims pass, the record has 3 of 3"
+    ]
+
+
 def test_an_exercise_must_run_its_own_chapter(tmp_path):
     path = tmp_path / "ch.py"
     path.write_text(CHAPTER.replace("nlcl run ch -p tau", "nlcl run other -p tau"))

@@ -99,9 +99,14 @@ def quoted_values(answer: str) -> list[tuple[str, float, float]]:
     return out
 
 
+#: An answer's count of passing claims, e.g. "15 of 16 claims pass".
+_PASS_COUNT = re.compile(r"(\d+) of (\d+) claims pass")
+
+
 def answer_problems(chapter: str, record: Mapping[str, Any], path: str | Path) -> list[str]:
     """Where a chapter's exercises and their answers disagree with the committed record: an exercise
-    without a recorded run, or a quoted value that is not the recorded measurement."""
+    without a recorded run, a quoted value that is not the recorded measurement, or a count "k of n
+    claims pass" that is not the record's."""
     by_command = {e["command"]: e for e in record.get("exercises", [])}
     problems = []
     for ex in exercises(path):
@@ -109,6 +114,13 @@ def answer_problems(chapter: str, record: Mapping[str, Any], path: str | Path) -
         if rec is None:
             problems.append(f"{chapter}: `{ex['command']}` has no recorded run")
             continue
+        statuses = [c.get("status") for c in rec["claims"].values()]
+        for k, n in _PASS_COUNT.findall(ex["answer"]):
+            if (int(k), int(n)) != (statuses.count("pass"), len(statuses)):
+                problems.append(
+                    f"{chapter}: `{ex['command']}`: the answer says {k} of {n} claims pass, the record has "
+                    f"{statuses.count('pass')} of {len(statuses)}"
+                )
         for cid, value, half_unit in quoted_values(ex["answer"]):
             claim = rec["claims"].get(cid)
             if claim is None:
