@@ -162,6 +162,24 @@ def test_run_chapter_api(tmp_path, monkeypatch):
         notebook.run_chapter(TINY, profile="paper", root=ROOT)
 
 
+def test_run_chapter_waits_for_a_slow_kernel(tmp_path, monkeypatch):
+    """A kernel may take minutes to start on a loaded machine (a held-out sweep beside other
+    record runs): run_chapter gives papermill KERNEL_START_TIMEOUT_S, not its default 60 s."""
+    import papermill as pm
+
+    seen = {}
+
+    def fake(nb, out, **kw):
+        seen.update(kw)
+        raise RuntimeError("Kernel didn't respond")
+
+    monkeypatch.setenv("NLCL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    res = notebook.run_chapter(TINY, root=ROOT, progress_bar=False)
+    assert seen["start_timeout"] == notebook.KERNEL_START_TIMEOUT_S >= 300
+    assert not res.ok and "Kernel didn't respond" in res.error
+
+
 def test_cli_main_in_process(capsys):
     from nlcl.harness.run.cli import main
 

@@ -56,6 +56,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _KERNEL_FLAG = "--IPKernelApp.log_level=ERROR"
 INJECTED_LABEL = "Show the parameter values this page ran with"
 IOPUB_TIMEOUT_S = 120
+#: Seconds a kernel may take to start. papermill's default, 60 s, is exceeded on a loaded machine
+#: (a held-out sweep beside other record runs lost a point to "Kernel didn't respond in 60 seconds").
+KERNEL_START_TIMEOUT_S = 300
 
 
 class _KnownParameters(logging.Filter):
@@ -400,6 +403,7 @@ def run_chapter(
                 # papermill fails a cell whose output arrives more than 4 s after it finished;
                 # on a loaded machine that happens to healthy cells
                 iopub_timeout=IOPUB_TIMEOUT_S,
+                start_timeout=KERNEL_START_TIMEOUT_S,
                 kernel_manager_class=_kernel_manager_class(run_dir / "kernel.log", root, env),
             )
         except pm.PapermillExecutionError as exc:
