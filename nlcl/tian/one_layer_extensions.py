@@ -5,7 +5,8 @@ operations in the chapter's order (the numbers are the same); Sec. 3.1-3.2 are i
 :mod:`nlcl.tian.one_layer_study`:
 
 * Theorem 3 (Sec. 3.3, Eqs. 10-11, 103): :func:`power_iteration_near_patterns`,
-  :func:`eq11_quadratic`, :func:`theorem3_tanh`;
+  :func:`eq11_quadratic`, :func:`theorem3_tanh`, and with ReLU near every pattern
+  :func:`theorem3_near_patterns`;
 * more nodes, more patterns (Sec. 3, Fig. 1): :func:`more_nodes`;
 * rotation augmentation (App. B.5, Eqs. 105-108): :func:`rotation_sweep`, :func:`cyclic_study`,
   :func:`profile_maxima`.
@@ -19,12 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from nlcl.core.activations import get_activation
 from nlcl.core.blocks import axis_blocks
 from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
     gate_matrix,
+    noisy_population_gate_matrix,
     periodic_local_maxima,
     population_gate_matrix,
     power_iteration,
@@ -39,8 +42,10 @@ from nlcl.tian.local_theory import (
     critical_point_diagnostics,
     eq11_radius,
     eq11_sup_omega,
+    eq11_sup_omega_on_cap,
     kappa_estimate,
     lipschitz_estimate,
+    perturbation_growth,
 )
 from nlcl.tian.one_layer_study import gate_fn, gaussian_alpha_fn, population_gate_fn
 
@@ -52,6 +57,7 @@ __all__ = [
     "power_iteration_near_patterns",
     "profile_maxima",
     "rotation_sweep",
+    "theorem3_near_patterns",
     "theorem3_tanh",
 ]
 
@@ -159,6 +165,104 @@ def theorem3_tanh(
             conv = step[j] <= 1e-10 and diag_end["residual"][j] <= 1e-8
             rows.append((e, j, bool(ok_g.size), bool(inside and conv)))
     return np.array(rows, dtype=float)
+
+
+def theorem3_near_patterns(
+    d: int,
+    m: int,
+    q: float,
+    eps_values: Sequence[float],
+    seed: int,
+    gammas: np.ndarray,
+    *,
+    activation: str = "relu",
+    sigma: float = 0.15,
+    weakest: float = 0.95,
+    n_starts: int = 3,
+    tilt: float = 0.01,
+    steps: int = 300,
+) -> pd.DataFrame:
+    """Theorem 3 near every pattern: ReLU on a smooth A(w) with patterns of similar strength (Sec. 3.3).
+
+    Data: the latent summation model with strengths s_m from 1 down to ``weakest``,
+    x = U diag(s) y + σz, z ~ N(0, I), U nearly orthonormal (‖UᵀU − I‖₂ = ε, the U of
+    :func:`power_iteration_near_patterns` for the k-th ε); A(w) = V[x̃ʷ] exactly
+    (:func:`nlcl.tian.landscape.noisy_population_gate_matrix`, Lipschitz because of the noise). For
+    each ε and pattern, ``n_starts`` starts w(0) tilted by ``tilt`` rad from u_m in random directions
+    (``default_rng([seed, 5, k])``):
+
+    * Eq. 11 (:func:`nlcl.tian.local_theory.eq11_sup_omega_on_cap`, L and κ on B_γ, 32 points): the
+      smallest γ of ``gammas`` with sup ω ≤ γ (``gamma``, NaN if none; ``eq11``), and the same with
+      the global L of the paper's statement (:func:`lipschitz_estimate`, 256 points on the sphere at
+      1e-4; ``eq11_global``);
+    * power iteration (Eq. PI on Â, Eq. 104) for ``steps`` steps: ``converged`` (last step ≤ 1e-10),
+      ``critical`` (‖P⊥A w‖ ≤ 1e-8 max|λ|), ``inside`` (‖w* − w(0)‖ ≤ the radius of B_γ, Eq. 103),
+      ``lme`` (|cos(w*, φ₁(A(w*)))| ≥ 1 − 1e-10, Lemma 11: the maximal eigenvector) and ``monotone``
+      (c_t = |cos(w(t), φ₁(w(t)))| never decreases by more than 1e-12, Lemma 11);
+    * ``stable``: every one of 8 perturbations of w* by 0.01 rad ends below half its size under the
+      dynamics of Eq. 7 (:func:`nlcl.tian.local_theory.perturbation_growth`, 400 scale-free steps
+      of 0.5); ``cos_um`` = |cos(w*, u_m)|; ``spread`` the largest distance between the limits of
+      the starts of the same (ε, m).
+
+    Returns one row per (ε, m, start) with also ``c0``, ``L``, ``kappa`` and ``nu`` (the largest
+    ν = ω − μ, the part of ω due to A varying; on B_γ of ``gamma``) and ``L_global``.
+    """
+    strengths = np.linspace(1.0, weakest, m)
+    rows = []
+    for k, e in enumerate(eps_values):
+        u_e = _basis_for_eps(d, m, e, seed, k)
+        _, ap, y_at = latent_summation_support(u_e, q)
+        atoms = (y_at * strengths) @ u_e.T
+
+        def a_fn(w, atoms=atoms, ap=ap):
+            return noisy_population_gate_matrix(atoms, ap, sigma, w, activation)
+
+        rng_e = np.random.default_rng([seed, 5, k])
+        l_glob = lipschitz_estimate(a_fn, n_points=256, dim=d, radius=1e-4, rng=rng_e)
+        tang = rng_e.standard_normal((m, n_starts, d))
+        tang -= (tang * u_e.T[:, None]).sum(-1, keepdims=True) * u_e.T[:, None]
+        tang /= np.linalg.norm(tang, axis=-1, keepdims=True)
+        w0 = np.cos(tilt) * u_e.T[:, None] + np.sin(tilt) * tang  # (m, starts, d)
+        traj = power_iteration(a_fn, w0, steps=steps)  # (steps + 1, m, starts, d)
+        c_t = critical_point_diagnostics(a_fn, traj)["top_cos"]  # (steps + 1, m, starts)
+        w_end = traj[-1]
+        end = critical_point_diagnostics(a_fn, w_end)
+        growth = perturbation_growth(a_fn, w_end, angle=0.01, n_dirs=8, lr=0.5, steps=400, rng=rng_e)
+        step = np.linalg.norm(traj[-1] - traj[-2], axis=-1)
+        for j in range(m):
+            spread = max(
+                np.linalg.norm(w_end[j, a] - w_end[j, b]) for a in range(n_starts) for b in range(n_starts)
+            )
+            for i in range(n_starts):
+                cap = eq11_sup_omega_on_cap(
+                    a_fn, w0[j, i], gammas, n_points=32, global_lipschitz=l_glob, rng=rng_e
+                )
+                ok = np.flatnonzero(cap["sup_omega"] <= gammas)
+                g = ok[0] if ok.size else int(np.argmin(cap["sup_omega"] - gammas))
+                rows.append(
+                    dict(
+                        eps=e,
+                        m=j,
+                        start=i,
+                        c0=float(c_t[0, j, i]),
+                        gamma=float(gammas[g]) if ok.size else np.nan,
+                        L=float(cap["lipschitz"][g]),
+                        kappa=float(cap["kappa"][g]),
+                        nu=float(cap["sup_nu"][g]),
+                        L_global=l_glob,
+                        eq11=bool(ok.size),
+                        eq11_global=bool((cap["sup_omega_global"] <= gammas).any()),
+                        converged=bool(step[j, i] <= 1e-10),
+                        critical=bool(end["residual"][j, i] <= 1e-8),
+                        inside=bool(np.linalg.norm(w_end[j, i] - w0[j, i]) <= cap["radius"][g] + 1e-12),
+                        lme=bool(end["top_cos"][j, i] >= 1 - 1e-10),
+                        monotone=bool((np.diff(c_t[:, j, i]) >= -1e-12).all()),
+                        stable=bool((growth[:, j, i] < 0.5).all()),
+                        cos_um=float(abs(w_end[j, i] @ u_e[:, j])),
+                        spread=float(spread),
+                    )
+                )
+    return pd.DataFrame(rows)
 
 
 # -- More nodes, more patterns (Sec. 3, Fig. 1) -----------------------------------------------

@@ -15,6 +15,7 @@ from nlcl.tian.local_theory import (
     critical_point_diagnostics,
     eq11_radius,
     eq11_sup_omega,
+    eq11_sup_omega_on_cap,
     feature_gaussian_alpha,
     gaussian_alpha_roughness,
     irregularity,
@@ -201,3 +202,37 @@ def test_gaussian_alpha_roughness_small_tau_shrinks_z0_and_rejects_bad_input():
     with pytest.raises(ParameterError, match="min_crossing"):
         gaussian_alpha_roughness(x, "relu", 1.0, np.eye(3)[:1], min_crossing=0)
     assert np.all(out["radius"] >= 0.02)  # at least the given radius, wider where no sample is near the plane
+
+
+def test_eq11_on_a_cap_of_a_constant_matrix_is_mu():
+    """A constant A(w): L and κ on B_γ vanish, ν = 0 and sup ω is the largest μ over the sampled
+    cap (Tian 2023, Eqs. 10-11); the paper's global L can only raise it."""
+    a0 = np.diag([3.0, 1.0, 0.5, 0.2])
+
+    def a_fn(w):
+        return np.broadcast_to(a0, np.shape(w)[:-1] + (4, 4)).copy()
+
+    w0 = np.array([1.0, 0.05, 0.0, 0.0])
+    gammas = np.array([0.2, 0.5])
+    out = eq11_sup_omega_on_cap(a_fn, w0, gammas, n_points=16, global_lipschitz=1.0, rng=0)
+    assert np.all(out["lipschitz"] == 0) and np.all(out["kappa"] == 0) and np.all(out["sup_nu"] == 0)
+    lam = np.linalg.eigvalsh(a0) - 0.2 + 1e-12
+    mu_top = 0.5 * (1 + 1) * (lam[-2] / lam[-1]) ** 2  # μ at c = 1
+    assert np.all(out["sup_omega"] >= mu_top - 1e-12)
+    assert np.all(out["sup_omega_global"] >= out["sup_omega"])
+    assert np.allclose(out["radius"], [eq11_radius(g, float(w0[0] / np.linalg.norm(w0))) for g in gammas])
+
+
+def test_eq11_on_a_cap_estimates_the_local_lipschitz_constant():
+    """A(w) = B + s·wwᵀ changes at rate s along the sphere (‖δw wᵀ + w δwᵀ‖₂ = ‖δw‖ for δw ⊥ w):
+    L on B_γ is s to the first order in the pair distance."""
+    b = np.diag([2.0, 1.0, 0.5])
+    s = 0.3
+
+    def a_fn(w):
+        w = np.asarray(w, dtype=float)
+        return b + s * w[..., :, None] * w[..., None, :]
+
+    out = eq11_sup_omega_on_cap(a_fn, np.array([1.0, 0.1, 0.0]), [0.5], n_points=8, rng=1)
+    assert out["lipschitz"][0] == pytest.approx(s, rel=1e-3)
+    assert out["sup_nu"][0] > 0 and "sup_omega_global" not in out
