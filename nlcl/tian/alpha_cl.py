@@ -10,6 +10,9 @@ its experiments live here:
 * :func:`lemma2_study` — one repetition of the Lemma 2 convergence study (Eq. 4) on a random
   mixture with a finite augmentation, and :func:`bias_z`, the bias of the mean over batches in
   Monte Carlo standard errors;
+* :func:`corollary1_study` — Corollary 1 with a non-uniform (Gaussian) α and no augmentation:
+  Eq. 3 on a batch whose empirical distribution is the population, against Σ_l z_l² V_{p̃_l}[g]
+  built from Lemma 1's feature map;
 * :func:`lemma3_relative_error` — the gap between autograd's projected gradient and
   P⊥_w A(w) w (Lemma 3, Eq. 7).
 """
@@ -26,6 +29,7 @@ from scipy import stats
 from nlcl.core.activations import Activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import (
+    adjusted_variance_sum,
     contrastive_covariance,
     gaussian_alpha,
     gaussian_feature_map,
@@ -39,6 +43,7 @@ __all__ = [
     "truncation_errors",
     "lemma2_study",
     "bias_z",
+    "corollary1_study",
     "lemma3_relative_error",
 ]
 
@@ -192,6 +197,56 @@ def bias_z(c_ns: np.ndarray, c_inf: np.ndarray) -> float:
     return float(
         np.max(np.where(se > 0, dev / np.where(se > 0, se, 1.0), np.where(dev > 1e-12, np.inf, 0.0)))
     )
+
+
+def corollary1_study(
+    rng: np.random.Generator,
+    tau: float,
+    n_draws: int,
+    n_atoms: int = 6,
+    max_count: int = 40,
+    order: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Corollary 1 (Tian 2023) with a Gaussian α and no augmentation, exactly, on ``n_draws`` random draws.
+
+    Per draw: ``n_atoms`` values x0 ∈ R³ (standard normal) with counts n_k uniform on
+    {1, …, ``max_count``}, N = Σ n_k, p_k = n_k/N; g(x) = ReLU(Gx) ∈ R² for a random G; the Gaussian
+    α of Lemma 1 on the scalar s(x0) = vᵀx0 rescaled to [0, 1], α_ij = exp(−(s_i − s_j)²/2τ).
+
+    * Left: C_α[g] by Eq. 3 on the batch holding every x0 n_k times, with x' = x (no augmentation).
+      Its empirical distribution is p, so the double sum is the population expectation
+      ½ E[K(x0, y0)(g(x0) − g(y0))(g(x0) − g(y0))ᵀ] (the i = j terms are 0): the N → ∞ limit.
+    * Right: Σ_l z_l² V_{p̃_l}[g] (:func:`~nlcl.tian.contrastive.adjusted_variance_sum`) with the
+      feature map of Lemma 1 truncated at ``order`` (:func:`~nlcl.tian.contrastive.gaussian_feature_map`;
+      its tail α·Pr[Poisson(s_i s_j/τ) > order] must be below 1e-14, else ValueError).
+
+    Returns per draw the relative error ‖left − right‖_F/‖right‖_F and the relative distance
+    min_c ‖left − c V_p[g]‖_F/‖left‖_F of left from the uniform-α value V_p[g] (Corollary 1 with
+    α ≡ 1): how far the non-uniform α moves the limit.
+    """
+    errs, dist = [], []
+    for _ in range(int(n_draws)):
+        x0 = rng.standard_normal((n_atoms, 3))
+        counts = rng.integers(1, max_count + 1, n_atoms)
+        G = rng.standard_normal((2, 3))
+        v = rng.standard_normal(3)
+        s = x0 @ v
+        s = (s - s.min()) / (s.max() - s.min())
+        if stats.poisson.sf(order, s.max() ** 2 / tau) > 1e-14:
+            raise ValueError(f"order={order} leaves a truncation tail above 1e-14 at tau={tau}")
+        g_atoms = np.maximum(x0 @ G.T, 0.0)
+        atom = np.repeat(np.arange(n_atoms), counts)  # the batch: atom k n_k times
+        g_batch = g_atoms[atom]
+        left = contrastive_covariance(stack_views(g_batch, g_batch), alpha=gaussian_alpha(s[atom], tau))
+        p = counts / counts.sum()
+        phi = gaussian_feature_map(s, tau, order=order, shift=0.0)
+        right = adjusted_variance_sum(p, phi, g_atoms)
+        errs.append(np.linalg.norm(left - right) / np.linalg.norm(right))
+        m = p @ g_atoms
+        var = np.einsum("k,ki,kj->ij", p, g_atoms - m, g_atoms - m)  # V_p[g]
+        c = (left * var).sum() / (var * var).sum()
+        dist.append(np.linalg.norm(left - c * var) / np.linalg.norm(left))
+    return np.array(errs), np.array(dist)
 
 
 def lemma3_relative_error(views: Any, w: Any, activation: str | Activation, alpha: Any) -> float:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from nlcl.core.validate import ParameterError
 from nlcl.tian.alpha_cl import (
     bias_z,
+    corollary1_study,
     lemma2_study,
     lemma3_relative_error,
     relative_difference_per_trial,
@@ -182,3 +183,18 @@ def test_plots_are_labeled():
     fits = np.array([np.polyfit(np.log(ns), np.log(r), 1) for r in rms])
     _labeled(plot_lemma2(ns, [0, 1], rms, fits, np.array([1.0, 3.5]), family="gaussian", n_repeats=8))
     _labeled(plot_lemma3({"relu": 1e-15, "tanh": 0.5}, {"relu": True, "tanh": False}, alpha="gaussian"))
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 10_000), st.floats(0.05, 20.0))
+def test_corollary1_holds_exactly_with_a_gaussian_alpha(seed, tau):
+    """Eq. 3 on a batch with the population's empirical distribution = Σ_l z_l² V_{p̃_l}[g] (Cor. 1)."""
+    errs, dist = corollary1_study(np.random.default_rng(seed), tau, 2, n_atoms=4, max_count=5)
+    assert errs.shape == dist.shape == (2,)
+    assert errs.max() < 1e-10
+    assert np.all((dist >= 0) & (dist <= 1))
+
+
+def test_corollary1_study_refuses_a_short_feature_map():
+    with pytest.raises(ValueError, match="truncation"):
+        corollary1_study(np.random.default_rng(0), 0.01, 1, order=20)
