@@ -390,7 +390,7 @@ run.claim("lemma2-rms-largest-n").measure_seeds(rms_all[:, -1])
 # ```{nlcl-claims} cor1-gaussian-no-augmentation
 # ```
 #
-# ```{nlcl-source} nlcl.tian.alpha_cl.corollary1_study nlcl.tian.contrastive.adjusted_variance_sum
+# ```{nlcl-source} nlcl.tian.alpha_cl.corollary1_study nlcl.tian.alpha_cl.adjusted_variance_sum
 # ```
 
 # %%

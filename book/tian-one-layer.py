@@ -104,7 +104,6 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from nlcl.core import validate
 from nlcl.tian import one_layer_extensions as ext
 from nlcl.tian import one_layer_plots as plots
 from nlcl.tian import one_layer_study as study
@@ -324,7 +323,7 @@ run.glue("cor2-n-critical", f"{int(ok6.sum())} of {len(ok6)}")
 # $\lambda_{\mathrm{gap}} > \rho$ (a `q` close to the threshold) the chapter stops with a sentence
 # naming `q` instead of measuring a fraction of nothing.
 #
-# ```{nlcl-source} nlcl.tian.one_layer_study.perturbation_distances nlcl.core.validate.some_cases
+# ```{nlcl-source} nlcl.tian.one_layer_study.perturbation_distances
 # ```
 
 # %%
@@ -332,7 +331,7 @@ dist0, dist1 = study.perturbation_distances(a_stab, w_star, 16, 0.1, P.steps, rn
 decayed = dist1 < 0.5 * dist0
 sufficient = lme & (gap > rho_u)
 no_lme = "no LME with λ_gap > ρ near any pattern: Theorem 1 has nothing to test"
-validate.some_cases(int(sufficient.sum()), no_lme, q=P.q, activation=act)
+run.some_cases(int(sufficient.sum()), no_lme, q=P.q, activation=act)
 frac_stable = float(decayed[:, sufficient].mean())
 
 # %% [markdown]
@@ -739,7 +738,7 @@ run.glue("thm3-tanh-hold-m", ", ".join(hold_m))
 # %%
 n_hold_per_eps = [holds3[t3[:, 0] == e].sum() for e in eps_values]
 no_eq11 = "Eq. 11 holds in no tanh case: Theorem 3 has nothing to test"
-validate.some_cases(int(holds3.sum()), no_eq11, q=P.q, eps_list=eps_values)
+run.some_cases(int(holds3.sum()), no_eq11, q=P.q, eps_list=eps_values)
 conv3 = float(t3[holds3, 3].mean())
 run.claim("thm3-eq11-positive-cases").measure(int(min(n_hold_per_eps)))
 run.claim("thm3-converges-where-eq11").measure(conv3)
@@ -779,7 +778,7 @@ run.claim("thm3-converges-where-eq11").measure(conv3)
 # The smooth $A(\mathbf{w})$, Eq. 11 with the constants of $B_\gamma$, and the study
 # (`nlcl.tian.one_layer_extensions.theorem3_near_patterns`; a seeded $U$ per ε, the starts drawn per ε):
 #
-# ```{nlcl-source} nlcl.tian.landscape.noisy_population_gate_matrix nlcl.tian.local_theory.eq11_sup_omega_on_cap nlcl.tian.one_layer_extensions.theorem3_near_patterns
+# ```{nlcl-source} nlcl.tian.local_theory.noisy_population_gate_matrix nlcl.tian.local_theory.eq11_sup_omega_on_cap nlcl.tian.one_layer_extensions.theorem3_near_patterns
 # ```
 
 # %%
@@ -788,7 +787,7 @@ held3 = t3r[t3r.eq11]
 no_eq11_relu = (
     "Eq. 11 holds at no start of the ReLU design: Theorem 3 has nothing to test"
 )
-validate.some_cases(len(held3), no_eq11_relu, q=P.q)
+run.some_cases(len(held3), no_eq11_relu, q=P.q)
 by_pattern = t3r.groupby(["eps", "m"])
 by_pattern.agg(
     eq11=("eq11", "all"),

@@ -21,7 +21,6 @@ __all__ = [
     "nonneg_float",
     "probability",
     "finite",
-    "some_cases",
     "shape",
     "cuda_unavailable",
 ]
@@ -122,19 +121,6 @@ def finite(name: str, array: Any) -> Any:
         bad = int((~np.isfinite(arr)).sum())
         raise FloatingPointError(f"{name} has {bad} non-finite entries (NaN or inf)")
     return array
-
-
-def some_cases(count: int, what: str, **params: Any) -> int:
-    """Stop a chapter whose test has nothing to test at these parameter values.
-
-    A fraction over no cases would be NaN (an invalid claim); instead, when ``count`` is 0, raise
-    :class:`ParameterError` naming each parameter of ``params`` with its value, then ``what`` (why
-    there is nothing to test). Returns ``count``.
-    """
-    if int(count) <= 0:
-        named = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items())
-        raise ParameterError(f"{named}: {what}")
-    return int(count)
 
 
 def shape(name: str, array: Any, expected: Sequence[int | None | str]) -> Any:

@@ -29,7 +29,6 @@ from scipy import stats
 from nlcl.core.activations import Activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.contrastive import (
-    adjusted_variance_sum,
     contrastive_covariance,
     gaussian_alpha,
     gaussian_feature_map,
@@ -216,7 +215,7 @@ def corollary1_study(
     * Left: C_α[g] by Eq. 3 on the batch holding every x0 n_k times, with x' = x (no augmentation).
       Its empirical distribution is p, so the double sum is the population expectation
       ½ E[K(x0, y0)(g(x0) − g(y0))(g(x0) − g(y0))ᵀ] (the i = j terms are 0): the N → ∞ limit.
-    * Right: Σ_l z_l² V_{p̃_l}[g] (:func:`~nlcl.tian.contrastive.adjusted_variance_sum`) with the
+    * Right: Σ_l z_l² V_{p̃_l}[g] (:func:`adjusted_variance_sum`) with the
       feature map of Lemma 1 truncated at ``order`` (:func:`~nlcl.tian.contrastive.gaussian_feature_map`;
       its tail α·Pr[Poisson(s_i s_j/τ) > order] must be below 1e-14, else ValueError).
 
@@ -259,3 +258,33 @@ def lemma3_relative_error(views: Any, w: Any, activation: str | Activation, alph
     riem = riemannian_gradient(views, w, activation, alpha)
     vel = one_layer_velocity(views, w, activation, alpha)
     return float(np.linalg.norm(riem - vel, axis=-1).max() / np.linalg.norm(riem, axis=-1).max())
+
+
+def adjusted_variance_sum(probs: Any, phi: Any, g: Any) -> np.ndarray:
+    """Σ_l z_l² V_{x0 ~ p̃_l}[g(x0)] for a discrete x0 (Tian 2023, Corollary 1; Def. 2).
+
+    x0 takes K values with probabilities ``probs`` (K,); ``phi`` (K, D) is a nonnegative feature map
+    of the kernel, α = K(x0, y0) = φ(x0)ᵀφ(y0) (Def. 1), at those values; ``g`` (K, d) the feature
+    g(x0). Per component l: z_l = Σ_k p_k φ_l(k) (Def. 2's normalizer), the adjusted distribution
+    p̃_l(k) = p_k φ_l(k)/z_l, and the variance of g under it; components with z_l = 0 add nothing.
+    Corollary 1: with no augmentation C_α[g] → this sum as N → ∞. Only numpy; returns (d, d).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    f = np.asarray(phi, dtype=np.float64)
+    gk = np.asarray(g, dtype=np.float64)
+    if p.ndim != 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"probs must be a probability vector, got {p!r}")
+    if f.ndim != 2 or f.shape[0] != p.shape[0] or np.any(f < 0):
+        raise ValueError(f"phi must be a nonnegative (K, D) array with K={p.shape[0]}, got shape {f.shape}")
+    if gk.ndim != 2 or gk.shape[0] != p.shape[0]:
+        raise ValueError(f"g must have shape (K, d) with K={p.shape[0]}, got {gk.shape}")
+    out = np.zeros((gk.shape[1], gk.shape[1]))
+    for l in range(f.shape[1]):
+        w = p * f[:, l]  # z_l p̃_l(k)
+        z = w.sum()
+        if z <= 0:
+            continue
+        pt = w / z
+        m = pt @ gk
+        out += z**2 * (np.einsum("k,ki,kj->ij", pt, gk, gk) - np.outer(m, m))
+    return out

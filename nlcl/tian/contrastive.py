@@ -19,9 +19,6 @@ Pairwise importance families (Sec. 2, Lemma 1):
 * :func:`infonce_alpha` — the stop-gradient α of InfoNCE (Eq. 1), the Gaussian α of the
   augmented views normalized per row.
 
-Large-batch limits: :func:`population_contrastive_covariance` (Lemma 2, in terms of the kernel) and
-:func:`adjusted_variance_sum` (Corollary 1's Σ_l z_l² V_{p̃_l}[g], in terms of the feature map).
-
 All functions accept numpy arrays or torch tensors (same type out) with arbitrary leading batch
 dimensions. Explained in ``book/tian-alpha-cl.py``.
 """
@@ -48,7 +45,6 @@ __all__ = [
     "infonce_alpha",
     "make_alpha",
     "population_contrastive_covariance",
-    "adjusted_variance_sum",
     "ALPHA_FAMILIES",
 ]
 
@@ -369,33 +365,3 @@ def population_contrastive_covariance(
     inter -= 0.5 * (np.einsum("kl,ki,lj->ij", w, m, m) + np.einsum("kl,li,kj->ij", w, m, m))
     intra = np.einsum("k,kij->ij", p * (kern @ p), s)
     return inter - intra
-
-
-def adjusted_variance_sum(probs: Any, phi: Any, g: Any) -> np.ndarray:
-    """Σ_l z_l² V_{x0 ~ p̃_l}[g(x0)] for a discrete x0 (Tian 2023, Corollary 1; Def. 2).
-
-    x0 takes K values with probabilities ``probs`` (K,); ``phi`` (K, D) is a nonnegative feature map
-    of the kernel, α = K(x0, y0) = φ(x0)ᵀφ(y0) (Def. 1), at those values; ``g`` (K, d) the feature
-    g(x0). Per component l: z_l = Σ_k p_k φ_l(k) (Def. 2's normalizer), the adjusted distribution
-    p̃_l(k) = p_k φ_l(k)/z_l, and the variance of g under it; components with z_l = 0 add nothing.
-    Corollary 1: with no augmentation C_α[g] → this sum as N → ∞. Only numpy; returns (d, d).
-    """
-    p = np.asarray(probs, dtype=np.float64)
-    f = np.asarray(phi, dtype=np.float64)
-    gk = np.asarray(g, dtype=np.float64)
-    if p.ndim != 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
-        raise ValueError(f"probs must be a probability vector, got {p!r}")
-    if f.ndim != 2 or f.shape[0] != p.shape[0] or np.any(f < 0):
-        raise ValueError(f"phi must be a nonnegative (K, D) array with K={p.shape[0]}, got shape {f.shape}")
-    if gk.ndim != 2 or gk.shape[0] != p.shape[0]:
-        raise ValueError(f"g must have shape (K, d) with K={p.shape[0]}, got {gk.shape}")
-    out = np.zeros((gk.shape[1], gk.shape[1]))
-    for l in range(f.shape[1]):
-        w = p * f[:, l]  # z_l p̃_l(k)
-        z = w.sum()
-        if z <= 0:
-            continue
-        pt = w / z
-        m = pt @ gk
-        out += z**2 * (np.einsum("k,ki,kj->ij", pt, gk, gk) - np.outer(m, m))
-    return out

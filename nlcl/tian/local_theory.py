@@ -23,9 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from math import gamma as gamma_fn
 from math import pi
+from typing import Any
 
 import numpy as np
 
+from nlcl.core.activations import Activation, get_activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.latent_data import as_rng
 
@@ -519,3 +521,57 @@ def eq11_sup_omega_on_cap(
                 float(irregularity(c, lam1, gap, float(global_lipschitz), kap).max())
             )
     return {k: np.array(v) for k, v in out.items()}
+
+
+def noisy_population_gate_matrix(
+    atoms: Any, probs: Any, sigma: float, w: Any, activation: str | Activation = "relu"
+) -> np.ndarray:
+    """A(w) = V[x̃ʷ] for x = a + σz, a a discrete atom, z ~ N(0, I) (Tian 2023, Cor. 1, Eqs. 6-7).
+
+    The population matrix of :func:`nlcl.tian.landscape.population_gate_matrix` with every atom blurred by isotropic
+    Gaussian noise, in closed form, for the homogeneous piecewise-linear activations (Assumption 1):
+    ReLU and LeakyReLU, gate(t) = 1 for t > 0 and β below (β = 0 for ReLU). With g = 1(wᵀx > 0),
+    x̃ = x(β + (1 − β)g), so E[x̃] = βE[x] + (1 − β)E[xg] and E[x̃x̃ᵀ] = β²E[xxᵀ] + (1 − β²)E[xxᵀg];
+    per atom, with s = wᵀa/σ (‖w‖ = 1), Φ and φ the normal cdf and density (truncated-normal moments):
+
+    E[xg] = aΦ(s) + σφ(s)w,  E[xxᵀg] = aaᵀΦ(s) + σφ(s)(awᵀ + waᵀ) + σ²(Φ(s)I − sφ(s)wwᵀ).
+
+    Unlike the atoms alone (A piecewise constant, Lipschitz constant L = ∞), A(w) is smooth in w, as
+    Theorem 3 assumes. ``atoms`` (K, d), ``probs`` (K,), ``w`` (…, d) → (…, d, d).
+    """
+    from scipy.special import ndtr
+
+    x = np.asarray(atoms, dtype=np.float64)
+    p = np.asarray(probs, dtype=np.float64)
+    if x.ndim != 2 or p.shape != (x.shape[0],):
+        raise ValueError(f"atoms must be (K, d) and probs (K,), got {x.shape} and {p.shape}")
+    sigma = float(sigma)
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a positive finite float, got {sigma!r}")
+    act = get_activation(activation)
+    if act.name not in ("relu", "leaky_relu"):
+        raise ValueError(f"activation must be relu or leaky_relu (piecewise linear), got {act.name!r}")
+    beta = act.slope if act.name == "leaky_relu" else 0.0
+    d = x.shape[1]
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim < 1 or w.shape[-1] != d:
+        raise ValueError(f"w must have shape (..., d) with d={d}, got shape {w.shape}")
+    norm = np.linalg.norm(w, axis=-1, keepdims=True)
+    if (norm == 0).any():
+        raise ValueError("w must be nonzero (it is normalized to the unit sphere)")
+    w = w / norm
+    s = (w @ x.T) / sigma  # (…, K)
+    cdf, pdf = ndtr(s), np.exp(-0.5 * s**2) / np.sqrt(2 * np.pi)
+    pa = p * pdf  # (…, K)
+    a_pdf = pa @ x  # Σ p φ(s) a, (…, d)
+    ww = w[..., :, None] * w[..., None, :]
+    exg = (p * cdf) @ x + sigma * pa.sum(-1)[..., None] * w
+    exxg = (
+        np.einsum("...k,ki,kj->...ij", p * cdf, x, x)
+        + sigma * (a_pdf[..., :, None] * w[..., None, :] + w[..., :, None] * a_pdf[..., None, :])
+        + sigma**2 * ((p * cdf).sum(-1)[..., None, None] * np.eye(d) - (pa * s).sum(-1)[..., None, None] * ww)
+    )
+    ex = p @ x
+    exx = np.einsum("k,ki,kj->ij", p, x, x) + sigma**2 * np.eye(d)
+    mean = beta * ex + (1 - beta) * exg
+    return beta**2 * exx + (1 - beta**2) * exxg - mean[..., :, None] * mean[..., None, :]

@@ -28,7 +28,6 @@ from nlcl.core.blocks import axis_blocks
 from nlcl.tian.contrastive import stack_views
 from nlcl.tian.landscape import (
     gate_matrix,
-    noisy_population_gate_matrix,
     periodic_local_maxima,
     power_iteration,
     train_filters,
@@ -45,6 +44,7 @@ from nlcl.tian.local_theory import (
     eq11_sup_omega_on_cap,
     kappa_estimate,
     lipschitz_estimate,
+    noisy_population_gate_matrix,
     perturbation_growth,
 )
 from nlcl.tian.one_layer_study import gate_fn, gaussian_alpha_fn, population_gate_fn
@@ -235,7 +235,7 @@ def theorem3_near_patterns(
     Data: the latent summation model with strengths s_m from 1 down to ``weakest``,
     x = U diag(s) y + σz, z ~ N(0, I), U nearly orthonormal (‖UᵀU − I‖₂ = ε, the U of
     :func:`power_iteration_near_patterns` for the k-th ε); A(w) = V[x̃ʷ] exactly
-    (:func:`nlcl.tian.landscape.noisy_population_gate_matrix`, Lipschitz because of the noise). For
+    (:func:`nlcl.tian.local_theory.noisy_population_gate_matrix`, Lipschitz because of the noise). For
     each ε and pattern, ``n_starts`` starts w(0) tilted by ``tilt`` rad from u_m in random directions
     (``default_rng([seed, 5, k])``):
 

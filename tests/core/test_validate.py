@@ -72,9 +72,3 @@ def test_shape():
         validate.shape("x", np.zeros((4, 3)), (None, 2))
     with pytest.raises(ParameterError, match="expected"):
         validate.shape("x", np.zeros(4), (None, 2))
-
-
-def test_some_cases_names_the_parameters_when_there_is_nothing_to_test():
-    assert validate.some_cases(3, "unused", q=0.2) == 3
-    with pytest.raises(validate.ParameterError, match=r"^q=0\.45, activation='relu': no LME"):
-        validate.some_cases(0, "no LME", q=0.45, activation="relu")

@@ -9,7 +9,6 @@ from hypothesis.extra.numpy import arrays
 
 from nlcl.tian.contrastive import (
     ALPHA_FAMILIES,
-    adjusted_variance_sum,
     contrastive_covariance,
     energy,
     gaussian_alpha,
@@ -252,36 +251,3 @@ def test_make_alpha_and_uniform():
         make_alpha("x", 3)
     with pytest.raises(ValueError, match="positive integer"):
         uniform_alpha(0)
-
-
-@settings(max_examples=40)
-@given(st.integers(0, 10_000), st.integers(1, 6), st.integers(1, 5), st.integers(1, 3))
-def test_adjusted_variance_sum_is_the_kernel_limit_of_lemma2(seed, k, n_feat, d):
-    """Σ_l z_l² V_{p̃_l}[g] = ½ Σ_kl p_k p_l K_kl (g_k − g_l)(g_k − g_l)ᵀ with K = φφᵀ (Tian 2023, Cor. 1):
-    the feature-map form against the kernel form of the proof (no augmentation: zero conditional covariance)."""
-    rng = np.random.default_rng(seed)
-    p = rng.dirichlet(np.ones(k))
-    phi = rng.uniform(0, 2, (k, n_feat)) * (rng.random((k, n_feat)) > 0.3)
-    g = rng.standard_normal((k, d))
-    kernel = phi @ phi.T
-    expected = population_contrastive_covariance(p, g, np.zeros((k, d, d)), kernel)
-    diff = g[:, None, :] - g[None, :, :]
-    literal = 0.5 * np.einsum("k,l,kl,kli,klj->ij", p, p, kernel, diff, diff)
-    got = adjusted_variance_sum(p, phi, g)
-    np.testing.assert_allclose(got, expected, atol=1e-12 * max(1.0, np.abs(expected).max()))
-    np.testing.assert_allclose(got, literal, atol=1e-12 * max(1.0, np.abs(literal).max()))
-
-
-def test_adjusted_variance_sum_with_uniform_alpha_is_the_variance():
-    rng = np.random.default_rng(0)
-    p, g = rng.dirichlet(np.ones(5)), rng.standard_normal((5, 3))
-    m = p @ g
-    var = np.einsum("k,ki,kj->ij", p, g - m, g - m)
-    np.testing.assert_allclose(adjusted_variance_sum(p, np.ones((5, 1)), g), var, atol=1e-14)
-    np.testing.assert_allclose(adjusted_variance_sum(p, np.zeros((5, 2)), g), 0.0)  # z_l = 0 adds nothing
-    with pytest.raises(ValueError, match="probs"):
-        adjusted_variance_sum(np.ones(5), np.ones((5, 1)), g)
-    with pytest.raises(ValueError, match="phi"):
-        adjusted_variance_sum(p, -np.ones((5, 1)), g)
-    with pytest.raises(ValueError, match="g must"):
-        adjusted_variance_sum(p, np.ones((5, 1)), g[:4])

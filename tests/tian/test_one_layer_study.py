@@ -232,7 +232,16 @@ def test_theorem3_near_patterns_rows_and_conclusions_at_exact_patterns():
     gammas = np.linspace(0.1, 0.9, 5)
     df = ext.theorem3_near_patterns(4, 2, 0.2, [0.0, 0.02], 0, gammas, n_starts=2, steps=100)
     assert len(df) == 2 * 2 * 2
-    assert set(df.columns) >= {"eq11", "eq11_global", "converged", "critical", "inside", "lme", "monotone", "stable"}
+    assert set(df.columns) >= {
+        "eq11",
+        "eq11_global",
+        "converged",
+        "critical",
+        "inside",
+        "lme",
+        "monotone",
+        "stable",
+    }
     held = df[(df.eps == 0.0) & df.eq11]
     assert len(held) > 0
     assert held[["converged", "critical", "inside", "lme", "monotone", "stable"]].all().all()
