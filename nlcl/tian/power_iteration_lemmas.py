@@ -67,17 +67,24 @@ def _half_sq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 0.5 * ((a - b) ** 2).sum(-1)
 
 
-def _first_order(a: np.ndarray, lam1: np.ndarray, p1: np.ndarray, da: np.ndarray) -> np.ndarray:
+def _first_order(
+    a: np.ndarray, lam1: np.ndarray, p1: np.ndarray, da: np.ndarray, gap: np.ndarray
+) -> np.ndarray:
     """Δφ₁ = Σ_{j>1} φ_jᵀ δA φ₁ / (λ₁ − λ_j) φ_j (Eq. 190), by one linear solve.
 
     (λ₁ I − A + λ₁ φ₁φ₁ᵀ) x = P⊥ δA φ₁ with P⊥ = I − φ₁φ₁ᵀ: the matrix has eigenvalues λ₁ − λ_j
     on φ_j (j > 1) and λ₁ on φ₁, so x is the reduced resolvent applied to δA φ₁, which is Δφ₁.
+    NaN where λ₁ is repeated to round-off (``gap`` = λ₁ − λ₂ ≤ 1e-12 |λ₁|): Eq. 190 divides by
+    λ₁ − λ₂ and Δφ₁ is undefined there.
     """
     d = a.shape[-1]
     outer = p1[..., :, None] * p1[..., None, :]
     lhs = lam1[..., None, None] * (np.eye(d) + outer) - a
     rhs = ((np.eye(d) - outer) @ (da @ p1[..., None]))[..., 0]
-    return np.linalg.solve(lhs, rhs[..., None])[..., 0]
+    repeated = ~(gap > 1e-12 * np.abs(lam1))
+    lhs = np.where(repeated[..., None, None], np.eye(d), lhs)  # solvable; the result is discarded
+    x = np.linalg.solve(lhs, rhs[..., None])[..., 0]
+    return np.where(repeated[..., None], np.nan, x)
 
 
 def lemma9_remainder(a, a_prime) -> np.ndarray:
@@ -94,7 +101,7 @@ def lemma9_remainder(a, a_prime) -> np.ndarray:
     lam, phi = np.linalg.eigh(a)
     p1, lam1 = phi[..., :, -1], lam[..., -1]
     p1b = _top(a2, p1)[1]
-    return np.linalg.norm(p1b - p1 - _first_order(a, lam1, p1, a2 - a), axis=-1)
+    return np.linalg.norm(p1b - p1 - _first_order(a, lam1, p1, a2 - a, lam1 - lam[..., -2]), axis=-1)
 
 
 def lemma9_slope(a, direction, scales) -> float:
@@ -132,7 +139,8 @@ def trajectory_lemmas(a_fn: AFn, traj, floor: float = 1e-10) -> dict[str, np.nda
       since ν grows with both).
 
     A ratio is NaN where round-off would decide it: where its bound (μ_t(1 − c_t), 1 − c_t,
-    ν_t(1 − c_t)) is below ``floor``, where c_t = 0, and for Lemma 10 where δA = 0 (both sides 0).
+    ν_t(1 − c_t)) is below ``floor``, where c_t = 0, and for Lemma 10 where δA = 0 (both sides 0) or
+    where λ₁(t) is repeated (``kappa`` NaN: Δφ₁ is undefined, :func:`_first_order`).
     Above the floor, 1 − d_t and |d_t − c_{t+1}| (differences of ½‖·‖² of vectors known to
     ~10⁻¹⁶) carry a relative error of about 10⁻¹⁶/√floor.
     """
@@ -157,10 +165,10 @@ def trajectory_lemmas(a_fn: AFn, traj, floor: float = 1e-10) -> dict[str, np.nda
         da = a1 - a0
         d_a = np.linalg.norm(da, ord=2, axis=(-2, -1))
         p_next_aligned = _top(a1, p0)[1]  # φ₁(t+1) signed to agree with φ₁(t) (Lemma 9)
-        rem = np.linalg.norm(p_next_aligned - p0 - _first_order(a0, lam1[:-1], p0, da), axis=-1)
+        gap = lam1[:-1] - lam2[:-1]
+        rem = np.linalg.norm(p_next_aligned - p0 - _first_order(a0, lam1[:-1], p0, da, gap), axis=-1)
         lip = d_a / dw
         kappa = rem / d_a**2
-        gap = lam1[:-1] - lam2[:-1]
         nu = 2 * kappa * lip**2 * (1 + mu * c0) + 2 * lip / gap * np.sqrt(mu * (1 + mu * c0))
         pos = c0 > 0
         ratio7 = np.where(pos & (mu * omc0 >= floor), one_minus_d / (mu * omc0), np.nan)

@@ -50,8 +50,19 @@ def test_first_order_term_is_the_eigen_sum_of_eq190(seed, d):
     lam, phi = np.linalg.eigh(a)
     p1 = phi[:, -1]
     expected = sum((phi[:, j] @ da @ p1) / (lam[-1] - lam[j]) * phi[:, j] for j in range(d - 1))
-    got = _first_order(a, np.float64(lam[-1]), p1, da)
+    got = _first_order(a, np.float64(lam[-1]), p1, da, np.float64(lam[-1] - lam[-2]))
     np.testing.assert_allclose(got, expected, atol=1e-9 * max(1.0, np.abs(expected).max()))
+
+
+def test_first_order_term_is_nan_where_the_top_eigenvalue_is_repeated():
+    """Eq. 190 divides by λ₁ − λ₂: with λ₁ repeated Δφ₁ is undefined, NaN (not a singular solve),
+    and the trajectory's Lemma 9 and 10 quantities are NaN at that step while Lemmas 7 and 8 stand."""
+    a = np.diag([2.0, 2.0, 1.0])
+    got = _first_order(a, np.float64(2.0), np.array([1.0, 0.0, 0.0]), np.eye(3) * 0.1, np.float64(0.0))
+    assert np.isnan(got).all()
+    traj = np.array([[1.0, 0.2, 0.1], [1.0, 0.1, 0.05], [1.0, 0.05, 0.02]])
+    q = trajectory_lemmas(lambda w: np.broadcast_to(a, (*w.shape[:-1], 3, 3)).copy(), traj)
+    assert np.isnan(q["kappa"]).all() and np.isnan(q["ratio10"]).all()
 
 
 @settings(max_examples=25)
