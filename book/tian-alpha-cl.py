@@ -513,7 +513,7 @@ run.finish()
 #    Lemma 2 limit should still hold. Look at the Lemma 1 figure and at the Lemma 2 claims.
 #
 #    :::{dropdown} Answer
-#    Measured by the book at the ci profile, seed 0, on CPU: 15 of 16 claims pass. $K^\star$ = 55
+#    Measured by the book at the ci profile, seed 0, on CPU: 16 of 17 claims pass. $K^\star$ = 55
 #    (23 at the default τ = 0.5); `lemma1-truncation-law` = 1.8e-15 and `lemma1-feature-map` =
 #    8.7e-11 (pass). Lemma 2: `lemma2-rate` = −0.55 (pass) and `lemma2-largest-n` = 1.15 (pass), but
 #    `lemma2-rms-largest-n` = 3.7e3 (fail, informational). The limit is still right and the error
@@ -526,7 +526,7 @@ run.finish()
 #    is then the variance of the conditional mean, the law of total variance (Eq. 4 with one term).
 #
 #    :::{dropdown} Answer
-#    Measured by the book at the ci profile, seed 0, on CPU: 15 of 16 claims pass.
+#    Measured by the book at the ci profile, seed 0, on CPU: 16 of 17 claims pass.
 #    `lemma2-total-variance` = 1.1e-15, `lemma2-rate` = −0.51 and `lemma2-largest-n` = 1.07 (all
 #    pass); `lemma2-rms-largest-n` = 0.084 on the mean of the 3 seeds (fail, informational: it holds
 #    on 2 of 3 seeds against the declared 80 %). The Lemma 3 identities hold to about 1e-15 with the
