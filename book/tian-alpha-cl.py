@@ -47,7 +47,7 @@ tau: float = 0.5  # temperature τ of InfoNCE and of the Gaussian α
 eps: float = 0.5  # ε of InfoNCE (Eq. 1); 0 gives the usual InfoNCE
 alpha: str = "gaussian"  # α family of Lemmas 2 and 3 (nlcl.tian.contrastive)
 activations: list | None = None  # Lemma 3 figure's activations; None: all
-n_trials: int | None = None  # random networks/batches for the InfoNCE identity
+n_trials: int | None = None  # random networks/batches (InfoNCE), draws (Cor. 1)
 batch_n: int | None = None  # samples N per batch (InfoNCE identity, Lemma 3)
 n_max: int | None = None  # largest batch size N of the Lemma 2 study
 n_repeats: int | None = None  # independent batches per N in the Lemma 2 study
@@ -97,6 +97,7 @@ from IPython.display import display
 from nlcl.core.activations import ACTIVATIONS, get_activation
 from nlcl.tian.alpha_cl import (
     bias_z,
+    corollary1_study,
     lemma2_study,
     lemma3_relative_error,
     relative_difference_per_trial,
@@ -366,6 +367,51 @@ run.claim("lemma2-largest-n").measure_seeds(z_all)
 run.claim("lemma2-rms-largest-n").measure_seeds(rms_all[:, -1])
 
 # %% [markdown]
+# ### Corollary 1: no augmentation, a non-uniform α
+#
+# **The result.** Without augmentation, $p_{\mathrm{aug}}(\mathbf{x}|\mathbf{x}_0) = \delta(\mathbf{x}-\mathbf{x}_0)$,
+# Eq. 4 becomes $\mathbb{C}_\alpha[\mathbf{g}] \to \sum_l z_l^2\,\mathbb{V}_{\tilde p_l}[\mathbf{g}]$ (Corollary 1):
+# a sum of ordinary variances, each under the data density reweighted by one feature $\phi_l$ of the
+# kernel, $\tilde p_l = \phi_l\,p_{\mathbb{D}}/z_l$ with $z_l = \int\phi_l\,p_{\mathbb{D}}$ (Def. 2). The study
+# above tests the limit in its kernel form; this is the feature form, with a non-uniform α.
+#
+# **Setting.** $\mathbf{x}_0$ takes 6 random values in $\mathbb{R}^3$ with probabilities $n_k/N$ (random
+# counts $n_k$), $\mathbf{g}(\mathbf{x}) = \mathrm{ReLU}(G\mathbf{x})$, and α is the Gaussian α of Lemma 1 on a
+# scalar feature $s(\mathbf{x}_0)$ scaled to $[0, 1]$, at temperature τ. The batch holds each value $n_k$
+# times and is its own second view, so its empirical distribution is the population: Eq. 3 on it
+# *is* the $N \to \infty$ limit (the $i = j$ terms vanish). The right side is built independently, from
+# the feature map of Lemma 1 (Eqs. 20–22, truncated where its tail is below $10^{-14}$) and the
+# adjusted distributions $\tilde p_l$.
+#
+# **Prediction.** The two sides agree to round-off in each of `n_trials` random draws. The check can
+# tell a wrong form apart: the non-uniform α moves the limit away from the uniform-α value
+# $\mathbb{V}[\mathbf{g}]$ by far more than round-off (printed below).
+#
+# ```{nlcl-claims} cor1-gaussian-no-augmentation
+# ```
+#
+# ```{nlcl-source} nlcl.tian.alpha_cl.corollary1_study nlcl.tian.alpha_cl.adjusted_variance_sum
+# ```
+
+# %%
+cor1_rng = np.random.default_rng([5, run.seed])
+cor1_err, cor1_dist = corollary1_study(cor1_rng, P.tau, P.n_trials)
+run.glue("cor1-dist-median", f"{np.median(cor1_dist):.2g}")
+run.glue("cor1-dist-min", f"{cor1_dist.min():.1e}")
+print(
+    f"{len(cor1_err)} draws: largest relative error {cor1_err.max():.1e}; distance of "
+    f"C_α[g] from a multiple of V[g]: median {np.median(cor1_dist):.2g}, "
+    f"smallest {cor1_dist.min():.1e}"
+)
+run.claim("cor1-gaussian-no-augmentation").measure(float(cor1_err.max()))
+
+# %% [markdown]
+# The relative distance of the limit from the nearest multiple of $\mathbb{V}[\mathbf{g}]$ is
+# {glue:text}`cor1-dist-median` in the median draw (smallest {glue:text}`cor1-dist-min`): with a
+# non-uniform α the contrastive covariance is a different matrix, not a rescaled variance, and
+# Corollary 1's sum of reweighted variances accounts for it.
+
+# %% [markdown]
 # ## 4. Lemma 3: the one-layer dynamics, and why homogeneity matters
 #
 # **The result.** For one node $f = h(\mathbf{w}^\top\mathbf{x})$ with $\|\mathbf{w}\| = 1$ and α held fixed, homogeneity
@@ -446,7 +492,9 @@ run.claim("lemma3-fails-tanh").measure(rel3["tanh"])
 #   {glue:text}`lemma2-rate:.2f` (mean over seeds), its mean at the largest batch sits within
 #   {glue:text}`lemma2-largest-n:.2f` standard errors of $\mathbb{C}_\infty$ (largest $|z|$, mean over seeds),
 #   and the RMS relative error there is {glue:text}`lemma2-rms-largest-n:.3f`; for uniform α the limit is
-#   the law of total variance (gap {glue:text}`lemma2-total-variance:.1e`).
+#   the law of total variance (gap {glue:text}`lemma2-total-variance:.1e`). Without augmentation and
+#   with a Gaussian α, the limit is Corollary 1's sum of reweighted variances (largest relative error
+#   {glue:text}`cor1-gaussian-no-augmentation:.1e`).
 # * Lemma 3 holds to round-off for every homogeneous activation and fails for the controls — the
 #   gated-input picture $h(\mathbf{w}^\top\mathbf{x}) = \mathbf{w}^\top\tilde{\mathbf{x}}^\mathbf{w}$ is what makes $A(\mathbf{w})$ the right object.
 #
@@ -465,7 +513,7 @@ run.finish()
 #    Lemma 2 limit should still hold. Look at the Lemma 1 figure and at the Lemma 2 claims.
 #
 #    :::{dropdown} Answer
-#    Measured by the book at the ci profile, seed 0, on CPU: 15 of 16 claims pass. $K^\star$ = 55
+#    Measured by the book at the ci profile, seed 0, on CPU: 16 of 17 claims pass. $K^\star$ = 55
 #    (23 at the default τ = 0.5); `lemma1-truncation-law` = 1.8e-15 and `lemma1-feature-map` =
 #    8.7e-11 (pass). Lemma 2: `lemma2-rate` = −0.55 (pass) and `lemma2-largest-n` = 1.15 (pass), but
 #    `lemma2-rms-largest-n` = 3.7e3 (fail, informational). The limit is still right and the error
@@ -478,7 +526,7 @@ run.finish()
 #    is then the variance of the conditional mean, the law of total variance (Eq. 4 with one term).
 #
 #    :::{dropdown} Answer
-#    Measured by the book at the ci profile, seed 0, on CPU: 15 of 16 claims pass.
+#    Measured by the book at the ci profile, seed 0, on CPU: 16 of 17 claims pass.
 #    `lemma2-total-variance` = 1.1e-15, `lemma2-rate` = −0.51 and `lemma2-largest-n` = 1.07 (all
 #    pass); `lemma2-rms-largest-n` = 0.084 on the mean of the 3 seeds (fail, informational: it holds
 #    on 2 of 3 seeds against the declared 80 %). The Lemma 3 identities hold to about 1e-15 with the

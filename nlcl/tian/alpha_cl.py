@@ -10,6 +10,9 @@ its experiments live here:
 * :func:`lemma2_study` — one repetition of the Lemma 2 convergence study (Eq. 4) on a random
   mixture with a finite augmentation, and :func:`bias_z`, the bias of the mean over batches in
   Monte Carlo standard errors;
+* :func:`corollary1_study` — Corollary 1 with a non-uniform (Gaussian) α and no augmentation:
+  Eq. 3 on a batch whose empirical distribution is the population, against Σ_l z_l² V_{p̃_l}[g]
+  built from Lemma 1's feature map;
 * :func:`lemma3_relative_error` — the gap between autograd's projected gradient and
   P⊥_w A(w) w (Lemma 3, Eq. 7).
 """
@@ -39,6 +42,7 @@ __all__ = [
     "truncation_errors",
     "lemma2_study",
     "bias_z",
+    "corollary1_study",
     "lemma3_relative_error",
 ]
 
@@ -194,6 +198,56 @@ def bias_z(c_ns: np.ndarray, c_inf: np.ndarray) -> float:
     )
 
 
+def corollary1_study(
+    rng: np.random.Generator,
+    tau: float,
+    n_draws: int,
+    n_atoms: int = 6,
+    max_count: int = 40,
+    order: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Corollary 1 (Tian 2023) with a Gaussian α and no augmentation, exactly, on ``n_draws`` random draws.
+
+    Per draw: ``n_atoms`` values x0 ∈ R³ (standard normal) with counts n_k uniform on
+    {1, …, ``max_count``}, N = Σ n_k, p_k = n_k/N; g(x) = ReLU(Gx) ∈ R² for a random G; the Gaussian
+    α of Lemma 1 on the scalar s(x0) = vᵀx0 rescaled to [0, 1], α_ij = exp(−(s_i − s_j)²/2τ).
+
+    * Left: C_α[g] by Eq. 3 on the batch holding every x0 n_k times, with x' = x (no augmentation).
+      Its empirical distribution is p, so the double sum is the population expectation
+      ½ E[K(x0, y0)(g(x0) − g(y0))(g(x0) − g(y0))ᵀ] (the i = j terms are 0): the N → ∞ limit.
+    * Right: Σ_l z_l² V_{p̃_l}[g] (:func:`adjusted_variance_sum`) with the
+      feature map of Lemma 1 truncated at ``order`` (:func:`~nlcl.tian.contrastive.gaussian_feature_map`;
+      its tail α·Pr[Poisson(s_i s_j/τ) > order] must be below 1e-14, else ValueError).
+
+    Returns per draw the relative error ‖left − right‖_F/‖right‖_F and the relative distance
+    min_c ‖left − c V_p[g]‖_F/‖left‖_F of left from the uniform-α value V_p[g] (Corollary 1 with
+    α ≡ 1): how far the non-uniform α moves the limit.
+    """
+    errs, dist = [], []
+    for _ in range(int(n_draws)):
+        x0 = rng.standard_normal((n_atoms, 3))
+        counts = rng.integers(1, max_count + 1, n_atoms)
+        G = rng.standard_normal((2, 3))
+        v = rng.standard_normal(3)
+        s = x0 @ v
+        s = (s - s.min()) / (s.max() - s.min())
+        if stats.poisson.sf(order, s.max() ** 2 / tau) > 1e-14:
+            raise ValueError(f"order={order} leaves a truncation tail above 1e-14 at tau={tau}")
+        g_atoms = np.maximum(x0 @ G.T, 0.0)
+        atom = np.repeat(np.arange(n_atoms), counts)  # the batch: atom k n_k times
+        g_batch = g_atoms[atom]
+        left = contrastive_covariance(stack_views(g_batch, g_batch), alpha=gaussian_alpha(s[atom], tau))
+        p = counts / counts.sum()
+        phi = gaussian_feature_map(s, tau, order=order, shift=0.0)
+        right = adjusted_variance_sum(p, phi, g_atoms)
+        errs.append(np.linalg.norm(left - right) / np.linalg.norm(right))
+        m = p @ g_atoms
+        var = np.einsum("k,ki,kj->ij", p, g_atoms - m, g_atoms - m)  # V_p[g]
+        c = (left * var).sum() / (var * var).sum()
+        dist.append(np.linalg.norm(left - c * var) / np.linalg.norm(left))
+    return np.array(errs), np.array(dist)
+
+
 def lemma3_relative_error(views: Any, w: Any, activation: str | Activation, alpha: Any) -> float:
     """max_w ‖P⊥∇E_α − k P⊥A(w)w‖ / max_w ‖P⊥∇E_α‖ over the unit filters ``w`` (Tian 2023, Lemma 3).
 
@@ -204,3 +258,33 @@ def lemma3_relative_error(views: Any, w: Any, activation: str | Activation, alph
     riem = riemannian_gradient(views, w, activation, alpha)
     vel = one_layer_velocity(views, w, activation, alpha)
     return float(np.linalg.norm(riem - vel, axis=-1).max() / np.linalg.norm(riem, axis=-1).max())
+
+
+def adjusted_variance_sum(probs: Any, phi: Any, g: Any) -> np.ndarray:
+    """Σ_l z_l² V_{x0 ~ p̃_l}[g(x0)] for a discrete x0 (Tian 2023, Corollary 1; Def. 2).
+
+    x0 takes K values with probabilities ``probs`` (K,); ``phi`` (K, D) is a nonnegative feature map
+    of the kernel, α = K(x0, y0) = φ(x0)ᵀφ(y0) (Def. 1), at those values; ``g`` (K, d) the feature
+    g(x0). Per component l: z_l = Σ_k p_k φ_l(k) (Def. 2's normalizer), the adjusted distribution
+    p̃_l(k) = p_k φ_l(k)/z_l, and the variance of g under it; components with z_l = 0 add nothing.
+    Corollary 1: with no augmentation C_α[g] → this sum as N → ∞. Only numpy; returns (d, d).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    f = np.asarray(phi, dtype=np.float64)
+    gk = np.asarray(g, dtype=np.float64)
+    if p.ndim != 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"probs must be a probability vector, got {p!r}")
+    if f.ndim != 2 or f.shape[0] != p.shape[0] or np.any(f < 0):
+        raise ValueError(f"phi must be a nonnegative (K, D) array with K={p.shape[0]}, got shape {f.shape}")
+    if gk.ndim != 2 or gk.shape[0] != p.shape[0]:
+        raise ValueError(f"g must have shape (K, d) with K={p.shape[0]}, got {gk.shape}")
+    out = np.zeros((gk.shape[1], gk.shape[1]))
+    for l in range(f.shape[1]):
+        w = p * f[:, l]  # z_l p̃_l(k)
+        z = w.sum()
+        if z <= 0:
+            continue
+        pt = w / z
+        m = pt @ gk
+        out += z**2 * (np.einsum("k,ki,kj->ij", pt, gk, gk) - np.outer(m, m))
+    return out

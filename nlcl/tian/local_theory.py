@@ -12,7 +12,8 @@
   (:func:`gaussian_alpha_roughness`);
 * the irregularity ω(w) of Def. 4 / Eq. 10, estimates of L and κ (Lemma 9), and the condition of
   Eq. 11 on the neighbourhood B_γ (:func:`irregularity`, :func:`lipschitz_estimate`,
-  :func:`kappa_estimate`, :func:`eq11_sup_omega`).
+  :func:`kappa_estimate`, :func:`eq11_sup_omega`), also with L and κ taken on B_γ itself, where
+  the proof of Theorem 3 applies them (:func:`eq11_sup_omega_on_cap`).
 
 Explained in the chapter ``book/tian-one-layer.py``.
 """
@@ -22,9 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from math import gamma as gamma_fn
 from math import pi
+from typing import Any
 
 import numpy as np
 
+from nlcl.core.activations import Activation, get_activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.latent_data import as_rng
 
@@ -34,6 +37,7 @@ __all__ = [
     "gaussian_alpha_roughness",
     "eq11_radius",
     "eq11_sup_omega",
+    "eq11_sup_omega_on_cap",
     "feature_gaussian_alpha",
     "irregularity",
     "kappa_estimate",
@@ -373,6 +377,11 @@ def kappa_estimate(a_fn: AFn, base, radius: float = 0.05, n_pairs: int = 64, rng
     u /= np.linalg.norm(u, axis=-1, keepdims=True)
     th = rng.uniform(0, radius, (len(w), 1))
     v = np.cos(th) * w + np.sin(th) * u
+    return _kappa_ratio(a_fn, w, v)
+
+
+def _kappa_ratio(a_fn: AFn, w: np.ndarray, v: np.ndarray) -> float:
+    """max ‖φ₁' − (φ₁ + Δφ₁)‖ / ‖δA‖₂² over the pairs (w, v) of rows (Eqs. 190-191)."""
     a, a2 = a_fn(w), a_fn(v)
     lam, phi = np.linalg.eigh(a)
     lam2, phi2 = np.linalg.eigh(a2)
@@ -435,3 +444,134 @@ def eq11_sup_omega(
         c, lam1, gap = stats(pts)
         out.append(float(irregularity(c, lam1, gap, lipschitz, kappa).max()))
     return np.array(out)
+
+
+def eq11_sup_omega_on_cap(
+    a_fn: AFn,
+    w0,
+    gammas: Sequence[float],
+    n_points: int = 32,
+    radius: float = 1e-4,
+    global_lipschitz: float | None = None,
+    rng=None,
+) -> dict[str, np.ndarray]:
+    """Eq. 11 with L and κ estimated on B_γ itself (Tian 2023, Thm. 3; Lemma 10, Eqs. 194-200; Lemma 11).
+
+    Theorem 3 states Eq. 11 with L the Lipschitz constant of A(w) on the whole sphere, but its proof
+    applies L and κ only to consecutive iterates w(t), w(t+1), which the induction of Lemma 11 keeps
+    in B_γ (Eqs. 206-212) before Lemma 10 uses them (Eq. 200: ‖δA(t)‖ ≤ L‖δw(t)‖; Eq. 194: κ of
+    Lemma 9 for δA(t)). So the constants of B_γ suffice (our reading of the proof). For each γ the
+    cap B_γ around ``w0`` (chordal radius :func:`eq11_radius`, c₀ = c(w0)) is sampled as in
+    :func:`eq11_sup_omega` (``w0`` and ``n_points`` points at uniform random angles); L_γ is the
+    largest ‖A(v) − A(w)‖₂/‖v − w‖ over the sampled points w with a partner v at geodesic distance
+    ``radius``, κ_γ the largest ratio of Eq. 191 over those pairs and over random pairs of sampled
+    points; ω (Eq. 10, on the shifted Â of Eq. 104) is evaluated with L_γ and κ_γ at every sampled
+    point. Both constants are lower estimates, so a failure of Eq. 11 found this way is conclusive.
+
+    Returns, per γ: ``sup_omega`` (the left side of Eq. 11), ``sup_nu`` (the largest ν = ω − μ of
+    Eq. 193 over the points: the part of ω that comes from A varying on B_γ), ``lipschitz`` (L_γ), ``kappa`` (κ_γ),
+    ``radius`` (of B_γ) and, when ``global_lipschitz`` (the paper's L, e.g. from
+    :func:`lipschitz_estimate` over the sphere) is given, ``sup_omega_global`` with it in place of L_γ.
+    """
+    rng = as_rng(rng)
+    w0 = _unit_rows(w0, "w0")
+    if w0.ndim != 1:
+        raise ParameterError("w0 must be one vector (d,)")
+    radius = _positive("radius", radius)
+    n = _count_arg("n_points", n_points, 1_000_000)
+
+    def stats(w):
+        lam, phi = np.linalg.eigh(a_fn(w))
+        lam = lam - lam[..., :1] + 1e-12  # Â(w): positive definite, same eigenvectors and gaps
+        c = np.abs((phi[..., :, -1] * w).sum(-1))
+        return c, lam[..., -1], lam[..., -1] - lam[..., -2]
+
+    c0 = float(stats(w0[None])[0][0])
+    keys = ("sup_omega", "sup_nu", "lipschitz", "kappa", "radius") + (
+        ("sup_omega_global",) if global_lipschitz is not None else ()
+    )
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    for g in gammas:
+        rad = eq11_radius(float(g), c0)
+        theta_max = np.pi if rad >= 2 else 2 * np.arcsin(rad / 2)
+        u = rng.standard_normal((n, w0.shape[0]))
+        u -= np.outer(u @ w0, w0)
+        u /= np.linalg.norm(u, axis=-1, keepdims=True)
+        th = rng.uniform(0, theta_max, (n, 1))
+        pts = np.vstack([w0[None], np.cos(th) * w0 + np.sin(th) * u])
+        near = _sphere_pairs(pts, radius, rng)
+        lip = float(
+            (
+                np.linalg.norm(a_fn(near) - a_fn(pts), ord=2, axis=(-2, -1))
+                / np.linalg.norm(near - pts, axis=-1)
+            ).max()
+        )
+        far = pts[rng.permutation(len(pts))]
+        kap = max(_kappa_ratio(a_fn, pts, near), _kappa_ratio(a_fn, pts, far))
+        c, lam1, gap = stats(pts)
+        out["sup_omega"].append(float(irregularity(c, lam1, gap, lip, kap).max()))
+        out["sup_nu"].append(
+            float((irregularity(c, lam1, gap, lip, kap) - irregularity(c, lam1, gap, 0.0, 0.0)).max())
+        )
+        out["lipschitz"].append(lip)
+        out["kappa"].append(kap)
+        out["radius"].append(rad)
+        if global_lipschitz is not None:
+            out["sup_omega_global"].append(
+                float(irregularity(c, lam1, gap, float(global_lipschitz), kap).max())
+            )
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def noisy_population_gate_matrix(
+    atoms: Any, probs: Any, sigma: float, w: Any, activation: str | Activation = "relu"
+) -> np.ndarray:
+    """A(w) = V[x̃ʷ] for x = a + σz, a a discrete atom, z ~ N(0, I) (Tian 2023, Cor. 1, Eqs. 6-7).
+
+    The population matrix of :func:`nlcl.tian.landscape.population_gate_matrix` with every atom blurred by isotropic
+    Gaussian noise, in closed form, for the homogeneous piecewise-linear activations (Assumption 1):
+    ReLU and LeakyReLU, gate(t) = 1 for t > 0 and β below (β = 0 for ReLU). With g = 1(wᵀx > 0),
+    x̃ = x(β + (1 − β)g), so E[x̃] = βE[x] + (1 − β)E[xg] and E[x̃x̃ᵀ] = β²E[xxᵀ] + (1 − β²)E[xxᵀg];
+    per atom, with s = wᵀa/σ (‖w‖ = 1), Φ and φ the normal cdf and density (truncated-normal moments):
+
+    E[xg] = aΦ(s) + σφ(s)w,  E[xxᵀg] = aaᵀΦ(s) + σφ(s)(awᵀ + waᵀ) + σ²(Φ(s)I − sφ(s)wwᵀ).
+
+    Unlike the atoms alone (A piecewise constant, Lipschitz constant L = ∞), A(w) is smooth in w, as
+    Theorem 3 assumes. ``atoms`` (K, d), ``probs`` (K,), ``w`` (…, d) → (…, d, d).
+    """
+    from scipy.special import ndtr
+
+    x = np.asarray(atoms, dtype=np.float64)
+    p = np.asarray(probs, dtype=np.float64)
+    if x.ndim != 2 or p.shape != (x.shape[0],):
+        raise ValueError(f"atoms must be (K, d) and probs (K,), got {x.shape} and {p.shape}")
+    sigma = float(sigma)
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a positive finite float, got {sigma!r}")
+    act = get_activation(activation)
+    if act.name not in ("relu", "leaky_relu"):
+        raise ValueError(f"activation must be relu or leaky_relu (piecewise linear), got {act.name!r}")
+    beta = act.slope if act.name == "leaky_relu" else 0.0
+    d = x.shape[1]
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim < 1 or w.shape[-1] != d:
+        raise ValueError(f"w must have shape (..., d) with d={d}, got shape {w.shape}")
+    norm = np.linalg.norm(w, axis=-1, keepdims=True)
+    if (norm == 0).any():
+        raise ValueError("w must be nonzero (it is normalized to the unit sphere)")
+    w = w / norm
+    s = (w @ x.T) / sigma  # (…, K)
+    cdf, pdf = ndtr(s), np.exp(-0.5 * s**2) / np.sqrt(2 * np.pi)
+    pa = p * pdf  # (…, K)
+    a_pdf = pa @ x  # Σ p φ(s) a, (…, d)
+    ww = w[..., :, None] * w[..., None, :]
+    exg = (p * cdf) @ x + sigma * pa.sum(-1)[..., None] * w
+    exxg = (
+        np.einsum("...k,ki,kj->...ij", p * cdf, x, x)
+        + sigma * (a_pdf[..., :, None] * w[..., None, :] + w[..., :, None] * a_pdf[..., None, :])
+        + sigma**2 * ((p * cdf).sum(-1)[..., None, None] * np.eye(d) - (pa * s).sum(-1)[..., None, None] * ww)
+    )
+    ex = p @ x
+    exx = np.einsum("k,ki,kj->ij", p, x, x) + sigma**2 * np.eye(d)
+    mean = beta * ex + (1 - beta) * exg
+    return beta**2 * exx + (1 - beta**2) * exxg - mean[..., :, None] * mean[..., None, :]

@@ -93,6 +93,15 @@ def test_finish_fails_on_non_finite_claim(runs_dir):
         run.finish()
 
 
+def test_some_cases_stops_a_chapter_with_nothing_to_test(runs_dir):
+    """A test with no cases at these parameter values stops with a ParameterError naming them
+    (nlcl run: exit 1, one sentence), not a NaN fraction."""
+    run = nlcl.start("unit7", device="cpu")
+    assert run.some_cases(3, "unused", q=0.2) == 3
+    with pytest.raises(ParameterError, match=r"^q=0\.45, activation='relu': no LME"):
+        run.some_cases(0, "no LME", q=0.45, activation="relu")
+
+
 def test_glue_outside_notebook_is_harmless(runs_dir):
     run = nlcl.start("unit4", device="cpu")
     run.glue("x", 1.5)

@@ -13,14 +13,16 @@ from hypothesis import strategies as st
 
 from nlcl.core.validate import ParameterError
 from nlcl.tian.alpha_cl import (
+    adjusted_variance_sum,
     bias_z,
+    corollary1_study,
     lemma2_study,
     lemma3_relative_error,
     relative_difference_per_trial,
     truncation_errors,
 )
 from nlcl.tian.alpha_cl_plots import plot_infonce_identity, plot_lemma1, plot_lemma2, plot_lemma3
-from nlcl.tian.contrastive import make_alpha, stack_views
+from nlcl.tian.contrastive import make_alpha, population_contrastive_covariance, stack_views
 
 
 @settings(max_examples=30)
@@ -182,3 +184,51 @@ def test_plots_are_labeled():
     fits = np.array([np.polyfit(np.log(ns), np.log(r), 1) for r in rms])
     _labeled(plot_lemma2(ns, [0, 1], rms, fits, np.array([1.0, 3.5]), family="gaussian", n_repeats=8))
     _labeled(plot_lemma3({"relu": 1e-15, "tanh": 0.5}, {"relu": True, "tanh": False}, alpha="gaussian"))
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 10_000), st.floats(0.05, 20.0))
+def test_corollary1_holds_exactly_with_a_gaussian_alpha(seed, tau):
+    """Eq. 3 on a batch with the population's empirical distribution = Σ_l z_l² V_{p̃_l}[g] (Cor. 1)."""
+    errs, dist = corollary1_study(np.random.default_rng(seed), tau, 2, n_atoms=4, max_count=5)
+    assert errs.shape == dist.shape == (2,)
+    assert errs.max() < 1e-10
+    assert np.all((dist >= 0) & (dist <= 1))
+
+
+def test_corollary1_study_refuses_a_short_feature_map():
+    with pytest.raises(ValueError, match="truncation"):
+        corollary1_study(np.random.default_rng(0), 0.01, 1, order=20)
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 10_000), st.integers(1, 6), st.integers(1, 5), st.integers(1, 3))
+def test_adjusted_variance_sum_is_the_kernel_limit_of_lemma2(seed, k, n_feat, d):
+    """Σ_l z_l² V_{p̃_l}[g] = ½ Σ_kl p_k p_l K_kl (g_k − g_l)(g_k − g_l)ᵀ with K = φφᵀ (Tian 2023, Cor. 1):
+    the feature-map form against the kernel form of the proof (no augmentation: zero conditional covariance)."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k))
+    phi = rng.uniform(0, 2, (k, n_feat)) * (rng.random((k, n_feat)) > 0.3)
+    g = rng.standard_normal((k, d))
+    kernel = phi @ phi.T
+    expected = population_contrastive_covariance(p, g, np.zeros((k, d, d)), kernel)
+    diff = g[:, None, :] - g[None, :, :]
+    literal = 0.5 * np.einsum("k,l,kl,kli,klj->ij", p, p, kernel, diff, diff)
+    got = adjusted_variance_sum(p, phi, g)
+    np.testing.assert_allclose(got, expected, atol=1e-12 * max(1.0, np.abs(expected).max()))
+    np.testing.assert_allclose(got, literal, atol=1e-12 * max(1.0, np.abs(literal).max()))
+
+
+def test_adjusted_variance_sum_with_uniform_alpha_is_the_variance():
+    rng = np.random.default_rng(0)
+    p, g = rng.dirichlet(np.ones(5)), rng.standard_normal((5, 3))
+    m = p @ g
+    var = np.einsum("k,ki,kj->ij", p, g - m, g - m)
+    np.testing.assert_allclose(adjusted_variance_sum(p, np.ones((5, 1)), g), var, atol=1e-14)
+    np.testing.assert_allclose(adjusted_variance_sum(p, np.zeros((5, 2)), g), 0.0)  # z_l = 0 adds nothing
+    with pytest.raises(ValueError, match="probs"):
+        adjusted_variance_sum(np.ones(5), np.ones((5, 1)), g)
+    with pytest.raises(ValueError, match="phi"):
+        adjusted_variance_sum(p, -np.ones((5, 1)), g)
+    with pytest.raises(ValueError, match="g must"):
+        adjusted_variance_sum(p, np.ones((5, 1)), g[:4])

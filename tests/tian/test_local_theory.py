@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nlcl.core.activations import get_activation
 from nlcl.core.validate import ParameterError
 from nlcl.tian.landscape import population_gate_matrix
 from nlcl.tian.latent_data import latent_summation_support
@@ -15,12 +16,14 @@ from nlcl.tian.local_theory import (
     critical_point_diagnostics,
     eq11_radius,
     eq11_sup_omega,
+    eq11_sup_omega_on_cap,
     feature_gaussian_alpha,
     gaussian_alpha_roughness,
     irregularity,
     kappa_estimate,
     lipschitz_estimate,
     mixture_plane_density_max,
+    noisy_population_gate_matrix,
     perturbation_growth,
     roughness_jacobian,
     theorem2_bound,
@@ -201,3 +204,76 @@ def test_gaussian_alpha_roughness_small_tau_shrinks_z0_and_rejects_bad_input():
     with pytest.raises(ParameterError, match="min_crossing"):
         gaussian_alpha_roughness(x, "relu", 1.0, np.eye(3)[:1], min_crossing=0)
     assert np.all(out["radius"] >= 0.02)  # at least the given radius, wider where no sample is near the plane
+
+
+def test_eq11_on_a_cap_of_a_constant_matrix_is_mu():
+    """A constant A(w): L and κ on B_γ vanish, ν = 0 and sup ω is the largest μ over the sampled
+    cap (Tian 2023, Eqs. 10-11); the paper's global L can only raise it."""
+    a0 = np.diag([3.0, 1.0, 0.5, 0.2])
+
+    def a_fn(w):
+        return np.broadcast_to(a0, np.shape(w)[:-1] + (4, 4)).copy()
+
+    w0 = np.array([1.0, 0.05, 0.0, 0.0])
+    gammas = np.array([0.2, 0.5])
+    out = eq11_sup_omega_on_cap(a_fn, w0, gammas, n_points=16, global_lipschitz=1.0, rng=0)
+    assert np.all(out["lipschitz"] == 0) and np.all(out["kappa"] == 0) and np.all(out["sup_nu"] == 0)
+    lam = np.linalg.eigvalsh(a0) - 0.2 + 1e-12
+    mu_top = 0.5 * (1 + 1) * (lam[-2] / lam[-1]) ** 2  # μ at c = 1
+    assert np.all(out["sup_omega"] >= mu_top - 1e-12)
+    assert np.all(out["sup_omega_global"] >= out["sup_omega"])
+    assert np.allclose(out["radius"], [eq11_radius(g, float(w0[0] / np.linalg.norm(w0))) for g in gammas])
+
+
+def test_eq11_on_a_cap_estimates_the_local_lipschitz_constant():
+    """A(w) = B + s·wwᵀ changes at rate s along the sphere (‖δw wᵀ + w δwᵀ‖₂ = ‖δw‖ for δw ⊥ w):
+    L on B_γ is s to the first order in the pair distance."""
+    b = np.diag([2.0, 1.0, 0.5])
+    s = 0.3
+
+    def a_fn(w):
+        w = np.asarray(w, dtype=float)
+        return b + s * w[..., :, None] * w[..., None, :]
+
+    out = eq11_sup_omega_on_cap(a_fn, np.array([1.0, 0.1, 0.0]), [0.5], n_points=8, rng=1)
+    assert out["lipschitz"][0] == pytest.approx(s, rel=1e-3)
+    assert out["sup_nu"][0] > 0 and "sup_omega_global" not in out
+
+
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu"])
+def test_noisy_population_gate_matrix_is_the_covariance_of_the_gated_noisy_input(activation):
+    """A(w) = V[x̃ʷ] for x = a + σz in closed form (Tian 2023, Eqs. 6-7) against Monte Carlo,
+    within 5 standard errors of each entry."""
+    rng = np.random.default_rng(3)
+    atoms, probs, sigma = rng.standard_normal((5, 3)), rng.dirichlet(np.ones(5)), 0.4
+    w = rng.standard_normal(3)
+    n = 200_000
+    x = atoms[rng.choice(5, n, p=probs)] + sigma * rng.standard_normal((n, 3))
+    xt = x * get_activation(activation).gate(x @ w)[:, None]
+    xc = xt - xt.mean(0)
+    prod = xc[:, :, None] * xc[:, None, :]
+    se = prod.std(0) / np.sqrt(n)
+    a = noisy_population_gate_matrix(atoms, probs, sigma, w / np.linalg.norm(w) * 2.0, activation)
+    assert np.all(np.abs(a - prod.mean(0)) <= 5 * se + 1e-12)
+
+
+def test_noisy_population_gate_matrix_limits():
+    """σ → 0 gives the atoms' matrix (population_gate_matrix); a LeakyReLU of slope 1 is linear, so
+    A is the constant covariance Σ p aaᵀ − mmᵀ + σ²I; leading dimensions broadcast."""
+    rng = np.random.default_rng(4)
+    atoms, probs = rng.standard_normal((6, 4)), rng.dirichlet(np.ones(6))
+    w = rng.standard_normal((2, 3, 4))
+    exact = population_gate_matrix(atoms, probs, w, "relu")
+    assert np.allclose(noisy_population_gate_matrix(atoms, probs, 1e-9, w), exact, atol=1e-12)
+    m = probs @ atoms
+    cov = (
+        (probs[:, None, None] * atoms[:, :, None] * atoms[:, None, :]).sum(0)
+        - np.outer(m, m)
+        + 0.09 * np.eye(4)
+    )
+    linear = noisy_population_gate_matrix(atoms, probs, 0.3, w, get_activation("leaky_relu", slope=1.0))
+    assert linear.shape == (2, 3, 4, 4) and np.allclose(linear, cov, atol=1e-12)
+    with pytest.raises(ValueError, match="relu or leaky_relu"):
+        noisy_population_gate_matrix(atoms, probs, 0.3, w, "tanh")
+    with pytest.raises(ValueError, match="sigma"):
+        noisy_population_gate_matrix(atoms, probs, 0.0, w)

@@ -226,6 +226,28 @@ def test_eq11_and_theorem3_tables_have_one_row_per_case():
     assert set(np.unique(t3[:, 2:])) <= {0.0, 1.0}
 
 
+def test_theorem3_near_patterns_rows_and_conclusions_at_exact_patterns():
+    """One row per (ε, m, start); at ε = 0 the iteration from next to u_m converges to a stable
+    LME inside B_γ wherever Eq. 11 holds (Tian 2023, Theorem 3 / Lemma 11)."""
+    gammas = np.linspace(0.1, 0.9, 5)
+    df = ext.theorem3_near_patterns(4, 2, 0.2, [0.0, 0.02], 0, gammas, n_starts=2, steps=100)
+    assert len(df) == 2 * 2 * 2
+    assert set(df.columns) >= {
+        "eq11",
+        "eq11_global",
+        "converged",
+        "critical",
+        "inside",
+        "lme",
+        "monotone",
+        "stable",
+    }
+    held = df[(df.eps == 0.0) & df.eq11]
+    assert len(held) > 0
+    assert held[["converged", "critical", "inside", "lme", "monotone", "stable"]].all().all()
+    assert (held.cos_um > 0.99).all() and (df.spread < 1e-8).all()
+
+
 def test_more_nodes_linear_filters_end_on_the_top_principal_direction():
     rng = np.random.default_rng(0)
     u = nearly_orthonormal_basis(4, 3, rng=rng)

@@ -249,6 +249,21 @@ class Run:
             **verdict,
         )
 
+    def some_cases(self, count: int, what: str, **params: Any) -> int:
+        """Stop the chapter when its test has nothing to test at these parameter values.
+
+        A fraction over no cases would be NaN (an invalid claim); instead, when ``count`` is 0, raise
+        :class:`~nlcl.core.validate.ParameterError` naming each parameter of ``params`` with its
+        value, then ``what`` (why there is nothing to test): ``nlcl run`` reports it as a user error
+        (exit 1, one sentence). Returns ``count``.
+        """
+        from nlcl.core.validate import ParameterError
+
+        if int(count) <= 0:
+            named = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            raise ParameterError(f"{named}: {what}")
+        return int(count)
+
     def show_ledger(self, *, ledger: str | Path | _ledger.Ledger | None = None, **values: Any) -> None:
         """Declare every claim of the chapter's ledger and show it as a table, before any measurement.
 
