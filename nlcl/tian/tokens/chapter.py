@@ -6,7 +6,7 @@ quantity as the claims do (rounded, per seed, read from which files), builds Tab
 re-scores the grids under the other scorings of Eqs. 16 and 180-181, joins the pooled-moments
 BatchNorm grids (App. D, Eqs. 164-165) and tabulates the seed spread, the explanations'
 predictions and the training curves. The claims' quantities themselves are
-:func:`nlcl.tian.tokens.metrics.grid_predicates`.
+:func:`nlcl.tian.tokens.metrics.grid_predicates`, and for Fig. 5 :func:`fig5_capture`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 
-from nlcl.tian.tokens.metrics import grid_predicates, paper_table1, summarize
+from nlcl.tian.tokens.metrics import candidates_captured, grid_predicates, paper_table1, summarize
 from nlcl.tian.tokens.paper_scale import FIGURES, artifact_files, read_from
+from nlcl.tian.tokens.world import make_token_worlds
 
 __all__ = [
     "ACT_LABEL",
@@ -28,6 +30,7 @@ __all__ = [
     "SCORINGS",
     "VARIANT",
     "curve_summary",
+    "fig5_capture",
     "grid_checks",
     "grid_measurements",
     "per_view_names",
@@ -344,3 +347,26 @@ def curve_summary(curves: pd.DataFrame, T: int) -> tuple[pd.DataFrame, int]:
             }
         )
     return pd.DataFrame(rows).set_index(["activation", "η"]), late
+
+
+def fig5_capture(runs: Sequence[Any], weights: Mapping[int, torch.Tensor]) -> pd.DataFrame:
+    """Fig. 5's claims per run: the share of candidates captured and the weakest match (Tian 2023, Fig. 5).
+
+    ``runs``: :class:`~nlcl.tian.tokens.grid.TokenRun` (ζ = 1); ``weights``: run index → W (K, M, d)
+    for every run (``train_token_runs(..., keep_weights=range(len(runs)))``). Each run's world is
+    redrawn from its seed and P (:func:`~nlcl.tian.tokens.world.make_token_worlds`, the world it
+    trained on) and scored by :func:`~nlcl.tian.tokens.metrics.candidates_captured` (|cos| for
+    linear). Returns columns activation, lr, seed, share, weakest, one row per run in input order.
+    """
+    W = torch.stack([weights[i] for i in range(len(runs))])
+    world = make_token_worlds([r.seed for r in runs], [r.P for r in runs], [r.zeta for r in runs])
+    share, weakest = candidates_captured(W, world, [r.activation == "linear" for r in runs])
+    return pd.DataFrame(
+        {
+            "activation": [r.activation for r in runs],
+            "lr": [r.lr for r in runs],
+            "seed": [r.seed for r in runs],
+            "share": share.numpy(),
+            "weakest": weakest.numpy(),
+        }
+    )

@@ -16,6 +16,10 @@ averages, but ``w_kmᵀû_a / (‖w_km‖ + max(max_{m,b}|w_kmᵀû_b| / 1000, 1
 cosine, so a filter whose norm has decayed to about a thousandth of the RF's largest weight scores
 well below its cosine (it drops out of the max).  The book's default is the cosine.
 
+Fig. 5's reading, "learned weights clearly capture the 3 candidate tokens within R_k^g at each RF",
+is :func:`candidates_captured`: the share of the pairs (R_k, a ∈ R_k^g) for which some filter of R_k
+has more than half of its squared norm on u_a.
+
 Also :data:`PAPER_TABLE1`, the paper's Table 1 (mean, std of χ̄+ at ζ = 10 for the four
 BatchNorm variants), for side-by-side comparison.
 
@@ -34,6 +38,7 @@ from nlcl.core.validate import ParameterError
 from nlcl.tian.tokens.world import TokenWorld
 
 __all__ = [
+    "candidates_captured",
     "filter_token_cosines",
     "matching_scores",
     "NORMALISERS",
@@ -123,6 +128,32 @@ def matching_scores(
         return (per_rf * ok).sum(-1) / ok.sum(-1).clamp(min=1)
 
     return score(rel), score(~rel)
+
+
+def candidates_captured(
+    W: torch.Tensor, world: TokenWorld, linear: bool | Sequence[bool] = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fig. 5's reading: the share of candidates some filter captures, and the weakest match (Tian 2023).
+
+    A filter w_km *captures* token a when more than half of its squared norm lies on u_a,
+    cos²(w_km, u_a) > ½ (the embeddings are orthonormal, Sec. 5, so a is then its one dominant
+    token); with ReLU cos > 1/√2, with ``linear`` |cos| > 1/√2 (:func:`filter_token_cosines`).
+    Fig. 5: with ReLU the filters of every RF capture each of its candidates R_k^g
+    (:attr:`TokenWorld.relevant`), a share of 1; linear filters do not. ``W`` (R, K, M, d).
+
+    Returns (R,) float64 each: the share of the pairs (R_k, a ∈ R_k^g) with a captured, and the
+    weakest match min_{k, a ∈ R_k^g} max_m cos(w_km, u_a) (the share is 1 iff it exceeds 1/√2).
+    """
+    if W.shape[0] != world.n_runs or W.shape[1] != world.K or W.shape[3] != world.n_tokens:
+        raise ParameterError(
+            f"W has shape {tuple(W.shape)}; expected (R={world.n_runs}, K={world.K}, M, d={world.n_tokens})"
+        )
+    best = filter_token_cosines(W, world.embedding(dtype=torch.float64), linear).max(dim=2).values
+    rel = world.relevant.to(best.device)
+    captured = (best > 2**-0.5) & rel  # (R, K, n)
+    share = captured.sum((1, 2)) / rel.sum((1, 2)).clamp(min=1)
+    weakest = torch.where(rel, best, torch.full_like(best, torch.inf)).amin((1, 2))
+    return share.double().cpu(), weakest.double().cpu()
 
 
 #: Tian (2023) Table 1: χ̄+ (mean, std over 3 seeds) at ζ = 10, keyed by (β, P) then variant.

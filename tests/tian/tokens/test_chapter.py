@@ -344,3 +344,26 @@ def test_grid_measurements_name_the_seeds_joined_with_this_run():
     out = chapter.grid_measurements(values, per_seed, files, {"fig11": None, "table1": ["x.json"]})
     assert out["table1-vs-paper"]["joined_with"] == ["x.json"] and out["table1-vs-paper"]["read_from"] is None
     assert "joined_with" not in out["bn-helps-at-zeta10"]  # read from a committed file: nothing joined
+
+
+def test_fig5_capture_scores_each_run_on_its_own_world():
+    import torch
+
+    from nlcl.tian.tokens.grid import TokenRun
+    from nlcl.tian.tokens.world import make_token_worlds
+
+    runs = [TokenRun(a, beta=2, P=3, seed=s, lr=1e-2) for a in ("relu", "linear") for s in (0, 1)]
+    weights = {}
+    for i, r in enumerate(runs):
+        rel = make_token_worlds([r.seed], 3).relevant[0]  # (K, n_tokens)
+        W = torch.zeros(10, 6, 20, dtype=torch.float64)
+        for k in range(10):
+            toks = torch.nonzero(rel[k]).flatten()
+            W[k, torch.arange(len(toks)), toks] = -1.0 if r.activation == "linear" else 1.0
+        weights[i] = W
+    t = chapter.fig5_capture(runs, weights)
+    assert list(t.columns) == ["activation", "lr", "seed", "share", "weakest"]
+    assert t.share.tolist() == [1.0] * 4  # linear: negated filters count with |cos|
+    assert t.seed.tolist() == [0, 1, 0, 1]
+    weights[0] = weights[1]  # seed 1's filters scored on seed 0's world
+    assert chapter.fig5_capture(runs, weights).share[0] < 1.0

@@ -11,6 +11,7 @@ from nlcl.core.validate import ParameterError
 from nlcl.tian.tokens.metrics import (
     NORMALISERS,
     PAPER_TABLE1,
+    candidates_captured,
     filter_token_cosines,
     matching_scores,
     paper_table1,
@@ -237,3 +238,36 @@ def test_printed_prefactor_is_the_sum_over_p(seed, P):
     assert cp.item() == pytest.approx(plus.item()) and cm.item() == pytest.approx(minus.item())
     with pytest.raises(ParameterError, match="prefactor='sum'"):
         matching_scores(W, w, prefactor="sum")
+
+
+def test_candidates_captured_reads_fig5():
+    """One filter per candidate: every candidate captured (share 1, weakest match 1); one filter
+    spread equally over an RF's candidates captures none (cos = 1/√|R_k^g| ≤ 1/√2), though each is
+    its top token; a negated filter is captured only with |cos| (linear)."""
+    w = make_token_worlds([0, 1], 3)
+    W = _perfect_filters(w, 4)
+    share, weakest = candidates_captured(W, w)
+    assert share.tolist() == [1.0, 1.0] and torch.allclose(weakest, torch.ones(2, dtype=torch.float64))
+    spread = torch.zeros_like(W)
+    spread[:, :, 0] = w.relevant.double() / w.relevant.double().sum(-1, keepdim=True).sqrt()
+    share_s, weakest_s = candidates_captured(spread, w)
+    assert share_s.tolist() == [0.0, 0.0]
+    assert torch.all(weakest_s <= 2**-0.5 + 1e-12)
+    assert candidates_captured(-W, w)[0].tolist() == [0.0, 0.0]
+    assert candidates_captured(-W, w, linear=True)[0].tolist() == [1.0, 1.0]
+    with pytest.raises(ParameterError, match="W has shape"):
+        candidates_captured(W[:, :5], w)
+
+
+def test_candidates_captured_counts_each_pair_once():
+    """A second filter on the same candidate adds nothing; dropping one candidate's filter removes
+    exactly that pair from the share."""
+    w = make_token_worlds([3], 3)
+    W = _perfect_filters(w, 6)
+    n = int(w.relevant.sum())
+    W2 = W.clone()
+    W2[:, :, 3:6] = W[:, :, 0:3]
+    assert candidates_captured(W2, w)[0].item() == pytest.approx(1.0)
+    W3 = W.clone()
+    W3[0, 0, 0] = 0.0
+    assert candidates_captured(W3, w)[0].item() == pytest.approx((n - 1) / n)
