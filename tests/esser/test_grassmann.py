@@ -12,9 +12,11 @@ from nlcl.esser.constraints import projected_gradient_descent
 from nlcl.esser.grassmann import (
     METRICS,
     alignment,
+    check_euler_step,
     discretized_dynamics,
     eigendecompose,
     embed,
+    euler_step_limit,
     integrate_output_ode,
     output_loss,
     output_ode_rhs,
@@ -215,3 +217,38 @@ def test_errors():
         discretized_dynamics(torch.ones(2, 1) * 10, torch.tensor([-100.0, 1.0]), lr=1.0, steps=50)
     with pytest.raises(ValueError, match="t_eval"):
         integrate_output_ode(torch.zeros(3, 1), torch.zeros(3), [1.0, 0.5])
+
+
+@pytest.mark.parametrize(
+    "lam, z",
+    [
+        ([-0.76, -0.15], 1),
+        ([-5.8, -4.1, -3.3, -2.2, -0.3], 2),
+        ([-1.0, -0.5, 0.2, 3.0], 1),
+        ([0.5, 1.0, 2.0], 1),
+    ],
+)
+def test_euler_step_limit_is_sharp(lam, z):
+    """Eq. 12 converges to its limit just below euler_step_limit and does not just above it (the
+    linearisation of Eq. 9 at its limit, Esser et al. 2024, Eqs. 9, 12)."""
+    lam = torch.tensor(lam, dtype=torch.float64)
+    bound = euler_step_limit(lam, z)
+    d = lam.numel()
+    q0 = torch.zeros(d, z, dtype=torch.float64)
+    if lam[0] < 0:
+        q0[:z, :z] = torch.eye(z)
+    q0 += 0.01 * torch.randn(d, z, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    _, below = discretized_dynamics(q0, lam, lr=0.9 * bound, steps=3000)
+    _, above = discretized_dynamics(q0, lam, lr=1.1 * bound, steps=3000)
+    assert float(torch.linalg.matrix_norm(below[-1] - below[-2])) < 1e-10
+    assert float(torch.linalg.matrix_norm(above[-1] - above[-2])) > 1e-2
+
+
+def test_euler_step_limit_values_and_the_stop():
+    lam = torch.tensor([-2.0, -1.0, 0.5])
+    assert euler_step_limit(lam, 1) == pytest.approx(min(1 / 8, 1 / 2.5))
+    assert euler_step_limit(torch.tensor([1.0, 4.0]), 1) == pytest.approx(1 / 8)
+    assert euler_step_limit(torch.tensor([-1.0, -1.0]), 2) == pytest.approx(1 / 4)
+    assert check_euler_step(0.1, lam, 1, data="C") == pytest.approx(1 / 8)
+    with pytest.raises(ValueError, match=r"lr=0\.2 is too large for Eq\. 12 on the test C"):
+        check_euler_step(0.2, lam, 1, data="the test C")

@@ -28,6 +28,7 @@ from nlcl.esser.grassmann import (  # noqa: E402
 )
 from nlcl.esser.grassmann_experiments import (  # noqa: E402
     compare_flows,
+    eta_limit,
     gd_step_timer,
     ode_step_timer,
     svm_accuracy,
@@ -87,11 +88,41 @@ def test_compare_flows_is_the_chapters_computation():
     gaps = out["gaps"]
     assert gaps["traj_gap"] == float(torch.linalg.matrix_norm(gd.observed - q_ode).max())
     assert gaps["richardson"] == float(torch.linalg.matrix_norm(q_ode - q_fine).max()) * 10 / 9
+    assert gaps["final_gap"] == float(torch.linalg.matrix_norm(gd.observed[-1] - q_ode[-1]).max())
     assert set(gaps) == {
-        "loss_gap", "traj_gap", "stiefel_gap", "flows_gap", "solver_gap", "fine_gap",
-        "richardson",
+        "loss_gap", "traj_gap", "final_gap", "stiefel_gap", "variant_gap", "flows_gap",
+        "solver_gap", "fine_gap", "richardson",
     }  # fmt: skip
     assert all(np.isfinite(v) and v >= 0 for v in gaps.values())
+    assert torch.equal(out["init"][0], W1) and torch.equal(out["init"][1], W2)
+
+
+def test_eta_limit_is_eq11_and_eq12_at_a_tenth_of_the_step():
+    """eta_limit runs Eqs. 11-12 and the Stiefel Euler iteration with η/10 for 10× the steps from
+    the given weights, recorded at the same times (Esser et al. 2024, Fig. 3 as η → 0)."""
+    gen, _, C, lam, V = _problem(1)
+    W1, W2 = init_two_layer(2, 5, 2, 1, generator=gen)
+    out = eta_limit(W1, W2, C, lam, V, lr=0.02, steps=30, record_every=5)
+    q0 = outputs_on_eigenvectors(W1, W2, V)
+    _, q_ode = discretized_dynamics(q0, lam, lr=0.002, steps=300, record_every=50)
+    _, q_stf = discretized_dynamics(q0, lam, lr=0.002, steps=300, record_every=50, metric="stiefel")
+    gd = projected_gradient_descent(
+        lambda a, b: trace_loss(a, b, C), W1, W2, constraint="orthogonal", lr=0.002, steps=300,
+        record_every=50, observe=lambda a, b: outputs_on_eigenvectors(a, b, V),
+    )  # fmt: skip
+    assert out["gd_gap"] == float(torch.linalg.matrix_norm(gd.observed - q_ode).max())
+    assert out["flows_gap"] == float(torch.linalg.matrix_norm(q_stf - q_ode).max())
+
+
+def test_polar_gd_approaches_the_stiefel_flow_not_eq9_as_eta_shrinks():
+    """With η/10, polar-projected GD is much closer to the Stiefel flow than the Stiefel flow is
+    to Eq. 12 (the distance to Eq. 12 does not shrink with η): the chapter's derivation."""
+    gen, _, C, lam, V = _problem(2)
+    W1, W2 = init_two_layer(3, 6, 2, 1, generator=gen)
+    coarse = eta_limit(W1, W2, C, lam, V, lr=0.01, steps=200, record_every=20)
+    fine = eta_limit(W1, W2, C, lam, V, lr=0.001, steps=2000, record_every=200)
+    assert abs(fine["gd_gap"] - fine["flows_gap"]) <= 0.2 * abs(coarse["gd_gap"] - coarse["flows_gap"]) + 1e-6
+    assert fine["gd_gap"] >= 0.9 * coarse["gd_gap"] > 0.1  # the distance to Eq. 12 does not shrink
 
 
 @settings(max_examples=10)
