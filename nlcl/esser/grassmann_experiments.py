@@ -175,7 +175,9 @@ def eta_limit(
         observe=lambda a, b: outputs_on_eigenvectors(a, b, V),
     )
     _, q_ode = discretized_dynamics(q0, lam, lr=fine_lr, steps=fine_steps, record_every=fine_rec)
-    _, q_stf = discretized_dynamics(q0, lam, lr=fine_lr, steps=fine_steps, record_every=fine_rec, metric="stiefel")
+    _, q_stf = discretized_dynamics(
+        q0, lam, lr=fine_lr, steps=fine_steps, record_every=fine_rec, metric="stiefel"
+    )
     return {
         "gd_gap": float(_distance(gd.observed, q_ode).max()),
         "flows_gap": float(_distance(q_stf, q_ode).max()),
