@@ -135,11 +135,11 @@ from nlcl.datasets.mnist import load_mnist
 from nlcl.esser.collapse import init_two_layer
 from nlcl.esser.grassmann import (
     alignment,
-    check_euler_step,
     eigendecompose,
     integrate_output_ode,
 )
 from nlcl.esser.grassmann_experiments import (
+    check_euler_step,
     compare_flows,
     eta_limit,
     gd_step_timer,
@@ -223,7 +223,7 @@ run.show_ledger(paper_fig3=paper_fig3)
 # The data, the matrix $C$ of the trace loss, and the largest step at which Eq. 12 can converge on
 # its spectrum (a larger `lr` stops the chapter here, with that bound):
 #
-# ```{nlcl-source} nlcl.esser.losses.make_pairs nlcl.esser.losses.loss_matrix nlcl.esser.grassmann.eigendecompose nlcl.esser.grassmann.euler_step_limit nlcl.esser.grassmann.check_euler_step
+# ```{nlcl-source} nlcl.esser.losses.make_pairs nlcl.esser.losses.loss_matrix nlcl.esser.grassmann.eigendecompose nlcl.esser.grassmann_experiments.euler_step_limit nlcl.esser.grassmann_experiments.check_euler_step
 # ```
 
 # %%

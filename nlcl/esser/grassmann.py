@@ -49,8 +49,6 @@ __all__ = [
     "outputs_on_eigenvectors",
     "output_ode_rhs",
     "discretized_dynamics",
-    "euler_step_limit",
-    "check_euler_step",
     "integrate_output_ode",
     "output_loss",
     "embed",
@@ -178,53 +176,6 @@ def discretized_dynamics(
             rec_t.append(t)
             rec_q.append(q.clone())
     return np.asarray(rec_t), torch.stack(rec_q)
-
-
-def euler_step_limit(lam: Any, z: int) -> float:
-    """The largest η at which Eq. 12 can converge to the limit of Eq. 9 (Esser et al. 2024, Eqs. 9, 12).
-
-    Linearise Eq. 9 at its limit q = E, the eigenvectors e₁ … e_k of the k negative eigenvalues
-    among the z smallest (Theorem 3 for z = 1), with δ = E a + F b (F the other eigenvectors): the
-    skew part of a is a rotation (rate 0), the symmetric part S = a + aᵀ follows
-    Ṡ_ik = 4(λ_i + λ_k) S_ik, and b_ji follows ḃ_ji = −2(λ_j − λ_i) b_ji (i ≤ k < j). Euler's
-    iteration multiplies each mode by 1 + η·rate, so it stays bounded near the limit only if
-    η·|rate| ≤ 2: η < min(1/(4|λ₁|), 1/(λ_d − λ₁)) (the second when k < d). If no eigenvalue among
-    the z smallest is negative the limit is q = 0, where q̊ = −4Λq, and the bound is 1/(2λ_max).
-    ``lam`` ascending (d,); returns the bound (∞ if no mode constrains it). A necessary condition:
-    a run can still diverge in its transient below it.
-    """
-    lam = _lam(lam)
-    z = positive_int("z", z)
-    neg = lam[:z][lam[:z] < 0]
-    bounds = [float("inf")]
-    if neg.numel():
-        lam1 = float(lam[0])
-        bounds.append(1 / (4 * abs(lam1)))
-        if len(neg) < lam.numel() and float(lam[-1]) > lam1:
-            bounds.append(1 / (float(lam[-1]) - lam1))
-    elif float(lam[-1]) > 0:
-        bounds.append(1 / (2 * float(lam[-1])))
-    return min(bounds)
-
-
-def check_euler_step(lr: float, lam: Any, z: int, *, data: str) -> float:
-    """Stop with a clear message when η = ``lr`` is too large for Eq. 12 on this spectrum.
-
-    Raises :class:`~nlcl.core.validate.ParameterError` naming ``lr``, the bound of
-    :func:`euler_step_limit` and ``data`` (which C, e.g. "the MNIST C of Fig. 4") when
-    ``lr`` ≥ the bound: Euler's iteration of Eq. 9 (the paper's Eq. 12) then cannot converge to the
-    limit it discretises (its iterates oscillate, or grow until they are no longer finite).
-    Returns the bound.
-    """
-    lr = positive_float("lr", lr)
-    bound = euler_step_limit(lam, z)
-    if lr >= bound:
-        raise ParameterError(
-            f"lr={lr!r} is too large for Eq. 12 on {data}: Euler's iteration of Eq. 9 is stable at the "
-            f"limit it discretises only for lr < {bound:.4g} (nlcl.esser.grassmann.euler_step_limit); "
-            f"with lr={lr!r} the discretised outputs do not converge to it (they oscillate or diverge)"
-        )
-    return bound
 
 
 def integrate_output_ode(

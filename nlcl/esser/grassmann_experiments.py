@@ -7,6 +7,8 @@ random draws) so that the chapter reads like the paper:
   projection, and the Grassmann gradient) against the discretised ODE (Eq. 12), the Stiefel ODE,
   ``solve_ivp`` on Eq. 9 and Eq. 12 with η/10 (Richardson's estimate of Euler's error), and
   :func:`eta_limit` — the same comparison with η/10, whether Eq. 11 approaches Eq. 9 as η → 0;
+* :func:`euler_step_limit` and :func:`check_euler_step` — the largest η at which Eq. 12 can
+  converge to the limit of Eq. 9, and the chapter's stop when ``lr`` is above it;
 * :func:`theorem3_spectra` and :func:`theorem3_diagnostics` — the two spectra of Theorem 3 and
   what Eq. 9 allows at t = 50 and reaches at t = 500 (:func:`~nlcl.esser.grassmann.theorem3_bounds`);
 * :func:`svm_accuracy`, :func:`train_fig4_width`, :func:`gd_step_timer`, :func:`ode_step_timer` —
@@ -26,9 +28,11 @@ import torch
 from sklearn.model_selection import cross_val_score
 from sklearn.svm import LinearSVC
 
+from nlcl.core.validate import ParameterError, positive_float, positive_int
 from nlcl.esser.collapse import init_two_layer
 from nlcl.esser.constraints import Trajectory, projected_gradient_descent
 from nlcl.esser.grassmann import (
+    _lam,
     alignment,
     discretized_dynamics,
     embed,
@@ -40,7 +44,9 @@ from nlcl.esser.grassmann import (
 from nlcl.esser.losses import trace_loss
 
 __all__ = [
+    "check_euler_step",
     "compare_flows",
+    "euler_step_limit",
     "eta_limit",
     "gd_step_timer",
     "ode_step_timer",
@@ -49,6 +55,53 @@ __all__ = [
     "theorem3_spectra",
     "train_fig4_width",
 ]
+
+
+def euler_step_limit(lam: Any, z: int) -> float:
+    """The largest η at which Eq. 12 can converge to the limit of Eq. 9 (Esser et al. 2024, Eqs. 9, 12).
+
+    Linearise Eq. 9 at its limit q = E, the eigenvectors e₁ … e_k of the k negative eigenvalues
+    among the z smallest (Theorem 3 for z = 1), with δ = E a + F b (F the other eigenvectors): the
+    skew part of a is a rotation (rate 0), the symmetric part S = a + aᵀ follows
+    Ṡ_ik = 4(λ_i + λ_k) S_ik, and b_ji follows ḃ_ji = −2(λ_j − λ_i) b_ji (i ≤ k < j). Euler's
+    iteration multiplies each mode by 1 + η·rate, so it stays bounded near the limit only if
+    η·|rate| ≤ 2: η < min(1/(4|λ₁|), 1/(λ_d − λ₁)) (the second when k < d). If no eigenvalue among
+    the z smallest is negative the limit is q = 0, where q̊ = −4Λq, and the bound is 1/(2λ_max).
+    ``lam`` ascending (d,); returns the bound (∞ if no mode constrains it). A necessary condition:
+    a run can still diverge in its transient below it.
+    """
+    lam = _lam(lam)
+    z = positive_int("z", z)
+    neg = lam[:z][lam[:z] < 0]
+    bounds = [float("inf")]
+    if neg.numel():
+        lam1 = float(lam[0])
+        bounds.append(1 / (4 * abs(lam1)))
+        if len(neg) < lam.numel() and float(lam[-1]) > lam1:
+            bounds.append(1 / (float(lam[-1]) - lam1))
+    elif float(lam[-1]) > 0:
+        bounds.append(1 / (2 * float(lam[-1])))
+    return min(bounds)
+
+
+def check_euler_step(lr: float, lam: Any, z: int, *, data: str) -> float:
+    """Stop with a clear message when η = ``lr`` is too large for Eq. 12 on this spectrum.
+
+    Raises :class:`~nlcl.core.validate.ParameterError` naming ``lr``, the bound of
+    :func:`euler_step_limit` and ``data`` (which C, e.g. "the MNIST C of Fig. 4") when
+    ``lr`` ≥ the bound: Euler's iteration of Eq. 9 (the paper's Eq. 12) then cannot converge to the
+    limit it discretises (its iterates oscillate, or grow until they are no longer finite).
+    Returns the bound.
+    """
+    lr = positive_float("lr", lr)
+    bound = euler_step_limit(lam, z)
+    if lr >= bound:
+        raise ParameterError(
+            f"lr={lr!r} is too large for Eq. 12 on {data}: Euler's iteration of Eq. 9 is stable at the "
+            f"limit it discretises only for lr < {bound:.4g} (nlcl.esser.grassmann_experiments.euler_step_limit); "
+            f"with lr={lr!r} the discretised outputs do not converge to it (they oscillate or diverge)"
+        )
+    return bound
 
 
 def _distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

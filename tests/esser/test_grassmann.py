@@ -12,17 +12,16 @@ from nlcl.esser.constraints import projected_gradient_descent
 from nlcl.esser.grassmann import (
     METRICS,
     alignment,
-    check_euler_step,
     discretized_dynamics,
     eigendecompose,
     embed,
-    euler_step_limit,
     integrate_output_ode,
     output_loss,
     output_ode_rhs,
     outputs_on_eigenvectors,
     theorem3_bounds,
 )
+from nlcl.esser.grassmann_experiments import check_euler_step, euler_step_limit
 from nlcl.esser.losses import trace_loss
 
 
