@@ -14,7 +14,11 @@ Each function is one quantity of the chapter, computed from the run histories of
 * :func:`loglog_slopes` and :func:`slope_spread`: per-seed rates of the finite-width error (Lemmas
   5.1-5.3: finite width tracks infinite width);
 * :func:`batch_stream`: the minibatch latent signs of the finite-batch tracking runs (Thm. 4.3:
-  polynomially many samples per step).
+  polynomially many samples per step);
+* :func:`stage2_efold`: the stage-2 steps each e-fold of the stage-1 condition number costs
+  (Cor. C.20);
+* :func:`stage2_convergence`: the rate at which κ(U_A) − 1 falls in stage 2 (Sec. 5.4 / App. C.5:
+  a linear convergence rate).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import pandas as pd
 import torch
 
 from nlcl.core.fits import loglog_slope
+from nlcl.core.validate import ParameterError
 from nlcl.renli.lemmas import (
     alignment_condition,
     balance_condition,
@@ -44,6 +49,8 @@ __all__ = [
     "example_state",
     "simulation_configs",
     "stage1_deviations",
+    "stage2_convergence",
+    "stage2_efold",
     "stage2_times",
     "tracking_table",
     "fraction",
@@ -338,4 +345,74 @@ def tracking_table(
                     condition=float(cerr[:, s].max()),
                 )
             )
+    return pd.DataFrame(rows)
+
+
+def stage2_efold(stage2_time: pd.DataFrame, *, setting: str = "") -> tuple[float, float]:
+    """Least-squares line of the stage-2 steps to κ(U_A) ≤ 1.25 against log κ(U_A) at the end of
+    stage 1, over the runs of :func:`stage2_times` that reach 1.25: (steps per e-fold, offset).
+
+    A linear convergence rate (Ren & Li, Sec. 5.4; Cor. C.20: the time to a given accuracy grows
+    with the log of the starting condition number) makes the steps linear in log κ.  Raises
+    ParameterError, starting with ``setting`` (e.g. ``"lr=1e6"``), when fewer than two runs with
+    different stage-1 condition numbers reach 1.25 (nothing to fit).
+    """
+    reached = stage2_time[np.isfinite(stage2_time.steps_to_1_25)]
+    if reached.kappa_end_stage1.nunique() < 2:
+        where = f"{setting}: " if setting else ""
+        raise ParameterError(
+            f"{where}{len(reached)} of {len(stage2_time)} contrastive main runs reached κ(U_A) ≤ 1.25 "
+            "within stage 2; the stage-2 time against the stage-1 condition number needs two"
+        )
+    cost, offset = np.polyfit(np.log(reached.kappa_end_stage1), reached.steps_to_1_25, 1)
+    return float(cost), float(offset)
+
+
+def stage2_convergence(kappa: np.ndarray, *, floor: float = 0.01, setting: str = "") -> pd.DataFrame:
+    """How κ(U_A) − 1 falls in stage 2, per run: one row per column of ``kappa`` (T, runs), the
+    condition number at consecutive steps from the start of stage 2.
+
+    The window runs from the first step to the first with κ − 1 < ``floor`` (the whole stage if
+    none). On y = log(κ − 1) over the window: ``rate``, minus the least-squares slope (per step),
+    and ``r2``, its coefficient of determination; ``early_rate`` and ``late_rate``, the mean decrease
+    of y per step over the first and the last third; ``rate_ratio`` = late / early; and
+    ``max_factor``, the largest per-step factor (κ_{t+1} − 1)/(κ_t − 1).  Ren & Li, Sec. 5.4 and
+    App. C.5: once aligned, "the above implies a linear convergence rate", i.e. κ − 1 shrinks by a
+    factor bounded below 1 at every step (``max_factor`` < 1) at a rate that does not fade as κ
+    approaches 1 (``rate_ratio`` not small; a sublinear approach such as 1/t slows down; the early
+    rate is clipped at 1e-12, a first third that does not fall shows in ``max_factor``).
+    Raises ParameterError (starting with ``setting``) for a run whose window has fewer than 6
+    steps.
+    """
+    kappa = np.asarray(kappa, dtype=float)
+    if kappa.ndim != 2:
+        raise ParameterError(f"kappa has shape {kappa.shape}; expected (steps, runs)")
+    rows = []
+    for j in range(kappa.shape[1]):
+        excess = kappa[:, j] - 1.0
+        below = np.flatnonzero(~(excess >= floor))
+        end = int(below[0]) if len(below) else len(excess)
+        if end < 6:
+            where = f"{setting}: " if setting else ""
+            raise ParameterError(
+                f"{where}run {j} has κ(U_A) − 1 ≥ {floor:g} for {end} steps of stage 2 (κ(U_A) = "
+                f"{kappa[0, j]:.4g} at its start); a convergence rate needs at least 6"
+            )
+        y, t = np.log(excess[:end]), np.arange(end, dtype=float)
+        slope, icpt = np.polyfit(t, y, 1)
+        r2 = 1.0 - float(np.sum((y - (slope * t + icpt)) ** 2) / np.sum((y - y.mean()) ** 2))
+        third = end // 3
+        early = max((y[0] - y[third]) / third, 1e-12)  # a first third that does not fall: see max_factor
+        late = (y[end - 1 - third] - y[end - 1]) / third
+        rows.append(
+            dict(
+                steps=end,
+                rate=-float(slope),
+                r2=r2,
+                early_rate=float(early),
+                late_rate=float(late),
+                rate_ratio=float(late / early),
+                max_factor=float(np.exp(np.diff(y)).max()),
+            )
+        )
     return pd.DataFrame(rows)

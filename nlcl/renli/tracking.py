@@ -56,7 +56,7 @@ from nlcl.core.validate import (
     positive_float,
     positive_int,
 )
-from nlcl.renli.model import MultimodalData
+from nlcl.renli.model import MultimodalData, make_data
 
 __all__ = [
     "MAX_LATENT",
@@ -77,6 +77,10 @@ __all__ = [
     "gram_noise_to_signal",
     "tracking_error",
     "stationarity",
+    "distinct_data_seeds",
+    "eq7_mask",
+    "eq7_deviation",
+    "check_descent",
 ]
 
 #: Largest r + r_ξ for which :func:`population_loss` enumerates the 2^(r + r_ξ) sign vectors.
@@ -233,7 +237,11 @@ def iterate_gram(
         G = step(G, t)
         if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
             if not bool(torch.isfinite(G).all()):
-                raise NonFiniteError(f"the Gram recursion became non-finite at step {t + 1}; lower lr={lr}")
+                raise NonFiniteError(
+                    f"the Gram recursion became non-finite at step {t + 1} at lr={lr}: the step is unstable "
+                    "for these data (the outputs are normalised, so the effective step is lr/tr G, and "
+                    "tr G grows like lr² in the first steps: a smaller lr need not help)"
+                )
             rec_t.append(t + 1)
             rec_g.append(G.clone())
     return np.asarray(rec_t), torch.stack(rec_g)
@@ -396,3 +404,105 @@ def stationarity(
     Sh = S + S.transpose(-1, -2)
     tr = lambda B: torch.diagonal(B, dim1=-2, dim2=-1).sum(-1)  # noqa: E731
     return (tr(Sh @ G.detach() @ Sh * D[..., None, :]) * tr(G.detach())).clamp_min(0).sqrt()
+
+
+def distinct_data_seeds(start: int, n: int, *, d: int, r: int, r_xi: int, kappa: float = 2.0) -> list[int]:
+    """The first ``n`` data seeds from ``start`` on whose infinite-width runs differ.
+
+    The infinite-width run of a data model depends on it only through D = (σ_A², ν², σ_B², ν²)
+    (:func:`infinite_width_gram`, :func:`input_scales`), that is through the permutation taking σ_A
+    to σ_B (:func:`nlcl.renli.model.make_data`; it does not depend on κ or ν), so two data seeds
+    with the same permutation give the same run and a per-seed claim about it would count one run
+    twice.  Seeds are scanned upwards and a seed whose permutation was seen is skipped.  Raises
+    ParameterError when ``n`` exceeds the r! permutations.  Ren & Li, Sec. 5.2; chapter
+    ``book/renli-simulation.py``.
+    """
+    start, n = nonneg_int("start", start), positive_int("n", n)
+    if n > math.factorial(r):
+        raise ParameterError(
+            f"n={n} data seeds with distinct infinite-width runs: r={r} allows {math.factorial(r)} "
+            "(the permutations taking σ_A to σ_B)"
+        )
+    seen: set[tuple[float, ...]] = set()
+    seeds: list[int] = []
+    seed = start
+    while len(seeds) < n:
+        data = make_data(d, r, r_xi, kappa, [seed], dtype=torch.float64)
+        perm = tuple(data.sigma_B[0].tolist())
+        if perm not in seen:
+            seen.add(perm)
+            seeds.append(seed)
+        seed += 1
+    return seeds
+
+
+def eq7_mask(r: int, r_xi: int) -> torch.Tensor:
+    """The entries of G that the structure of Ren & Li's Eq. 7 allows to be non-zero, (2K, 2K) bool.
+
+    Eq. 7 (infinite width): different latent coordinates map to orthogonal columns.  So G_AA, G_BB
+    and the signal part of G_AB are diagonal, ⟨u_A,k, u_B,k⟩ is the only cross-modal inner product,
+    and a noise column (ξ_A and ξ_B are independent) is orthogonal to every other column.  Flipping
+    the sign of one latent coordinate (z_k in both modalities, or one ξ coordinate) leaves the
+    population loss unchanged, which is why the structure, once it holds, is kept (their remark
+    before Eq. 8, Lemma A.7).
+    """
+    K = positive_int("r", r) + positive_int("r_xi", r_xi)
+    idx = torch.arange(2 * K)
+    latent = idx % K
+    same = latent[:, None] == latent[None, :]
+    return same & ((latent[:, None] < r) | (idx[:, None] == idx[None, :]))
+
+
+def eq7_deviation(G: torch.Tensor, r: int, r_xi: int) -> torch.Tensor:
+    """‖Ĝ ⊙ (1 − M)‖_F / ‖Ĝ‖_F: the share of the normalised Gram matrix outside Eq. 7's structure.
+
+    Ĝ = :func:`normalized_gram`, M = :func:`eq7_mask`.  0 for a G with the structure (the
+    infinite-width initialisation D/d); G (..., 2K, 2K) → (...).  Ren & Li, Eq. 7 / Lemma A.7;
+    chapter ``book/renli-simulation.py``.
+    """
+    Gn = normalized_gram(G, r, r_xi)
+    off = Gn.masked_fill(eq7_mask(r, r_xi), 0.0)
+    return torch.linalg.matrix_norm(off) / torch.linalg.matrix_norm(Gn)
+
+
+def check_descent(
+    steps: np.ndarray,
+    G: torch.Tensor,
+    *,
+    r: int,
+    r_xi: int,
+    lam: float,
+    steps_stage1: int,
+    beta1: float = 0.05,
+    beta2: float = 2.0,
+    setting: str = "",
+    tol: float = 1e-8,
+) -> None:
+    """Raise ParameterError when a Gram trajectory is not a descent: the population loss rises
+    between two records of one stage (β₁ up to ``steps_stage1``, β₂ after it) by more than ``tol``.
+
+    Gradient descent at a stable step lowers the loss at every step; a rise means the step is past
+    the stability limit of the dynamics (it grows with κ, as D = diag(σ², ν²) does), and then the
+    finite- and infinite-width runs part chaotically, so the comparisons that assume the dynamics
+    of Ren & Li's Algorithm 3.1 mean nothing.  ``steps`` (T,) and G (T, ..., 2K, 2K) as returned by
+    :func:`gram_trajectory`; ``setting`` (e.g. ``"kappa=16, lr=2"``) starts the message.
+    """
+    if G.shape[0] != len(steps):
+        raise ParameterError(f"G has {G.shape[0]} records; expected one per step ({len(steps)})")
+    steps = np.asarray(steps)
+    stages = ((1, beta1, steps <= steps_stage1), (2, beta2, steps >= steps_stage1))
+    for stage, beta, keep in stages:
+        idx = np.flatnonzero(keep)
+        if len(idx) < 2:
+            continue
+        loss = population_loss(G[idx], r, r_xi, lam, beta)
+        rise = (loss[1:] - loss[:-1]).reshape(len(idx) - 1, -1).max(-1).values
+        j = int(rise.argmax())
+        if float(rise[j]) > tol:
+            where = f"{setting}: " if setting else ""
+            raise ParameterError(
+                f"{where}the infinite-width Gram recursion is not a descent: its population loss rose by "
+                f"{float(rise[j]):.2g} between steps {int(steps[idx[j]])} and {int(steps[idx[j + 1]])} "
+                f"(stage {stage}); the step is past the stability limit of these data, so the tracking "
+                "comparisons would mean nothing"
+            )

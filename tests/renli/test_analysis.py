@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlcl.core.validate import NonFiniteError
+from nlcl.core.validate import NonFiniteError, ParameterError
 from nlcl.renli import analysis
 from nlcl.renli.lemmas import binary_code_maps
 from nlcl.renli.minibatch import gram_batch_trajectory, sample_signs
@@ -145,7 +145,7 @@ def test_iterate_gram_records_the_boundaries_and_names_a_non_finite_step():
     G0 = torch.eye(2, dtype=torch.float64)
     steps, G = iterate_gram(G0, lambda G, t: G * 2, steps1=3, steps2=4, lr=0.1, record_every=5)
     assert list(steps) == [0, 3, 5, 7] and G[-1, 0, 0] == 2.0**7
-    with pytest.raises(NonFiniteError, match="step 2; lower lr=0.1"):
+    with pytest.raises(NonFiniteError, match="step 2 at lr=0.1"):
         iterate_gram(
             G0, lambda G, t: G * math.inf if t == 1 else G, steps1=2, steps2=0, lr=0.1, record_every=1
         )
@@ -240,3 +240,43 @@ def test_lemma_states_has_one_row_per_stage_and_run():
     out = analysis.lemma_states(W, W, torch.tensor([0]), runs, data, n=64, generator=gen)
     assert list(out.stage) == ["init", "stage1", "final"] and out.kappa.ge(1.0).all()
     assert out.alignment.between(-1.0, 1.0).all() and out.holds_44.dtype == bool
+
+
+def test_stage2_convergence_of_a_geometric_approach_is_linear():
+    t = np.arange(80)
+    kappa = np.stack([1 + 3 * 0.9**t, 1 + 5 * 0.8**t], axis=1)
+    conv = analysis.stage2_convergence(kappa)
+    assert conv.rate.tolist() == pytest.approx([-math.log(0.9), -math.log(0.8)])
+    assert conv.r2.tolist() == pytest.approx([1.0, 1.0])
+    assert conv.rate_ratio.tolist() == pytest.approx([1.0, 1.0])
+    assert conv.max_factor.tolist() == pytest.approx([0.9, 0.8])
+    # the window ends at the first step with κ − 1 below the floor
+    assert conv.steps.tolist() == [int(np.argmax(3 * 0.9**t < 0.01)), int(np.argmax(5 * 0.8**t < 0.01))]
+
+
+def test_stage2_convergence_tells_a_sublinear_approach():
+    t = np.arange(400)
+    conv = analysis.stage2_convergence((1 + 3 / (1 + 0.5 * t))[:, None], floor=0.02)
+    assert conv.rate_ratio.iloc[0] < 0.2 and conv.max_factor.iloc[0] < 1
+    assert conv.r2.iloc[0] < 0.95
+
+
+def test_stage2_convergence_refuses_a_window_too_short_and_names_the_setting():
+    with pytest.raises(ParameterError, match=r"^kappa=1: run 0 has κ\(U_A\) − 1 ≥ 0.01 for 0 steps"):
+        analysis.stage2_convergence(np.ones((10, 1)), setting="kappa=1")
+    with pytest.raises(ParameterError, match="expected"):
+        analysis.stage2_convergence(np.ones(10))
+
+
+def test_stage2_efold_fits_the_reached_runs_and_names_the_setting_when_none_did():
+    table = pd.DataFrame(
+        {
+            "kappa_end_stage1": [2.0, 4.0, 8.0, 16.0],
+            "steps_to_1_25": [10 + 30 * math.log(2), 10 + 30 * math.log(4), 10 + 30 * math.log(8), np.inf],
+        }
+    )
+    cost, offset = analysis.stage2_efold(table)
+    assert (cost, offset) == (pytest.approx(30.0), pytest.approx(10.0))
+    table["steps_to_1_25"] = np.inf
+    with pytest.raises(ParameterError, match=r"^lr=1e\+06: 0 of 4 contrastive main runs reached"):
+        analysis.stage2_efold(table, setting="lr=1e+06")

@@ -252,3 +252,56 @@ def test_check_gram_and_stage_schedule():
         check_gram(torch.zeros(3, 6, 6), 2, 2)
     beta = stage_schedule(10, 5, 0.05, 2.0)
     assert (beta(0), beta(9), beta(10), beta(14)) == (0.05, 0.05, 2.0, 2.0)
+
+
+def test_distinct_data_seeds_skips_a_seed_whose_infinite_width_run_was_seen():
+    from nlcl.renli.tracking import distinct_data_seeds
+
+    seeds = distinct_data_seeds(0, 6, d=16, r=4, r_xi=4)
+    perms = [tuple(make_data(16, 4, 4, 4.0, [s]).sigma_B[0].tolist()) for s in range(max(seeds) + 1)]
+    assert seeds[0] == 0 and len(set(perms[s] for s in seeds)) == 6
+    # every skipped seed repeats the permutation of a kept seed before it
+    for s in range(max(seeds) + 1):
+        if s not in seeds:
+            assert perms[s] in {perms[k] for k in seeds if k < s}
+    G = infinite_width_gram(make_data(16, 4, 4, 4.0, seeds, dtype=torch.float64))
+    assert len({tuple(g.diagonal().tolist()) for g in G}) == 6
+    with pytest.raises(ParameterError, match="r=2 allows 2"):
+        distinct_data_seeds(0, 3, d=8, r=2, r_xi=2)
+
+
+def test_eq7_mask_allows_the_diagonal_and_the_matching_signal_pairs():
+    from nlcl.renli.tracking import eq7_mask
+
+    M = eq7_mask(2, 1)  # K = 3: (u1, u2, v1) per modality
+    assert M.shape == (6, 6) and torch.equal(M, M.T) and bool(M.diagonal().all())
+    assert int(M.sum()) == 6 + 4  # the diagonal and ⟨u_A,k, u_B,k⟩ both ways for k = 1, 2
+    assert bool(M[0, 3]) and bool(M[1, 4]) and not bool(M[2, 5]) and not bool(M[0, 1])
+
+
+def test_eq7_deviation_is_zero_on_the_infinite_width_run_and_not_at_finite_width():
+    """The structure is kept exactly by the infinite-width dynamics (the sign-flip symmetry), at
+    round-off; a finite-width G(0) is off it by O(m^(-1/2)); the measure ignores the scale."""
+    from nlcl.renli.tracking import eq7_deviation
+
+    data = _data([0, 1], r=2, r_xi=2, d=8)
+    G0, D = infinite_width_gram(data), input_scales(data)
+    _, G = gram_trajectory(G0, D, r=2, r_xi=2, lam=1.0, steps_stage1=15, steps_stage2=15, lr=2.0)
+    assert float(eq7_deviation(G, 2, 2).max()) < 1e-12
+    Gm = initial_gram(data, 64)[0]
+    dev = eq7_deviation(Gm, 2, 2)
+    assert bool((dev > 0.01).all()) and torch.allclose(eq7_deviation(9.0 * Gm, 2, 2), dev)
+
+
+def test_check_descent_passes_a_descent_and_names_the_setting_of_an_ascent():
+    from nlcl.renli.tracking import check_descent
+
+    data = _data([0, 1], r=2, r_xi=2, d=8)
+    kw = dict(r=2, r_xi=2, lam=1.0, steps_stage1=10)
+    steps, G = gram_trajectory(
+        infinite_width_gram(data), input_scales(data), steps_stage2=10, lr=2.0, record_every=2, **kw
+    )
+    check_descent(steps, G, **kw)
+    # the same records in reverse order climb the loss of stage 1
+    with pytest.raises(ParameterError, match=r"^kappa=3, lr=2: the infinite-width .* not a descent"):
+        check_descent(steps, G.flip(0), setting="kappa=3, lr=2", **kw)
