@@ -85,6 +85,7 @@ def gram_batch_trajectory(
     beta1: float = 0.05,
     beta2: float = 2.0,
     record_every: int = 1,
+    setting: str = "",
 ) -> tuple[np.ndarray, torch.Tensor]:
     """:func:`gram_trajectory` on minibatches: step t uses ``batches(t) = (w_a, w_b)`` of :func:`sample_signs`
     (shapes broadcast against G0's leading shape, so runs may share a batch) and :func:`batch_loss`.
@@ -92,7 +93,7 @@ def gram_batch_trajectory(
     Exactly gradient descent on W (step η·m) for the minibatch loss (module docstring; tested).
     Ren & Li, Algorithm 3.1 with "polynomially many samples at each step" (Thm. 4.3).  Returns the
     recorded steps and G (T, ..., 2K, 2K).  Raises ParameterError on bad arguments and NonFiniteError
-    on a non-finite G.  Chapter ``book/renli-simulation.py``.
+    on a non-finite G (its message starts with ``setting`` when given).  Chapter ``book/renli-simulation.py``.
     """
     steps1, steps2 = nonneg_int("steps_stage1", steps_stage1), nonneg_int("steps_stage2", steps_stage2)
     lr, record_every = positive_float("lr", lr), positive_int("record_every", record_every)
@@ -107,7 +108,9 @@ def gram_batch_trajectory(
         (S,) = torch.autograd.grad(batch_loss(leaf, w_a, w_b, r, r_xi, lam, beta_at(t)).sum(), leaf)
         return gram_update(G.detach(), D, S, lr)
 
-    return iterate_gram(G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every)
+    return iterate_gram(
+        G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every, setting=setting
+    )
 
 
 def linear_response(

@@ -221,14 +221,14 @@ def gram_update(G: torch.Tensor, D: torch.Tensor, S: torch.Tensor, lr: float) ->
 
 
 def iterate_gram(
-    G0: torch.Tensor, step, *, steps1: int, steps2: int, lr: float, record_every: int
+    G0: torch.Tensor, step, *, steps1: int, steps2: int, lr: float, record_every: int, setting: str = ""
 ) -> tuple[np.ndarray, torch.Tensor]:
     """Iterate ``step(G, t) -> G'`` from G0 for ``steps1 + steps2`` steps (Ren & Li, Algorithm 3.1).
 
     Records G at step 0, every ``record_every`` steps, at the stage boundary ``steps1`` and at the
     end; returns the recorded steps and G (T, ..., 2K, 2K).  Raises NonFiniteError naming the step
-    (and ``lr``, to lower) on a non-finite recorded G.  The loop of :func:`gram_trajectory` and of
-    :func:`nlcl.renli.minibatch.gram_batch_trajectory`.
+    and ``lr`` (after ``setting``, e.g. ``"kappa=16"``, when given) on a non-finite recorded G.
+    The loop of :func:`gram_trajectory` and of :func:`nlcl.renli.minibatch.gram_batch_trajectory`.
     """
     G = G0.detach().clone()
     rec_t, rec_g = [0], [G.clone()]
@@ -237,8 +237,9 @@ def iterate_gram(
         G = step(G, t)
         if (t + 1) % record_every == 0 or t + 1 in (steps1, total):
             if not bool(torch.isfinite(G).all()):
+                where = f"{setting}: " if setting else ""
                 raise NonFiniteError(
-                    f"the Gram recursion became non-finite at step {t + 1} at lr={lr}: the step is unstable "
+                    f"{where}the Gram recursion became non-finite at step {t + 1} at lr={lr}: the step is unstable "
                     "for these data (the outputs are normalised, so the effective step is lr/tr G, and "
                     "tr G grows like lr² in the first steps: a smaller lr need not help)"
                 )
@@ -265,6 +266,7 @@ def gram_trajectory(
     beta1: float = 0.05,
     beta2: float = 2.0,
     record_every: int = 1,
+    setting: str = "",
 ) -> tuple[np.ndarray, torch.Tensor]:
     """Iterate :func:`gram_step` from G0 (R, 2K, 2K) through the two stages (β1, then β2).
 
@@ -276,7 +278,7 @@ def gram_trajectory(
     ParameterError
         On bad arguments.
     NonFiniteError
-        On a non-finite G (names the step; lower ``lr``).
+        On a non-finite G (names the step and ``lr``, after ``setting`` when given).
 
     Chapter ``book/renli-simulation.py``.
     """
@@ -291,7 +293,9 @@ def gram_trajectory(
     def step(G: torch.Tensor, t: int) -> torch.Tensor:
         return gram_step(G, D, r, r_xi, lam, beta_at(t), lr, signs)[0]
 
-    return iterate_gram(G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every)
+    return iterate_gram(
+        G0, step, steps1=steps1, steps2=steps2, lr=lr, record_every=record_every, setting=setting
+    )
 
 
 def train_population(
@@ -478,8 +482,9 @@ def check_descent(
     setting: str = "",
     tol: float = 1e-8,
 ) -> None:
-    """Raise ParameterError when a Gram trajectory is not a descent: the population loss rises
-    between two records of one stage (β₁ up to ``steps_stage1``, β₂ after it) by more than ``tol``.
+    """Raise ParameterError when a Gram trajectory is not a descent: the population loss of some run
+    rises between two records of one stage (β₁ up to ``steps_stage1``, β₂ after it) by more than
+    ``tol``.
 
     Gradient descent at a stable step lowers the loss at every step; a rise means the step is past
     the stability limit of the dynamics (it grows with κ, as D = diag(σ², ν²) does), and then the
@@ -501,8 +506,9 @@ def check_descent(
         if float(rise[j]) > tol:
             where = f"{setting}: " if setting else ""
             raise ParameterError(
-                f"{where}the infinite-width Gram recursion is not a descent: its population loss rose by "
+                f"{where}the Gram recursion is not a descent: a run's population loss rose by "
                 f"{float(rise[j]):.2g} between steps {int(steps[idx[j]])} and {int(steps[idx[j + 1]])} "
-                f"(stage {stage}); the step is past the stability limit of these data, so the tracking "
+                f"(stage {stage}); the step is past the stability limit of these data (it falls as κ "
+                "grows), so the finite- and infinite-width runs part chaotically and the tracking "
                 "comparisons would mean nothing"
             )

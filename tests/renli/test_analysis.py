@@ -149,6 +149,10 @@ def test_iterate_gram_records_the_boundaries_and_names_a_non_finite_step():
         iterate_gram(
             G0, lambda G, t: G * math.inf if t == 1 else G, steps1=2, steps2=0, lr=0.1, record_every=1
         )
+    with pytest.raises(NonFiniteError, match="^kappa=16: the Gram recursion became non-finite at step 1"):
+        iterate_gram(
+            G0, lambda G, t: G * math.inf, steps1=2, steps2=0, lr=0.1, record_every=1, setting="kappa=16"
+        )
 
 
 @settings(max_examples=5)

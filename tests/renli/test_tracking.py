@@ -303,5 +303,5 @@ def test_check_descent_passes_a_descent_and_names_the_setting_of_an_ascent():
     )
     check_descent(steps, G, **kw)
     # the same records in reverse order climb the loss of stage 1
-    with pytest.raises(ParameterError, match=r"^kappa=3, lr=2: the infinite-width .* not a descent"):
+    with pytest.raises(ParameterError, match=r"^kappa=3, lr=2: the Gram recursion is not a descent"):
         check_descent(steps, G.flip(0), setting="kappa=3, lr=2", **kw)
