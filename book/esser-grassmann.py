@@ -93,7 +93,7 @@ run = nlcl.start(
         "z": {"range": [1, 2]},
         "n_init": {"range": [1, 1000], "ci": 3, "full": 10},
         "steps": {"range": [1, 1_000_000], "ci": 1500, "full": 3000},
-        "d_theorem3": {"range": [1, 1000]},
+        "d_theorem3": {"range": [2, 1000]},
         "digits": {"length": [2, 2], "items": {"type": "int", "range": [0, 9]}},
         "n_per_class": {"range": [1, 6000], "paper": 200,
                         "source": "Esser et al. 2024, Fig. 4"},
@@ -174,6 +174,16 @@ WIDTHS4 = list(P.widths_fig4)
 DIGITS = [3, 8] if P.digits is None else list(P.digits)
 if len(set(DIGITS)) != 2:
     raise validate.ParameterError(f"digits={DIGITS!r} must be two different digits 0-9")
+for name, hs in (("widths_fig4", WIDTHS4), ("timing_widths", list(P.timing_widths))):
+    if len(set(hs)) < 2:  # a slope over widths needs two of them
+        raise validate.ParameterError(
+            f"{name}={hs!r}: give at least two different widths (a slope is fitted)"
+        )
+if min(P.lemma2_widths) < 4 * P.lemma2_d:  # Lemma 2's sampler (Cholesky QR)
+    raise validate.ParameterError(
+        f"lemma2_widths={list(P.lemma2_widths)!r}: every height must be >= 4 lemma2_d = "
+        f"{4 * P.lemma2_d} (Cholesky QR samples semi-orthonormal matrices accurately only when tall)"
+    )
 torch.set_default_dtype(torch.float64)
 gen = torch.Generator().manual_seed(run.seed)
 paper_widths = sorted(WIDTHS3) == [10, 100, 1000]
@@ -566,6 +576,14 @@ run.glue("mnist-source", data.description)
 run.data_source(data.source)  # the setting of the claims measured from here on (Fig. 4)
 
 # %%
+available = min(int((data.labels == k).sum()) for k in DIGITS)
+fewest = max(5, (P.pca_dim + 2) // 2)  # 5 folds; more images than pca_dim
+if not fewest <= P.n_per_class <= available:
+    raise validate.ParameterError(
+        f"n_per_class={P.n_per_class} must be between {fewest} (5 folds "
+        f"of the SVM, and more images than pca_dim={P.pca_dim}) and {available} (the images of "
+        f"digits {DIGITS} in {data.source})"
+    )
 rs = np.random.RandomState(run.seed)
 idx = np.concatenate(
     [

@@ -67,12 +67,14 @@ profile: str = "ci"  # "ci" (small sizes, CPU) or "full" (the reconstruction's s
 seed: int = 0  # base random seed; run k of a configuration uses seed + k
 device: str = "auto"  # "auto", "cpu" or "cuda"
 kappa: float = 4.0  # condition number κ of the signal (results 1 and 2)
-kappas: list | None = None  # κ values of the sweep (result 3); None: [2, kappa, 8]
+kappas: list | None = None  # κ sweep (result 3), plus kappa; None: [2, kappa, 8]
 lam: float = 1.0  # strength λ of the negative pairs in the contrastive runs
-lams: list | None = None  # λ values of the sweep (result 3); None: [0.25, 0.5, lam, 2]
+lams: list | None = None  # λ sweep (result 3), plus lam; None: [0.25, 0.5, lam, 2]
 beta1: float = 0.05  # inverse temperature β of stage 1
 beta2: float = 2.0  # inverse temperature β of stage 2
-beta1s: list | None = None  # stage-1 β values of result 2; None: [0.01, beta1, 0.2]
+beta1s: list | None = (
+    None  # stage-1 β of result 2, plus beta1; None: [0.01, beta1, 0.2]
+)
 lr: float = 2.0  # SGD learning rate
 d: int = 64  # input dimension d
 r: int = 8  # latent signal dimension r
@@ -89,7 +91,7 @@ lemma_pairs: int | None = None  # fresh pairs per alignment score (Lemmas 4.4-4.
 track_widths: list | None = None  # widths m of the tracking section; None: profile's
 track_seeds: int | None = None  # data seeds (distinct infinite-width runs), tracking
 track_steps: int | None = None  # population-loss steps per stage (tracking section)
-track_batch: int = 64  # pairs per step of the finite-batch tracking runs (4x: noise)
+track_batch: int = 64  # pairs per step of the finite-batch tracking runs (and 4x)
 
 # %% tags=["hide-cell"]
 import nlcl
@@ -124,9 +126,9 @@ run = nlcl.start(
             "ci": [64, 256, 1024, 4096],
             "full": [64, 256, 1024, 4096, 16384, 65536],
         },
-        "track_seeds": {"range": [1, 24], "ci": 3, "full": 5},
+        "track_seeds": {"range": [2, 24], "ci": 3, "full": 5},
         "track_steps": {"range": [1, 1_000_000], "ci": 300, "full": 600},
-        "track_batch": {"range": [2, 4096], "paper": 64, "source": "our choice"},
+        "track_batch": {"range": [2, 256], "paper": 64, "source": "our choice"},
     },
 )
 P = run.params
@@ -138,6 +140,7 @@ import pandas as pd
 import torch
 
 from nlcl.core.fits import loglog_slope
+from nlcl.core.validate import ParameterError
 from nlcl.renli import analysis, gronwall, plots, tracking
 from nlcl.renli.lemmas import balance_kappa_threshold, binary_code_maps
 from nlcl.renli.minibatch import gram_batch_trajectory, linear_response
@@ -154,15 +157,21 @@ from nlcl.renli.simulation import train_configs
 
 # %% tags=["hide-input"]
 torch.set_num_threads(1)
+# each sweep contains the main value: the main runs are its runs at kappa, lam and beta1
 KAPPAS = sorted(
-    {2.0, float(P.kappa), 8.0} if P.kappas is None else {float(k) for k in P.kappas}
+    {float(P.kappa)} | ({2.0, 8.0} if P.kappas is None else set(map(float, P.kappas)))
 )
 LAMS = sorted(
-    {0.25, 0.5, float(P.lam), 2.0} if P.lams is None else {float(v) for v in P.lams}
+    {float(P.lam)} | ({0.25, 0.5, 2.0} if P.lams is None else set(map(float, P.lams)))
 )
 BETA1S = sorted(
-    {0.01, float(P.beta1), 0.2} if P.beta1s is None else {float(b) for b in P.beta1s}
+    {float(P.beta1)} | ({0.01, 0.2} if P.beta1s is None else set(map(float, P.beta1s)))
 )
+if P.width < 1 + 2 * P.r_xi:  # Lemma 4.4's designed example needs it (binary_code_maps)
+    raise ParameterError(
+        f"width={P.width} must be >= 1 + 2 r_xi = {1 + 2 * P.r_xi}: the designed example of "
+        f"Lemma 4.4 maps one signal block and two noise blocks of r_xi={P.r_xi} into the width"
+    )
 SEEDS = [run.seed + k for k in range(P.n_seeds)]
 TR = dict(d=16, r=4, r_xi=4)  # the tracking section's sizes (2^8 latent sign vectors)
 print(f"κ sweep {KAPPAS}, λ sweep {LAMS}, stage-1 β {BETA1S}, seeds {SEEDS}")
@@ -564,9 +573,7 @@ run.glue("renli-kappa-c-max", c_worst)
 
 # %%
 stage2_time = analysis.stage2_times(df, S1)
-stage2_setting = (
-    f"lr={P.lr:g}, beta2={P.beta2:g}, lam={P.lam:g}, steps_stage2={P.steps_stage2}"
-)
+stage2_setting = run.setting("lr", "beta2", "lam", "steps_stage2")
 efold_cost, offset = analysis.stage2_efold(stage2_time, setting=stage2_setting)
 kappa1_limit = np.exp((TOTAL - S1 - offset) / efold_cost)
 run.glue("renli-stage2-efold-steps", round(float(efold_cost)))
@@ -839,7 +846,11 @@ plt.show()
 
 # %%
 TRACK_WIDTHS = list(P.track_widths)
-TRACK_SETTING = f"kappa={P.kappa:g}, lr={P.lr:g}"
+if len(set(TRACK_WIDTHS)) != len(TRACK_WIDTHS):
+    raise ParameterError(
+        f"track_widths={TRACK_WIDTHS}: the widths must be different (one row per width)"
+    )
+TRACK_SETTING = run.setting("kappa", "lr")
 track_seeds = tracking.distinct_data_seeds(run.seed, P.track_seeds, **TR)
 S_t = len(track_seeds)
 t_data = make_data(
@@ -1378,10 +1389,14 @@ plt.show()
 
 # %%
 A_pop = gronwall.progress(G_inf, TR["r"], TR["r_xi"])
-gw_pop = gronwall.comparative_gronwall(A_pop, norm_dG[:, -1], stage1_end=i1)
+gw_pop = gronwall.comparative_gronwall(
+    A_pop, norm_dG[:, -1], stage1_end=i1, setting=TRACK_SETTING
+)
 A_bat = gronwall.progress(G_batch[:, 0], TR["r"], TR["r_xi"])
 B_bat = torch.linalg.matrix_norm(G_batch[:, -1] - G_batch[:, 0])
-gw_bat = gronwall.comparative_gronwall(A_bat, B_bat, stage1_end=i1)
+gw_bat = gronwall.comparative_gronwall(
+    A_bat, B_bat, stage1_end=i1, setting=TRACK_SETTING
+)
 gw = pd.concat({"population": gw_pop, f"batch {P.track_batch}": gw_bat}, axis=1)
 gw.set_axis(pd.Index(track_seeds, name="seed")).round(3)
 

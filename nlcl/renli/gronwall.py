@@ -46,7 +46,9 @@ def progress(G: torch.Tensor, r: int, r_xi: int) -> torch.Tensor:
     return torch.maximum(1.0 - cos, gram_noise_to_signal(G, r, r_xi)).clamp_min(PROGRESS_FLOOR)
 
 
-def comparative_gronwall(A: torch.Tensor, B: torch.Tensor, *, stage1_end: int) -> pd.DataFrame:
+def comparative_gronwall(
+    A: torch.Tensor, B: torch.Tensor, *, stage1_end: int, setting: str = ""
+) -> pd.DataFrame:
     """Lemma 5.2's bound (module docstring) against the measured error, one row per run.
 
     ``A`` (T, runs): the progress at the records (:func:`progress`); ``B`` (T, runs): the error at
@@ -58,7 +60,11 @@ def comparative_gronwall(A: torch.Tensor, B: torch.Tensor, *, stage1_end: int) -
       measured growth over the bound (≤ 1: the bound with the early exponent holds);
     * ``stage2_growth``: max over the records t ≥ ``stage1_end`` of B_t/B_(stage1_end), the growth
       in stage 2 (App. C.6: at most 2).
+
+    A run that makes no progress over the first interval stops with a ParameterError, which starts
+    with ``setting`` (the parameters behind the runs, e.g. ``"track_batch=2"``).
     """
+    where = f"{setting}: " if setting else ""
     if A.shape != B.shape or A.dim() != 2:
         raise ParameterError(f"A {tuple(A.shape)} and B {tuple(B.shape)} must both be (records, runs)")
     stage1_end = positive_int("stage1_end", stage1_end)
@@ -71,7 +77,7 @@ def comparative_gronwall(A: torch.Tensor, B: torch.Tensor, *, stage1_end: int) -
     stalled = torch.nonzero(~(A[1] < A[0])).flatten()
     if len(stalled):
         raise ParameterError(
-            f"runs {stalled.tolist()} make no progress over the first recorded interval (A_1 ≥ A_0); "
+            f"{where}runs {stalled.tolist()} make no progress over the first recorded interval (A_1 ≥ A_0); "
             "the bound's exponent cannot be identified"
         )
     exponent = torch.log(B[1] / B[0]) / torch.log(A[0] / A[1])

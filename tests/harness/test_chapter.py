@@ -102,6 +102,38 @@ def test_some_cases_stops_a_chapter_with_nothing_to_test(runs_dir):
         run.some_cases(0, "no LME", q=0.45, activation="relu")
 
 
+def test_setting_names_the_given_and_the_changed_parameters(runs_dir):
+    """A stop sentence names the parameters behind the result and every one the reader changed."""
+    ns = {
+        "__annotations__": {
+            "profile": str,
+            "seed": int,
+            "device": str,
+            "lr": float,
+            "kappa": float,
+            "width": int | None,
+        },
+        "profile": "ci",
+        "seed": 3,
+        "device": "cpu",
+        "lr": 2.0,
+        "kappa": 1000.0,
+        "width": None,
+    }
+    spec = {
+        "lr": {"range": [1e-6, 10.0]},
+        "kappa": {"range": [1.0, 1000.0]},
+        "width": {"range": [1, 64], "ci": 8, "full": 16},
+    }
+    spec["lr"].update(paper=2.0, source="our choice")
+    spec["kappa"].update(paper=4.0, source="our choice")
+    run = nlcl.start("unit8", ns, spec=spec)  # no such chapter: the paper values stand in for defaults
+    assert run.setting("lr") == "lr=2.0, kappa=1000.0"
+    assert run.setting() == "kappa=1000.0"
+    ns["width"] = 4  # a size other than the profile's
+    assert nlcl.start("unit9", ns, spec=spec).setting("lr") == "lr=2.0, kappa=1000.0, width=4"
+
+
 def test_glue_outside_notebook_is_harmless(runs_dir):
     run = nlcl.start("unit4", device="cpu")
     run.glue("x", 1.5)

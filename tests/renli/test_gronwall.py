@@ -45,6 +45,8 @@ def test_comparative_gronwall_refuses_bad_shapes_and_a_stalled_first_interval():
         comparative_gronwall(A, A, stage1_end=10)
     with pytest.raises(ParameterError, match=r"runs \[0, 1\] make no progress"):
         comparative_gronwall(A, A, stage1_end=5)
+    with pytest.raises(ParameterError, match=r"^track_batch=2: runs \[0, 1\] make no progress"):
+        comparative_gronwall(A, A, stage1_end=5, setting="track_batch=2")
 
 
 def test_progress_is_one_at_the_infinite_width_start_and_falls_in_stage_1():

@@ -249,6 +249,36 @@ class Run:
             **verdict,
         )
 
+    def setting(self, *names: str) -> str:
+        """The parameters behind a result, for a sentence that stops the chapter: ``names`` with
+        their values, then every other parameter the reader changed (a value other than the default
+        of the chapter's parameters cell, or than the profile's size), e.g.
+        ``"lr=2.0, beta2=2.0, kappa=1000.0, width=16"``. ``profile``, ``seed`` and ``device`` are
+        left out. Where the chapter's source cannot be read, the declared ``paper`` values stand in
+        for its defaults."""
+        defaults = self._defaults()
+        chosen = [n for n in names if n in self.params]
+        for n, p in self.declared.items():
+            if n in ("profile", "seed", "device") or n in chosen or n not in self.params:
+                continue
+            value = _claims.to_plain(self.params[n])
+            usual = [_claims.to_plain(p.sizes[self.profile])] if p.sizes.get(self.profile) is not None else []
+            if n in defaults:
+                usual.append(_claims.to_plain(defaults[n]))
+            if usual and value not in usual:
+                chosen.append(n)
+        return ", ".join(f"{n}={_claims.to_plain(self.params[n])!r}" for n in chosen)
+
+    def _defaults(self) -> dict[str, Any]:
+        """The defaults of the chapter's parameters cell (read from its source), else its paper values."""
+        try:
+            from nlcl.harness.run import notebook
+
+            params = notebook.chapter_parameters(notebook.resolve_chapter(self.chapter))
+            return {n: p.default for n, p in params.items()}
+        except Exception:  # noqa: BLE001 - a chapter outside the book: fall back to the paper values
+            return {n: p.paper for n, p in self.declared.items() if p.has_paper}
+
     def some_cases(self, count: int, what: str, **params: Any) -> int:
         """Stop the chapter when its test has nothing to test at these parameter values.
 
