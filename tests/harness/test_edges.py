@@ -1,0 +1,162 @@
+"""Tests for nlcl.harness.run.edges: every chapter safe at the edges of its declared parameters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nlcl.core.validate import NonFiniteError, ParameterError
+from nlcl.harness.claims.registry import ClaimsFailed
+from nlcl.harness.run import edges
+from nlcl.harness.run.notebook import chapters
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "tests" / "fixtures" / "tiny-chapter.py"
+
+DEPENDENT = """# %% tags=["parameters"]
+profile: str = "ci"  # profile
+seed: int = 0  # seed
+device: str = "auto"  # device
+d: int = 8  # a dimension
+k: int = 4  # at most d
+widths: list | None = None  # each at least d
+mode: str = "a"  # a choice
+
+# %%
+import nlcl
+
+run = nlcl.start(
+    "dependent",
+    globals(),
+    spec={
+        "d": {"range": [2, 64]},
+        "k": {"range": [1, "d"]},
+        "widths": {"length": [2, 5], "items": {"type": "int", "range": ["d", 1000]}, "ci": [8, 16], "full": [8, 64]},
+        "mode": {"choices": ["a", "b", "c"]},
+    },
+)
+run.finish()
+"""
+
+
+def _cases(path, sizes=None):
+    return {(c.parameter, c.end): c for c in edges.edge_cases(str(path), sizes or {}, ROOT)}
+
+
+def test_edge_cases_take_each_parameter_to_each_end():
+    cases = _cases(TINY)
+    assert cases[("scale", "low")].value == 0.0 and cases[("scale", "high")].value == 10.0
+    assert cases[("must_fail", "other")].value is True and cases[("make_nan", "other")].value is True
+    assert cases[("seed", "high")].value == 2**31 - 1
+    # a size is tried at its low end only: its high end only costs time
+    assert cases[("n", "low")].value == 1 and ("n", "high") not in cases
+    assert not any(p in ("profile", "device") for p, _ in cases)
+    assert cases[(edges.BASELINE, "base")].values == {"profile": "ci"}
+    # one parameter at a time, the others at the given small sizes
+    for c in cases.values():
+        assert c.values["profile"] == "ci"
+        assert {k for k in c.values if k != "profile"} <= {c.parameter}
+
+
+def test_the_small_sizes_alone_must_run_to_the_end():
+    base = _cases(TINY)[(edges.BASELINE, "base")]
+    assert edges.classify(base, ParameterError("n=3: too small"))[0] == "unclear"
+    assert edges.run_case(base, ROOT).kind == "ran"
+
+
+def test_edge_cases_move_the_parameters_whose_range_names_the_varied_one(tmp_path):
+    path = tmp_path / "dependent.py"
+    path.write_text(DEPENDENT)
+    cases = _cases(path, {"widths": [8, 9]})
+    low = cases[("d", "low")]
+    assert low.value == 2 and low.values["k"] == 2  # k ≤ d moved down with d
+    high = cases[("d", "high")]
+    assert high.value == 64 and high.values["widths"] == [64, 64]  # each width ≥ d moved up
+    assert cases[("k", "high")].value == 8  # the bound named by k, at the other values
+    assert cases[("widths", "low")].value == [8, 8]  # shortest length, each item at its low end
+    assert ("widths", "high") not in cases  # a size
+    every = edges.edge_cases(str(path), {"widths": [8, 9]}, ROOT)
+    assert [c.value for c in every if c.parameter == "mode"] == ["b", "c"]  # each other choice
+
+
+def test_edge_cases_reject_sizes_outside_the_declaration():
+    with pytest.raises(ParameterError, match="n"):
+        edges.edge_cases(str(TINY), {"n": 0}, ROOT)
+
+
+def _case(parameter="lr"):
+    return edges.EdgeCase("ch", parameter, "high", 1e6)
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (None, "ran"),
+        (ClaimsFailed("chapter 'ch': required claims failed: x"), "ran"),
+        (NonFiniteError("the training diverged at lr=1000000.0 (loss is nan at step 3)"), "stopped"),
+        (ParameterError("no run reached stage 2 with lr=1e+06"), "stopped"),
+        (ParameterError("no run reached stage 2"), "unclear"),
+        (ValueError("expected non-empty vector for x"), "crashed"),
+    ],
+)
+def test_classify(exc, kind):
+    if exc is not None:
+        try:
+            raise exc
+        except Exception as e:  # keep a traceback, as a real run has
+            exc = e
+    got, ename, text = edges.classify(_case(), exc)
+    assert got == kind
+    if kind == "crashed":
+        assert "Traceback" in text and "expected non-empty vector" in text
+    outcome = edges.Outcome(_case(), got, text, ename)
+    assert outcome.safe == (kind in ("ran", "stopped"))
+    assert outcome.line().startswith(kind)
+
+
+def test_run_case_executes_the_chapter_with_the_case_values():
+    cases = _cases(TINY)
+    ran = edges.run_case(cases[("scale", "high")], ROOT)
+    assert ran.kind == "ran" and ran.cell is None and ran.seconds > 0
+    failed = edges.run_case(cases[("must_fail", "other")], ROOT)
+    assert failed.kind == "ran" and failed.ename == "ClaimsFailed" and failed.cell is not None
+
+
+def test_run_case_stops_a_case_that_takes_too_long(tmp_path):
+    path = tmp_path / "slow.py"
+    path.write_text(DEPENDENT.replace("run.finish()", "import time\ntime.sleep(30)\nrun.finish()"))
+    case = _cases(path, {"widths": [8, 9]})[("mode", "choice")]
+    out = edges.run_case(case, ROOT, timeout=1)
+    assert out.kind == "timeout" and not out.safe
+
+
+def test_every_chapter_has_small_sizes_that_the_declaration_allows():
+    sizes = edges.load_sizes(ROOT)
+    assert set(sizes) == set(chapters(ROOT))
+    for chapter, values in sizes.items():
+        assert edges.edge_cases(chapter, values, ROOT), chapter
+
+
+def test_main_reports_and_exits_1_on_an_unsafe_case(monkeypatch, capsys):
+    bad = edges.Outcome(_case(), "crashed", "Traceback ...", "ValueError")
+    good = edges.Outcome(_case("tau"), "ran")
+    monkeypatch.setattr(edges, "check_chapters", lambda *a, **k: [good, bad])
+    assert edges.main(["ch"]) == 1
+    out = capsys.readouterr().out
+    assert "2 cases, 1 safe, 1 not safe" in out and "crashed" in out
+
+
+@pytest.fixture(scope="module")
+def book_edges():
+    return edges.check_chapters(workers=2, root=ROOT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", list(chapters(ROOT)))
+def test_every_chapter_is_safe_at_the_edges_of_its_parameters(book_edges, chapter):
+    """Issue 53, item 6: each parameter at each end either runs or stops with a sentence naming it."""
+    mine = [o for o in book_edges if o.case.chapter == chapter]
+    assert mine, f"no edge case ran for {chapter}"
+    bad = [o.line() for o in mine if not o.safe]
+    assert not bad, f"{chapter}: {len(bad)} of {len(mine)} edge cases not safe:\n" + "\n".join(bad)
