@@ -64,6 +64,8 @@ __all__ = [
 EDGES_FILE = "book/edges.yaml"
 #: Seconds one case may take at small sizes before it counts as ``timeout``.
 CASE_TIMEOUT_S = 120
+#: Seconds all the cases of one chapter may take (its process group is then killed).
+CHAPTER_TIMEOUT_S = 1200
 #: Parameters every chapter has that are not checked here: ``profile`` is fixed to ``ci``;
 #: ``device`` depends on the machine (``cuda`` without a GPU is a usage error, tested elsewhere).
 SKIPPED = ("profile", "device")
@@ -72,6 +74,9 @@ SKIPPED = ("profile", "device")
 OFFLINE_ONLY = {("source", "full"), ("mnist_source", "full")}
 #: The first case of every chapter: the small sizes alone (it must run to the end).
 BASELINE = "(small sizes)"
+#: Parameters that size the machine's share, not the experiment: like a size, only their low end is
+#: tried (the high end of ``workers`` starts that many processes on whatever machine runs the check).
+RESOURCES = ("workers",)
 #: Outcomes that pass.
 SAFE = ("ran", "stopped")
 
@@ -140,7 +145,7 @@ def _bound(b: Any, resolved: Mapping[str, Any]) -> Any:
 
 def _ends(p: Any, resolved: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(end, value) pairs of one parameter, at the resolved values of the others."""
-    size = bool(p.sizes)
+    size = bool(p.sizes) or p.name in RESOURCES
     if p.type == "bool":
         return [("other", not bool(resolved[p.name]))]
     if p.choices:
@@ -329,28 +334,33 @@ def _outcome_from(d: dict[str, Any]) -> Outcome:
 
 
 def _chapter_in_subprocess(chapter: str, root: str, timeout: int) -> list[dict[str, Any]]:
-    """One chapter's cases in a fresh Python (no state shared with other chapters)."""
+    """One chapter's cases in a fresh Python (no state shared with other chapters), in its own
+    process group, killed with everything it started after :data:`CHAPTER_TIMEOUT_S`."""
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    done = subprocess.run(
-        [sys.executable, "-m", "nlcl.harness.run.edges", chapter, "--json", "-", "--timeout", str(timeout)],
+    cmd = [sys.executable, "-m", "nlcl.harness.run.edges", chapter, "--json", "-", "--timeout", str(timeout)]
+    proc = subprocess.Popen(
+        cmd,
         cwd=root,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     try:
-        return json.loads(done.stdout)
+        out, err = proc.communicate(timeout=CHAPTER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        case = asdict(EdgeCase(chapter, "(all)", "", None))
+        text = f"the chapter's cases took more than {CHAPTER_TIMEOUT_S} s in all"
+        return [{"case": case, "kind": "timeout", "error": text, "ename": "", "cell": None, "seconds": 0.0}]
+    try:
+        return json.loads(out)
     except ValueError:
         case = asdict(EdgeCase(chapter, "(all)", "", None))
         return [
-            {
-                "case": case,
-                "kind": "crashed",
-                "error": done.stderr[-4000:],
-                "ename": "",
-                "cell": None,
-                "seconds": 0.0,
-            }
+            {"case": case, "kind": "crashed", "error": err[-4000:], "ename": "", "cell": None, "seconds": 0.0}
         ]
 
 
