@@ -181,8 +181,9 @@ for name, hs in (("widths_fig4", WIDTHS4), ("timing_widths", list(P.timing_width
         )
 if min(P.lemma2_widths) < 4 * P.lemma2_d:  # Lemma 2's sampler (Cholesky QR)
     raise validate.ParameterError(
-        f"lemma2_widths={list(P.lemma2_widths)!r}: every height must be >= 4 lemma2_d = "
-        f"{4 * P.lemma2_d} (Cholesky QR samples semi-orthonormal matrices accurately only when tall)"
+        f"lemma2_widths={list(P.lemma2_widths)!r}: every height must be >= "
+        f"4 lemma2_d = {4 * P.lemma2_d} (Cholesky QR samples semi-orthonormal "
+        "matrices accurately only when they are tall)"
     )
 torch.set_default_dtype(torch.float64)
 gen = torch.Generator().manual_seed(run.seed)
@@ -580,9 +581,9 @@ available = min(int((data.labels == k).sum()) for k in DIGITS)
 fewest = max(5, (P.pca_dim + 2) // 2)  # 5 folds; more images than pca_dim
 if not fewest <= P.n_per_class <= available:
     raise validate.ParameterError(
-        f"n_per_class={P.n_per_class} must be between {fewest} (5 folds "
-        f"of the SVM, and more images than pca_dim={P.pca_dim}) and {available} (the images of "
-        f"digits {DIGITS} in {data.source})"
+        f"n_per_class={P.n_per_class} must be between {fewest} (5 folds of the "
+        f"SVM, and more images than pca_dim={P.pca_dim}) and {available} (the "
+        f"images of digits {DIGITS} in {data.source})"
     )
 rs = np.random.RandomState(run.seed)
 idx = np.concatenate(

@@ -169,8 +169,9 @@ BETA1S = sorted(
 )
 if P.width < 1 + 2 * P.r_xi:  # Lemma 4.4's designed example needs it (binary_code_maps)
     raise ParameterError(
-        f"width={P.width} must be >= 1 + 2 r_xi = {1 + 2 * P.r_xi}: the designed example of "
-        f"Lemma 4.4 maps one signal block and two noise blocks of r_xi={P.r_xi} into the width"
+        f"width={P.width} must be >= 1 + 2 r_xi = {1 + 2 * P.r_xi}: the designed "
+        f"example of Lemma 4.4 maps one signal block and two noise blocks of "
+        f"r_xi={P.r_xi} into the width"
     )
 SEEDS = [run.seed + k for k in range(P.n_seeds)]
 TR = dict(d=16, r=4, r_xi=4)  # the tracking section's sizes (2^8 latent sign vectors)
