@@ -20,6 +20,7 @@ seed: int = 0  # seed
 device: str = "auto"  # device
 d: int = 8  # a dimension
 k: int = 4  # at most d
+j: int = 3  # at most k
 widths: list | None = None  # each at least d
 mode: str = "a"  # a choice
 
@@ -32,6 +33,7 @@ run = nlcl.start(
     spec={
         "d": {"range": [2, 64]},
         "k": {"range": [1, "d"]},
+        "j": {"range": [1, "k"]},
         "widths": {"length": [2, 5], "items": {"type": "int", "range": ["d", 1000]}, "ci": [8, 16], "full": [8, 64]},
         "mode": {"choices": ["a", "b", "c"]},
     },
@@ -71,6 +73,7 @@ def test_edge_cases_move_the_parameters_whose_range_names_the_varied_one(tmp_pat
     cases = _cases(path, {"widths": [8, 9]})
     low = cases[("d", "low")]
     assert low.value == 2 and low.values["k"] == 2  # k ≤ d moved down with d
+    assert low.values["j"] == 2  # and j ≤ k with k
     high = cases[("d", "high")]
     assert high.value == 64 and high.values["widths"] == [64, 64]  # each width ≥ d moved up
     assert cases[("k", "high")].value == 8  # the bound named by k, at the other values
@@ -155,8 +158,33 @@ def book_edges():
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", list(chapters(ROOT)))
 def test_every_chapter_is_safe_at_the_edges_of_its_parameters(book_edges, chapter):
-    """Issue 53, item 6: each parameter at each end either runs or stops with a sentence naming it."""
+    """Issue 53, item 6: each parameter at each end either runs or stops with a sentence naming it.
+    The cases of book/edges.yaml's known-unsafe entry are expected to fail, and only they: a case
+    fixed since must leave the list."""
     mine = [o for o in book_edges if o.case.chapter == chapter]
     assert mine, f"no edge case ran for {chapter}"
-    bad = [o.line() for o in mine if not o.safe]
-    assert not bad, f"{chapter}: {len(bad)} of {len(mine)} edge cases not safe:\n" + "\n".join(bad)
+    known = edges.load_known(ROOT).get(chapter, {})
+    bad = [o for o in mine if not o.safe and o.case.key not in known]
+    assert not bad, f"{chapter}: {len(bad)} of {len(mine)} edge cases not safe:\n" + "\n".join(
+        o.line() for o in bad
+    )
+    fixed = sorted(set(known) - {o.case.key for o in mine if not o.safe})
+    assert not fixed, f"{chapter}: safe now, remove from {edges.EDGES_FILE}'s {edges.KNOWN_KEY}: {fixed}"
+
+
+def test_known_unsafe_cases_name_real_cases_with_a_reason():
+    sizes = edges.load_sizes(ROOT)
+    for chapter, cases in edges.load_known(ROOT).items():
+        assert chapter in sizes, chapter
+        keys = {c.key for c in edges.edge_cases(chapter, sizes[chapter], ROOT)}
+        for key, why in cases.items():
+            assert key in keys, f"{chapter}: {key} is not one of its edge cases"
+            assert len(why) > 20, f"{chapter}: {key} needs a reason"
+
+
+def test_check_chapter_runs_the_cases_of_one_chapter(monkeypatch):
+    out = edges.check_chapter("tian-fig8-landscape", ROOT, only=["activation"])
+    assert [o.case.parameter for o in out] == ["activation"] * 6 and all(o.safe for o in out)
+    monkeypatch.setattr(edges, "load_sizes", lambda root=None: {})
+    with pytest.raises(ValueError, match="no entry for chapter 'tian-fig8-landscape'"):
+        edges.check_chapter("tian-fig8-landscape", ROOT)

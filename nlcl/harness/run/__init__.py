@@ -10,6 +10,8 @@
   papermill, into a run folder;
 * :mod:`~nlcl.harness.run.sweep` — ``nlcl sweep``: one chapter over a grid of parameters on Dask;
 * :mod:`~nlcl.harness.run.cli` — the ``nlcl`` command line;
+* :mod:`~nlcl.harness.run.edges` — every chapter at the ends of its declared parameters, one at a
+  time: it runs, or stops with a sentence naming the parameter (a gate test);
 * :mod:`~nlcl.harness.run.chapter_shape` — the shape of a chapter that reads like a paper (enforced
   by a repository test).
 """

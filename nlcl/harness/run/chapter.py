@@ -284,14 +284,15 @@ class Run:
 
         A fraction over no cases would be NaN (an invalid claim); instead, when ``count`` is 0, raise
         :class:`~nlcl.core.validate.ParameterError` naming each parameter of ``params`` with its
-        value, then ``what`` (why there is nothing to test): ``nlcl run`` reports it as a user error
+        value and every other parameter the reader changed (:meth:`Run.setting`), then ``what`` (why there is nothing to test): ``nlcl run`` reports it as a user error
         (exit 1, one sentence). Returns ``count``.
         """
         from nlcl.core.validate import ParameterError
 
         if int(count) <= 0:
             named = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            raise ParameterError(f"{named}: {what}")
+            changed = [n for n in self.setting().split(", ") if n and n.split("=")[0] not in params]
+            raise ParameterError(", ".join([named, *changed]) + f": {what}")
         return int(count)
 
     def show_ledger(self, *, ledger: str | Path | _ledger.Ledger | None = None, **values: Any) -> None:

@@ -12,7 +12,7 @@ parameter at a time, at small sizes:
   length with every item at the low end, then at the high end of the items' range), the others at
   the chapter's small sizes from ``book/edges.yaml``. A *size* (a parameter with ``ci``/``full``
   sizes: a count of steps, samples or seeds) is taken at its low end only: its high end only costs
-  time. Parameters whose range names the varied one are moved into their new range.
+  time. Parameters whose range names a moved one are moved into their new range, in turn.
 * :func:`run_case` executes the chapter's code cells in this process, as papermill would (the
   parameters cell, then the case's values, then the rest) in a fresh namespace, with a time limit.
 * :func:`classify` sorts the outcome: ``ran`` (to the end, whatever its claims say), ``stopped``
@@ -52,6 +52,7 @@ __all__ = [
     "EdgeCase",
     "Outcome",
     "load_sizes",
+    "load_known",
     "edge_cases",
     "run_case",
     "classify",
@@ -94,8 +95,13 @@ class EdgeCase:
     source: str = ""  # the chapter's file (a chapter outside the book, e.g. a test fixture)
 
     @property
+    def key(self) -> str:
+        """``parameter=value``, as :data:`EDGES_FILE`'s ``known-unsafe`` entry names a case."""
+        return f"{self.parameter}={self.value!r}"
+
+    @property
     def label(self) -> str:
-        return f"{self.chapter}: {self.parameter}={self.value!r} ({self.end})"
+        return f"{self.chapter}: {self.key} ({self.end})"
 
 
 @dataclass
@@ -122,17 +128,32 @@ class Outcome:
         )
 
 
-def load_sizes(root: Path | None = None) -> dict[str, dict[str, Any]]:
-    """chapter → its small sizes, from :data:`EDGES_FILE` (every chapter must have an entry)."""
+#: The key of ``book/edges.yaml`` that lists the cases known not to be safe yet (not a chapter).
+KNOWN_KEY = "known-unsafe"
+
+
+def _read_edges_file(root: Path | None) -> dict[str, Any]:
     import yaml
 
     from nlcl.harness.records.provenance import repo_root
 
-    root = repo_root(root)
-    data = yaml.safe_load((root / EDGES_FILE).read_text()) or {}
+    data = yaml.safe_load((repo_root(root) / EDGES_FILE).read_text()) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{EDGES_FILE}: expected a mapping chapter -> {{parameter: value}}")
-    return {str(k): dict(v or {}) for k, v in data.items()}
+    return data
+
+
+def load_sizes(root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """chapter → its small sizes, from :data:`EDGES_FILE` (every chapter must have an entry)."""
+    data = _read_edges_file(root)
+    return {str(k): dict(v or {}) for k, v in data.items() if k != KNOWN_KEY}
+
+
+def load_known(root: Path | None = None) -> dict[str, dict[str, str]]:
+    """chapter → {case label (``parameter=value``) → why it is not safe yet}: the cases of
+    :data:`EDGES_FILE`'s ``known-unsafe`` entry, which the gate expects to fail, and only those."""
+    data = _read_edges_file(root).get(KNOWN_KEY) or {}
+    return {str(ch): {str(k): str(v) for k, v in (cases or {}).items()} for ch, cases in data.items()}
 
 
 def _names_in(bounds: Any) -> set[str]:
@@ -216,13 +237,17 @@ def edge_cases(
             ):
                 continue
             values = {**base, name: value}
-            res = spec.resolve(values, declared, "ci")
-            for other, q in declared.items():  # parameters whose range names this one
-                bounds = (q.range or []) + ((q.items or {}).get("range") or [])
-                if other != name and name in _names_in(bounds):
-                    moved = _clamp(q, res[other], res)
-                    if moved != res[other]:
-                        values[other] = moved
+            for _ in declared:  # parameters whose range names a moved one, until none moves
+                res = spec.resolve(values, declared, "ci")
+                moved_any = False
+                for other, q in declared.items():
+                    bounds = (q.range or []) + ((q.items or {}).get("range") or [])
+                    if other != name and _names_in(bounds):
+                        moved = _clamp(q, res[other], res)
+                        if moved != res[other]:
+                            values[other], moved_any = moved, True
+                if not moved_any:
+                    break
             cases.append(EdgeCase(path.stem, name, end, value, values, str(path)))
     return cases
 
@@ -281,7 +306,12 @@ def run_case(case: EdgeCase, root: Path | None = None, timeout: int = CASE_TIMEO
     old = signal.signal(signal.SIGALRM, _alarm) if timeout else None
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="nlcl-edge-") as tmp:
-        ns: dict[str, Any] = {"__name__": "__main__"}
+        import builtins
+
+        from IPython.display import display
+
+        # a kernel's builtins include display()
+        ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": {**vars(builtins), "display": display}}
         sink = io.StringIO()
         try:
             os.chdir(root)
