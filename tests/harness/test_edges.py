@@ -182,6 +182,17 @@ def test_known_unsafe_cases_name_real_cases_with_a_reason():
             assert len(why) > 20, f"{chapter}: {key} needs a reason"
 
 
+def test_a_known_slow_case_is_not_run_again(monkeypatch):
+    monkeypatch.setattr(
+        edges,
+        "load_known",
+        lambda root=None: {"tian-fig8-landscape": {"activation='tanh'": "slow: an example"}},
+    )
+    out = edges.check_chapter("tian-fig8-landscape", ROOT, only=["activation"])
+    skipped = [o for o in out if o.kind == "skipped"]
+    assert [o.case.key for o in skipped] == ["activation='tanh'"] and not skipped[0].safe
+
+
 def test_check_chapter_runs_the_cases_of_one_chapter(monkeypatch):
     out = edges.check_chapter("tian-fig8-landscape", ROOT, only=["activation"])
     assert [o.case.parameter for o in out] == ["activation"] * 6 and all(o.safe for o in out)
