@@ -153,7 +153,11 @@ from nlcl.renli.simulation import train_configs
 # ($k\times k$ Gram matrices and $n\times n$ similarities, $k = r + r_\xi$), so the chapter runs on
 # one CPU thread, which also makes its numbers independent of the machine's core count. The claims
 # are required in the reconstruction's setting ({doc}`appendix-renli-setup`); with other parameters
-# they are measured and reported but not required.
+# they are measured and reported but not required. Each sweep contains the main value, and a width
+# too small for Lemma 4.4's designed example stops here, with a sentence naming it:
+#
+# ```{nlcl-source} nlcl.core.validate.ParameterError
+# ```
 
 # %% tags=["hide-input"]
 torch.set_num_threads(1)
