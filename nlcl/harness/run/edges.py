@@ -369,33 +369,39 @@ def _outcome_from(d: dict[str, Any]) -> Outcome:
 
 def _chapter_in_subprocess(chapter: str, root: str, timeout: int) -> list[dict[str, Any]]:
     """One chapter's cases in a fresh Python (no state shared with other chapters), in its own
-    process group, killed with everything it started after :data:`CHAPTER_TIMEOUT_S`."""
+    process group, killed with everything it started after :data:`CHAPTER_TIMEOUT_S`. The outcomes
+    come back in a file: what the chapter's own processes print (a compiler, a worker) may reach
+    the child's standard output."""
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    cmd = [sys.executable, "-m", "nlcl.harness.run.edges", chapter, "--json", "-", "--timeout", str(timeout)]
-    proc = subprocess.Popen(
-        cmd,
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=CHAPTER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    with tempfile.TemporaryDirectory(prefix="nlcl-edges-") as tmp:
+        result = Path(tmp) / "outcomes.json"
+        cmd = [sys.executable, "-m", "nlcl.harness.run.edges", chapter, "--json", str(result)]
+        proc = subprocess.Popen(
+            [*cmd, "--timeout", str(timeout)],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         case = asdict(EdgeCase(chapter, "(all)", "", None))
-        text = f"the chapter's cases took more than {CHAPTER_TIMEOUT_S} s in all"
-        return [{"case": case, "kind": "timeout", "error": text, "ename": "", "cell": None, "seconds": 0.0}]
-    try:
-        return json.loads(out)
-    except ValueError:
-        case = asdict(EdgeCase(chapter, "(all)", "", None))
-        return [
-            {"case": case, "kind": "crashed", "error": err[-4000:], "ename": "", "cell": None, "seconds": 0.0}
-        ]
+        try:
+            out, _ = proc.communicate(timeout=CHAPTER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            text = f"the chapter's cases took more than {CHAPTER_TIMEOUT_S} s in all"
+            return [
+                {"case": case, "kind": "timeout", "error": text, "ename": "", "cell": None, "seconds": 0.0}
+            ]
+        try:
+            return json.loads(result.read_text())
+        except (OSError, ValueError):
+            text = f"exit {proc.returncode}, no outcomes; its output ends:\n{(out or '')[-4000:]}"
+            return [
+                {"case": case, "kind": "crashed", "error": text, "ename": "", "cell": None, "seconds": 0.0}
+            ]
 
 
 def check_chapters(
@@ -450,13 +456,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="PARAMETER", help="only these parameters (one chapter)")
     ap.add_argument("--workers", type=int, default=2, help="chapters at a time (default 2)")
     ap.add_argument("--timeout", type=int, default=CASE_TIMEOUT_S, help="seconds per case")
-    ap.add_argument("--json", metavar="FILE", help="write the outcomes as JSON ('-': stdout, nothing else)")
+    ap.add_argument("--json", metavar="FILE", help="write the outcomes as JSON to FILE")
     args = ap.parse_args(argv)
-    if args.json == "-" and len(args.chapters) == 1:
-        outcomes = check_chapter(args.chapters[0], timeout=args.timeout, only=args.only)
-        print(json.dumps([_jsonable(o) for o in outcomes]))
-        return 0
-    if args.only and len(args.chapters) == 1:
+    if len(args.chapters) == 1 and (args.only or args.json):
         outcomes = check_chapter(args.chapters[0], timeout=args.timeout, only=args.only)
     else:
         outcomes = check_chapters(args.chapters or None, args.workers, timeout=args.timeout)
