@@ -403,6 +403,26 @@ def eq11_radius(gamma: float, c0: float) -> float:
     return float(np.sqrt(2 * (1 + gamma) * max(1 - c0, 0.0)) / (1 - np.sqrt(gamma)))
 
 
+def _shifted_stats(a_fn: AFn, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(c, λ₁, λ₁ − λ₂) of the shifted Â(w) = A(w) − λ_min I + 10⁻¹²I at unit rows ``w`` (Tian 2023,
+    App. B.4, Eq. 104: positive definite, with the eigenvectors and gaps of A); c = |φ₁ᵀw|."""
+    lam, phi = np.linalg.eigh(a_fn(w))
+    lam = lam - lam[..., :1] + 1e-12
+    c = np.abs((phi[..., :, -1] * w).sum(-1))
+    return c, lam[..., -1], lam[..., -1] - lam[..., -2]
+
+
+def _sample_cap(rng: np.random.Generator, w0: np.ndarray, rad: float, n: int) -> np.ndarray:
+    """``w0`` and ``n`` points of the cap around it of chordal radius ``rad`` (B_γ of Eq. 11): uniform
+    random angles up to the cap's, in random tangent directions; (n + 1, d)."""
+    theta_max = np.pi if rad >= 2 else 2 * np.arcsin(rad / 2)
+    u = rng.standard_normal((n, w0.shape[0]))
+    u -= np.outer(u @ w0, w0)
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    th = rng.uniform(0, theta_max, (n, 1))
+    return np.vstack([w0[None], np.cos(th) * w0 + np.sin(th) * u])
+
+
 def eq11_sup_omega(
     a_fn: AFn,
     w0,
@@ -425,23 +445,12 @@ def eq11_sup_omega(
     if w0.ndim != 1:
         raise ParameterError("w0 must be one vector (d,)")
 
-    def stats(w):
-        lam, phi = np.linalg.eigh(a_fn(w))
-        lam = lam - lam[..., :1] + 1e-12  # Â(w): positive definite, same eigenvectors and gaps
-        c = np.abs((phi[..., :, -1] * w).sum(-1))
-        return c, lam[..., -1], lam[..., -1] - lam[..., -2]
-
-    c0 = float(stats(w0[None])[0][0])
+    c0 = float(_shifted_stats(a_fn, w0[None])[0][0])
     out = []
     for g in gammas:
         rad = eq11_radius(float(g), c0)
-        theta_max = np.pi if rad >= 2 else 2 * np.arcsin(rad / 2)
-        u = rng.standard_normal((int(n_points), w0.shape[0]))
-        u -= np.outer(u @ w0, w0)
-        u /= np.linalg.norm(u, axis=-1, keepdims=True)
-        th = rng.uniform(0, theta_max, (int(n_points), 1))
-        pts = np.vstack([w0[None], np.cos(th) * w0 + np.sin(th) * u])
-        c, lam1, gap = stats(pts)
+        pts = _sample_cap(rng, w0, rad, int(n_points))
+        c, lam1, gap = _shifted_stats(a_fn, pts)
         out.append(float(irregularity(c, lam1, gap, lipschitz, kappa).max()))
     return np.array(out)
 
@@ -480,25 +489,14 @@ def eq11_sup_omega_on_cap(
     radius = _positive("radius", radius)
     n = _count_arg("n_points", n_points, 1_000_000)
 
-    def stats(w):
-        lam, phi = np.linalg.eigh(a_fn(w))
-        lam = lam - lam[..., :1] + 1e-12  # Â(w): positive definite, same eigenvectors and gaps
-        c = np.abs((phi[..., :, -1] * w).sum(-1))
-        return c, lam[..., -1], lam[..., -1] - lam[..., -2]
-
-    c0 = float(stats(w0[None])[0][0])
+    c0 = float(_shifted_stats(a_fn, w0[None])[0][0])
     keys = ("sup_omega", "sup_nu", "lipschitz", "kappa", "radius") + (
         ("sup_omega_global",) if global_lipschitz is not None else ()
     )
     out: dict[str, list[float]] = {k: [] for k in keys}
     for g in gammas:
         rad = eq11_radius(float(g), c0)
-        theta_max = np.pi if rad >= 2 else 2 * np.arcsin(rad / 2)
-        u = rng.standard_normal((n, w0.shape[0]))
-        u -= np.outer(u @ w0, w0)
-        u /= np.linalg.norm(u, axis=-1, keepdims=True)
-        th = rng.uniform(0, theta_max, (n, 1))
-        pts = np.vstack([w0[None], np.cos(th) * w0 + np.sin(th) * u])
+        pts = _sample_cap(rng, w0, rad, n)
         near = _sphere_pairs(pts, radius, rng)
         lip = float(
             (
@@ -508,7 +506,7 @@ def eq11_sup_omega_on_cap(
         )
         far = pts[rng.permutation(len(pts))]
         kap = max(_kappa_ratio(a_fn, pts, near), _kappa_ratio(a_fn, pts, far))
-        c, lam1, gap = stats(pts)
+        c, lam1, gap = _shifted_stats(a_fn, pts)
         out["sup_omega"].append(float(irregularity(c, lam1, gap, lip, kap).max()))
         out["sup_nu"].append(
             float((irregularity(c, lam1, gap, lip, kap) - irregularity(c, lam1, gap, 0.0, 0.0)).max())

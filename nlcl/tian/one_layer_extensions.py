@@ -77,6 +77,15 @@ def _basis_for_eps(d: int, m: int, eps: float, seed: int, k: int) -> np.ndarray:
     return nearly_orthonormal_basis(d, m, eps, rng=np.random.default_rng(seed + 100 + k))
 
 
+def _per_eps(d: int, m: int, q: float, eps_values: Sequence[float], seed: int, tag: int):
+    """The per-ε setup of the Theorem 3 studies: for the k-th ε, yields ``(ε, U, support, rng)``
+    with U of :func:`_basis_for_eps`, the support ``(atoms, probs, latent atoms)`` of
+    :func:`latent_summation_support` and the study's generator ``default_rng([seed, tag, k])``."""
+    for k, e in enumerate(eps_values):
+        u_e = _basis_for_eps(d, m, e, seed, k)
+        yield e, u_e, latent_summation_support(u_e, q), np.random.default_rng([seed, tag, k])
+
+
 def power_iteration_near_patterns(
     d: int,
     m: int,
@@ -144,11 +153,8 @@ def eq11_quadratic(
     ``lipschitz`` and ``kappa`` (the estimates), for the lemmas of App. G.
     """
     rows = []
-    for k, e in enumerate(eps_values):
-        u_e = _basis_for_eps(d, m, e, seed, k)
-        at, ap, _ = latent_summation_support(u_e, q)
+    for e, u_e, (at, ap, _), rng_e in _per_eps(d, m, q, eps_values, seed, 3):
         a_quad = population_gate_fn(at, ap, "quadratic")
-        rng_e = np.random.default_rng([seed, 3, k])
         l_e, kap_e, traj, step = _eq11_estimates(a_quad, u_e, rng_e)
         if runs is not None:
             runs.append(
@@ -181,12 +187,9 @@ def theorem3_tanh(
     """
     strength3 = 0.3 * np.r_[1.0, np.full(m - 1, 0.2)]
     rows = []
-    for k, e in enumerate(eps_values):
-        u_e = _basis_for_eps(d, m, e, seed, k)
-        _, ap, y_at = latent_summation_support(u_e, q)
+    for e, u_e, (_, ap, y_at), rng_e in _per_eps(d, m, q, eps_values, seed, 4):
         at3 = (y_at * strength3) @ u_e.T
         a_tanh = population_gate_fn(at3, ap, "tanh")
-        rng_e = np.random.default_rng([seed, 4, k])
         l_e, kap_e, traj, step = _eq11_estimates(a_tanh, u_e, rng_e)
         diag_end = critical_point_diagnostics(a_tanh, traj[-1])
         c0_e = critical_point_diagnostics(a_tanh, u_e.T)["top_cos"]
@@ -257,15 +260,12 @@ def theorem3_near_patterns(
     """
     strengths = np.linspace(1.0, weakest, m)
     rows = []
-    for k, e in enumerate(eps_values):
-        u_e = _basis_for_eps(d, m, e, seed, k)
-        _, ap, y_at = latent_summation_support(u_e, q)
+    for e, u_e, (_, ap, y_at), rng_e in _per_eps(d, m, q, eps_values, seed, 5):
         atoms = (y_at * strengths) @ u_e.T
 
         def a_fn(w, atoms=atoms, ap=ap):
             return noisy_population_gate_matrix(atoms, ap, sigma, w, activation)
 
-        rng_e = np.random.default_rng([seed, 5, k])
         l_glob = lipschitz_estimate(a_fn, n_points=256, dim=d, radius=1e-4, rng=rng_e)
         tang = rng_e.standard_normal((m, n_starts, d))
         tang -= (tang * u_e.T[:, None]).sum(-1, keepdims=True) * u_e.T[:, None]
