@@ -65,7 +65,7 @@ beta: float = 2.0  # inverse temperature β of the contrastive loss
 lr: float = 0.001  # Adam learning rate of the heads
 pca_dim: int = 64  # output dimension of the fixed pixel-PCA image encoder
 width: int | None = None  # width of the hidden layers of the heads; None: profile
-d_out: int | None = None  # output dimension of the heads; None takes the profile's size
+d_out: int | None = None  # head output size (>= 13: the rich latent); None: profile
 steps: int | None = None  # training steps; None takes the profile's size
 batch_size: int | None = None  # pairs per step; None takes the profile's size
 n_seeds: int | None = None  # seeds per method; None takes the profile's size
@@ -89,12 +89,12 @@ run = nlcl.start(
             "source": "reconstruction: stage-2 β of appendix-renli-setup's prototype",
         },
         "lr": {"range": [1e-7, 1.0], "paper": 0.001, "source": "our choice (Adam)"},
-        "pca_dim": {"range": [1, 784]},
+        "pca_dim": {"range": [2, 784]},
         "width": {"range": [1, 8192], "ci": 128, "full": 256},
-        "d_out": {"range": [1, 4096], "ci": 32, "full": 64},
+        "d_out": {"range": [13, 4096], "ci": 32, "full": 64},
         "steps": {"range": [1, 1_000_000], "ci": 500, "full": 2000},
         "batch_size": {"range": [2, 60_000], "ci": 256, "full": 256},
-        "n_seeds": {"range": [1, 100], "ci": 3, "full": 5},
+        "n_seeds": {"range": [2, 100], "ci": 3, "full": 5},
     },
 )
 P = run.params
