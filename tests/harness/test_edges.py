@@ -152,7 +152,8 @@ def test_main_reports_and_exits_1_on_an_unsafe_case(monkeypatch, capsys):
 
 @pytest.fixture(scope="module")
 def book_edges():
-    return edges.check_chapters(workers=2, root=ROOT)
+    gated = [c for c in chapters(ROOT) if c not in edges.load_not_gated(ROOT)]
+    return edges.check_chapters(gated, workers=2, root=ROOT)
 
 
 @pytest.mark.slow
@@ -161,6 +162,9 @@ def test_every_chapter_is_safe_at_the_edges_of_its_parameters(book_edges, chapte
     """Issue 53, item 6: each parameter at each end either runs or stops with a sentence naming it.
     The cases of book/edges.yaml's known-unsafe entry are expected to fail, and only they: a case
     fixed since must leave the list."""
+    why = edges.load_not_gated(ROOT).get(chapter)
+    if why:
+        pytest.skip(f"{chapter}: not gated yet: {why}")
     mine = [o for o in book_edges if o.case.chapter == chapter]
     assert mine, f"no edge case ran for {chapter}"
     known = edges.load_known(ROOT).get(chapter, {})
@@ -170,6 +174,11 @@ def test_every_chapter_is_safe_at_the_edges_of_its_parameters(book_edges, chapte
     )
     fixed = sorted(set(known) - {o.case.key for o in mine if not o.safe})
     assert not fixed, f"{chapter}: safe now, remove from {edges.EDGES_FILE}'s {edges.KNOWN_KEY}: {fixed}"
+
+
+def test_not_gated_chapters_are_chapters_with_a_reason():
+    for chapter, why in edges.load_not_gated(ROOT).items():
+        assert chapter in chapters(ROOT) and len(why) > 20, chapter
 
 
 def test_known_unsafe_cases_name_real_cases_with_a_reason():
